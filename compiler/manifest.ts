@@ -2,7 +2,9 @@
 // Pure functions only; writing the file atomically is the CLI's job.
 import { canonicalJson, digestOf } from './canonical.js';
 import { createAjv } from './ajv.js';
-import { MANIFEST_SCHEMA_VERSION, type Manifest } from './types.js';
+import { capabilityTarget, renderProtocol } from './render.js';
+import type { LintCapability, LintRegistry } from './rule.js';
+import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, type ManifestCapability } from './types.js';
 import manifestSchema from './schema/manifest.schema.json' with { type: 'json' };
 
 const validateManifestShape = createAjv({ strict: false }).compile(manifestSchema);
@@ -59,4 +61,65 @@ export function parseManifest(text: string): ManifestParseResult {
     ids.add(capability.id);
   }
   return { ok: true, manifest };
+}
+
+export interface ManifestOptions {
+  source: Manifest['source'];
+  generator: string;
+  /** From SOURCE_DATE_EPOCH; omitted otherwise so that builds are reproducible. */
+  builtAt?: string;
+}
+
+const OPTIONAL_FIELDS = [
+  'states',
+  'retiredTools',
+  'lifecyclePhase',
+  'tags',
+  'inputSchema',
+  'outputSchema',
+  'evidenceTypes',
+  'constraints',
+  'scopeConstraints',
+  'metadata',
+] as const;
+
+/** The manifest entry of one capability that passed lint. */
+export function manifestCapability(capability: LintCapability): ManifestCapability {
+  const { document } = capability;
+  const fm = document.frontmatter.data as unknown as CapabilityFrontmatter;
+  const references = [
+    ...new Set(document.links.map((link) => capabilityTarget(link.url)).filter((id): id is string => id !== undefined)),
+  ].sort();
+  const entry: ManifestCapability = {
+    id: fm.id,
+    name: fm.name,
+    description: fm.description,
+    whenToUse: fm.whenToUse,
+    requiredToolsets: fm.requiredToolsets,
+    optionalToolsets: fm.optionalToolsets ?? [],
+    protocolVersion: fm.protocol_version,
+    protocolUpdated: fm.protocol_updated,
+    digest: digestOf({ frontmatter: fm, body: document.body }),
+    references,
+    protocol: renderProtocol(document, fm.protocol_version, fm.protocol_updated),
+  };
+  const optional = entry as unknown as Record<string, unknown>;
+  for (const field of OPTIONAL_FIELDS) if (fm[field] !== undefined) optional[field] = fm[field];
+  return entry;
+}
+
+/** Assemble the manifest of a registry that linted without errors. */
+export function buildManifest(registry: LintRegistry, options: ManifestOptions): Manifest {
+  const capabilities = registry.capabilities.map(manifestCapability).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const revision = digestOf({ toolsets: registry.toolsets, capabilities: capabilities.map(({ id, digest }) => ({ id, digest })) });
+  const manifest: Omit<Manifest, 'integrity'> = {
+    schemaVersion: MANIFEST_SCHEMA_VERSION,
+    generator: options.generator,
+    revision,
+    source: options.source,
+    ...(options.builtAt ? { builtAt: options.builtAt } : {}),
+    toolsets: registry.toolsets,
+    capabilities,
+  };
+  return { ...manifest, integrity: manifestIntegrity(manifest) };
 }

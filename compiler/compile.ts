@@ -1,0 +1,55 @@
+// The pipeline, in the order the data flows: parse -> validate + lint (rules) -> emit.
+// Pure over in-memory files: the CLI reads the registry from disk or Git and hands it in here.
+import { defaultConfig, type ResolvedConfig } from './config.js';
+import { createLintRegistry, runRules } from './lint.js';
+import { buildManifest, type ManifestOptions } from './manifest.js';
+import { parseCapability } from './parse.js';
+import type { AnyRule, LintRegistry } from './rule.js';
+import { rules as allRules } from './rules/index.js';
+import { TOOLSETS_FILE, parseToolsetsFile } from './toolsets.js';
+import type { CapabilityDocument, Diagnostic, Manifest, RegistryInput, SourceFile } from './types.js';
+
+export interface CompileResult {
+  diagnostics: Diagnostic[];
+  registry: LintRegistry;
+  errorCount: number;
+  warningCount: number;
+}
+
+export function isProtocolFile(path: string): boolean {
+  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path);
+}
+
+/** The protocol files of a registry that can be parsed (readable text). */
+export function protocolFiles(input: RegistryInput): (SourceFile & { content: string })[] {
+  return input.files.filter((file): file is SourceFile & { content: string } => isProtocolFile(file.path) && file.content !== undefined);
+}
+
+/** Parse every readable PROTOCOL.md. Callers with a cache or worker pool pass their own documents to `compileRegistry`. */
+export function parseDocuments(input: RegistryInput): CapabilityDocument[] {
+  return protocolFiles(input).map((file) => parseCapability(file.path, file.content));
+}
+
+export interface CompileOptions {
+  config?: ResolvedConfig;
+  /** Parsed documents for `input`'s protocol files (from a cache or workers); parsed here when absent. */
+  documents?: CapabilityDocument[];
+  rules?: readonly AnyRule[];
+}
+
+export function compileRegistry(input: RegistryInput, options: CompileOptions = {}): CompileResult {
+  const config = options.config ?? defaultConfig();
+  const documents = options.documents ?? parseDocuments(input);
+  const toolsetsFile = input.files.find((file) => file.path === TOOLSETS_FILE);
+  const toolsets = parseToolsetsFile(TOOLSETS_FILE, toolsetsFile?.content);
+  const registry = createLintRegistry(documents, toolsets, input);
+  const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
+  const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
+  return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount };
+}
+
+/** Emit: the manifest of a compile that had no errors. */
+export function emitManifest(result: CompileResult, options: ManifestOptions): Manifest {
+  if (result.errorCount > 0) throw new Error('emitManifest: the registry has lint errors; nothing may be emitted');
+  return buildManifest(result.registry, options);
+}

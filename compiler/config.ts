@@ -1,0 +1,127 @@
+// capreg.config.yaml: rule levels and options, file limits. Parsed and validated here (pure); the
+// CLI reads the file. A broken config is a usage error (exit 2) that names the file and position.
+import { createAjv } from './ajv.js';
+import { suggestion } from './did-you-mean.js';
+import { LineIndex, FILE_START } from './positions.js';
+import type { AnyRule, ResolvedRuleSetting } from './rule.js';
+import { rulesById } from './rules/index.js';
+import { rangeForPath, parseYamlSource, escapePointer } from './yaml-source.js';
+import type { Range } from './types.js';
+
+export const CONFIG_FILE = 'capreg.config.yaml';
+export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+export interface ResolvedConfig {
+  rules: Map<string, ResolvedRuleSetting>;
+  maxFileBytes: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    readonly file: string,
+    readonly range: Range,
+    message: string,
+  ) {
+    super(`${file}:${range.line}:${range.column}: ${message}`);
+  }
+}
+
+const LEVELS = ['off', 'warn', 'error'] as const;
+const TOP_LEVEL_KEYS = ['rules', 'limits'];
+const LIMIT_KEYS = ['maxFileBytes'];
+const ajv = createAjv({ strict: false, useDefaults: true });
+const optionValidators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | undefined {
+  if (!rule.meta.optionsSchema) return undefined;
+  let validate = optionValidators.get(rule.meta.id);
+  if (!validate) {
+    validate = ajv.compile({ ...rule.meta.optionsSchema, additionalProperties: false });
+    optionValidators.set(rule.meta.id, validate);
+  }
+  return validate;
+}
+
+export function defaultConfig(ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
+  const rules = new Map<string, ResolvedRuleSetting>();
+  for (const [id, rule] of ruleTable) rules.set(id, { level: rule.meta.defaultLevel, options: structuredClone(rule.meta.defaultOptions) });
+  return { rules, maxFileBytes: DEFAULT_MAX_FILE_BYTES };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parse a config file's text. Throws ConfigError (with the position) on any problem. */
+export function parseConfig(text: string, file = CONFIG_FILE, ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
+  const source = parseYamlSource(text, new LineIndex(text));
+  const first = source.problems[0];
+  if (first) throw new ConfigError(file, first.range, first.message);
+  const config = defaultConfig(ruleTable);
+  const data = source.data ?? {};
+  const at = (path: string, part: 'key' | 'value' = 'value'): Range => rangeForPath(source.ranges, path, FILE_START, part);
+  if (!isRecord(data)) throw new ConfigError(file, FILE_START, 'the configuration must be a YAML mapping');
+
+  for (const key of Object.keys(data)) {
+    if (!TOP_LEVEL_KEYS.includes(key)) {
+      throw new ConfigError(file, at(`/${escapePointer(key)}`, 'key'), `unknown setting "${key}"${suggestion(key, TOP_LEVEL_KEYS)}; expected one of ${TOP_LEVEL_KEYS.join(', ')}`);
+    }
+  }
+
+  if (data.limits !== undefined) {
+    if (!isRecord(data.limits)) throw new ConfigError(file, at('/limits'), '`limits` must be a mapping');
+    for (const [key, value] of Object.entries(data.limits)) {
+      if (!LIMIT_KEYS.includes(key)) {
+        throw new ConfigError(file, at(`/limits/${escapePointer(key)}`, 'key'), `unknown limit "${key}"${suggestion(key, LIMIT_KEYS)}`);
+      }
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+        throw new ConfigError(file, at(`/limits/${key}`), `\`limits.${key}\` must be a positive whole number of bytes`);
+      }
+      config.maxFileBytes = value;
+    }
+  }
+
+  if (data.rules !== undefined) {
+    if (!isRecord(data.rules)) throw new ConfigError(file, at('/rules'), '`rules` must be a mapping of rule id to level');
+    for (const [id, value] of Object.entries(data.rules)) {
+      const path = `/rules/${escapePointer(id)}`;
+      const rule = ruleTable.get(id);
+      if (!rule) throw new ConfigError(file, at(path, 'key'), `unknown rule "${id}"${suggestion(id, ruleTable.keys())}`);
+      const [level, options] = Array.isArray(value) ? [value[0], value[1]] : [value, undefined];
+      if (Array.isArray(value) && (value.length < 1 || value.length > 2)) {
+        throw new ConfigError(file, at(path), `rule "${id}" takes a level or [level, options]`);
+      }
+      if (typeof level !== 'string' || !(LEVELS as readonly string[]).includes(level)) {
+        throw new ConfigError(
+          file,
+          at(Array.isArray(value) ? `${path}/0` : path),
+          `level of rule "${id}" must be one of off, warn, error, not ${JSON.stringify(level)}${typeof level === 'string' ? suggestion(level, LEVELS) : ''}`,
+        );
+      }
+      let resolvedOptions: unknown = structuredClone(rule.meta.defaultOptions);
+      if (options !== undefined) {
+        const validate = validatorFor(rule);
+        if (!validate) throw new ConfigError(file, at(`${path}/1`), `rule "${id}" takes no options`);
+        const merged = { ...(rule.meta.defaultOptions as Record<string, unknown>), ...(isRecord(options) ? options : {}) };
+        if (!isRecord(options) || !validate(merged)) {
+          const error = validate.errors?.[0];
+          const detail = !isRecord(options)
+            ? 'options must be a mapping'
+            : error?.keyword === 'additionalProperties'
+              ? `unknown option "${String(error.params.additionalProperty)}"${suggestion(String(error.params.additionalProperty), Object.keys((rule.meta.optionsSchema?.properties as object | undefined) ?? {}))}`
+              : `option ${error?.instancePath.slice(1) || ''} ${error?.message ?? 'is invalid'}`.replace(/\s+/g, ' ');
+          throw new ConfigError(file, at(`${path}/1${error?.instancePath ?? ''}`), `rule "${id}": ${detail}`);
+        }
+        resolvedOptions = merged;
+      }
+      config.rules.set(id, { level: level as ResolvedRuleSetting['level'], options: resolvedOptions });
+    }
+  }
+  return config;
+}
+
+/** A stable digest input for caches: the resolved settings of every rule and the limits. */
+export function configFingerprint(config: ResolvedConfig): unknown {
+  return { rules: [...config.rules.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), maxFileBytes: config.maxFileBytes };
+}

@@ -1,0 +1,79 @@
+// Lint: run every enabled rule over the registry and collect diagnostics in a stable order.
+import { formatMessage, severityFor, type AnyRule, type LintCapability, type LintRegistry, type Report, type ResolvedRuleSetting } from './rule.js';
+import { wellTypedFrontmatter } from './frontmatter.js';
+import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
+import type { CapabilityDocument, Diagnostic, RegistryInput } from './types.js';
+
+export function createLintRegistry(
+  documents: CapabilityDocument[],
+  toolsetsSource: ParsedToolsets,
+  input: Pick<RegistryInput, 'allPaths' | 'files' | 'foldersWithoutProtocol'>,
+): LintRegistry {
+  const capabilities: LintCapability[] = [...documents]
+    .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+    .map((document) => {
+      const fm = wellTypedFrontmatter(document.frontmatter.data);
+      return { document, fm, id: fm.id ?? document.folder };
+    });
+  const byId = new Map<string, LintCapability>();
+  for (const capability of capabilities) if (!byId.has(capability.id)) byId.set(capability.id, capability);
+  const toolsets = usableToolsets(toolsetsSource.data);
+  return {
+    capabilities,
+    byId,
+    toolsets,
+    toolsetsFile: toolsetsSource.file,
+    toolsetRanges: toolsetsSource.ranges,
+    toolOwners: toolOwnersOf(toolsets),
+    allPaths: new Set(input.allPaths),
+    toolsetsSource,
+    refusedFiles: input.files.filter((file) => file.problem !== undefined),
+    foldersWithoutProtocol: input.foldersWithoutProtocol,
+  };
+}
+
+export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
+  return (
+    (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+    a.line - b.line ||
+    a.column - b.column ||
+    (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0) ||
+    (a.message < b.message ? -1 : a.message > b.message ? 1 : 0)
+  );
+}
+
+export function runRules(
+  registry: LintRegistry,
+  rules: readonly AnyRule[],
+  settings: ReadonlyMap<string, ResolvedRuleSetting>,
+): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const rule of rules) {
+    const setting = settings.get(rule.meta.id) ?? { level: rule.meta.defaultLevel, options: rule.meta.defaultOptions };
+    if (setting.level === 'off') continue;
+    const level = setting.level;
+    const report = (entry: Report): void => {
+      const template = rule.meta.messages[entry.messageId];
+      if (template === undefined) throw new Error(`rule ${rule.meta.id} reported unknown messageId "${entry.messageId}"`);
+      const diagnostic: Diagnostic = {
+        file: entry.file ?? entry.capability?.document.file ?? registry.toolsetsFile,
+        ...entry.range,
+        severity: severityFor(level, entry.lesser),
+        ruleId: rule.meta.id,
+        message: formatMessage(template, entry.data),
+      };
+      if (entry.capability) diagnostic.capabilityId = entry.capability.id;
+      if (entry.related) {
+        diagnostic.related = {
+          file: entry.related.file,
+          line: entry.related.range.line,
+          column: entry.related.range.column,
+          message: entry.related.message,
+        };
+      }
+      diagnostics.push(diagnostic);
+    };
+    rule.check({ registry, options: setting.options, report });
+  }
+  return diagnostics.sort(compareDiagnostics);
+}

@@ -1,0 +1,204 @@
+// Parse: one PROTOCOL.md (text) -> CapabilityDocument, the plain-data view every rule works on.
+// unified + remark-parse + remark-frontmatter build the syntax tree; the frontmatter goes through
+// the YAML reader that keeps positions. The tree itself is not kept: rules need prose blocks,
+// links, code and tools tables with their positions, which are small and cacheable.
+import { unified } from 'unified';
+import remarkParse from 'remark-parse';
+import remarkFrontmatter from 'remark-frontmatter';
+import remarkGfm from 'remark-gfm';
+import type { Nodes, Root, RootContent, Table, Code } from 'mdast';
+import { countTokens } from 'gpt-tokenizer';
+import { sha256Hex } from './canonical.js';
+import { LineIndex, FILE_START } from './positions.js';
+import { parseYamlSource } from './yaml-source.js';
+import type { CapabilityDocument, Frontmatter, LinkRef, Range, TextBlock, ToolsTable } from './types.js';
+
+const markdownParser = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
+
+/** `capabilities/<folder>/PROTOCOL.md` -> `<folder>`. */
+export function folderOf(file: string): string {
+  const parts = file.split('/');
+  return parts[parts.length - 2] ?? '';
+}
+
+/** Line endings are normalized so positions and digests do not depend on the author's editor. */
+export function normalizeNewlines(text: string): string {
+  return text.replace(/\r\n?/g, '\n');
+}
+
+export function parseCapability(file: string, content: string): CapabilityDocument {
+  const text = normalizeNewlines(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content);
+  const tree = markdownParser.parse(text) as Root;
+  const first = tree.children[0];
+  const frontmatterNode = first?.type === 'yaml' ? first : undefined;
+
+  const frontmatter = readFrontmatter(frontmatterNode);
+  const bodyStartOffset = frontmatterNode?.position ? frontmatterNode.position.end.offset ?? 0 : 0;
+  // Skip the newline that closes the frontmatter fence.
+  const bodyOffset = text.charCodeAt(bodyStartOffset) === 10 ? bodyStartOffset + 1 : bodyStartOffset;
+  const body = text.slice(bodyOffset);
+  const bodyStartLine = frontmatterNode?.position ? frontmatterNode.position.end.line + 1 : 1;
+
+  const collected = collect(tree, text);
+  return {
+    file,
+    folder: folderOf(file),
+    frontmatter,
+    body,
+    bodyStartLine,
+    ...collected,
+    bodyTokens: countTokens(body),
+    contentHash: sha256Hex(content),
+  };
+}
+
+function readFrontmatter(node: RootContent | undefined): Frontmatter {
+  if (!node || node.type !== 'yaml' || !node.position) {
+    return {
+      present: false,
+      data: undefined,
+      ranges: {},
+      range: FILE_START,
+      problems: [
+        {
+          code: 'missing',
+          message: 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line, the frontmatter fields, and a closing `---` line',
+          range: FILE_START,
+        },
+      ],
+    };
+  }
+  const { start, end } = node.position;
+  const range: Range = { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
+  // The YAML text starts on the line after the opening `---`.
+  const yamlIndex = new LineIndex(node.value, start.line + 1, 1);
+  const source = parseYamlSource(node.value, yamlIndex);
+  const problems = [...source.problems];
+  let data: Record<string, unknown> | undefined;
+  if (source.data !== undefined && problems.length === 0) {
+    if (typeof source.data === 'object' && source.data !== null && !Array.isArray(source.data)) {
+      data = source.data as Record<string, unknown>;
+    } else {
+      problems.push({
+        code: 'not-a-mapping',
+        message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)',
+        range,
+      });
+    }
+  }
+  return { present: true, data, ranges: source.ranges, range, problems };
+}
+
+function toRange(node: { position?: { start: { line: number; column: number }; end: { line: number; column: number } } }): Range {
+  const p = node.position;
+  if (!p) return FILE_START;
+  return { line: p.start.line, column: p.start.column, endLine: p.end.line, endColumn: p.end.column };
+}
+
+/** Plain text of a node: Markdown syntax dropped, inline code and link text kept. */
+export function plainText(node: Nodes): string {
+  if ('value' in node && typeof node.value === 'string' && node.type !== 'html' && node.type !== 'yaml') return node.value;
+  if (node.type === 'image') return node.alt ?? '';
+  if (node.type === 'break') return ' ';
+  if ('children' in node) {
+    const separator = node.type === 'listItem' || node.type === 'tableRow' ? ' ' : '';
+    return (node.children as Nodes[]).map((child) => plainText(child)).join(separator);
+  }
+  return '';
+}
+
+type Collected = Pick<CapabilityDocument, 'blocks' | 'links' | 'code' | 'toolsTables' | 'bodyProblems'>;
+
+const TOOLS_TABLE_HEADER = /^(tool|tools|tool name)$/i;
+
+function collect(tree: Root, text: string): Collected {
+  const out: Collected = { blocks: [], links: [], code: [], toolsTables: [], bodyProblems: [] };
+  let section = '';
+
+  const visit = (node: Nodes, inListItem: boolean): void => {
+    switch (node.type) {
+      case 'heading':
+        section = plainText(node).trim();
+        out.blocks.push({ kind: 'heading', text: section, section, range: toRange(node) });
+        break;
+      case 'paragraph':
+        if (!inListItem) out.blocks.push({ kind: 'paragraph', text: plainText(node).trim(), section, range: toRange(node) });
+        break;
+      case 'listItem': {
+        const own = node.children.filter((child) => child.type !== 'list');
+        const textOfItem = own.map((child) => plainText(child)).join(' ').trim();
+        out.blocks.push({ kind: 'listItem', text: textOfItem, section, range: toRange(node) });
+        break;
+      }
+      case 'table':
+        collectTable(node, section, out);
+        break;
+      case 'link':
+        out.links.push({ kind: 'link', url: node.url, text: plainText(node), range: toRange(node) });
+        break;
+      case 'image':
+        out.links.push({ kind: 'image', url: node.url, text: node.alt ?? '', range: toRange(node) });
+        break;
+      case 'definition':
+        out.links.push({ kind: 'definition', url: node.url, text: node.label ?? node.identifier, range: toRange(node) });
+        break;
+      case 'inlineCode':
+        out.code.push({ inline: true, value: node.value, range: toRange(node) });
+        break;
+      case 'code':
+        out.code.push({ inline: false, value: node.value, range: toRange(node) });
+        checkFence(node, text, out);
+        break;
+      default:
+        break;
+    }
+    if ('children' in node) {
+      for (const child of node.children as Nodes[]) visit(child, inListItem || node.type === 'listItem');
+    }
+  };
+  for (const child of tree.children) if (child.type !== 'yaml') visit(child, false);
+  return out;
+}
+
+function collectTable(node: Table, section: string, out: Collected): void {
+  const rows = node.children.map((row) => ({
+    cells: row.children.map((cell) => plainText(cell).trim()),
+    range: toRange(row),
+  }));
+  const [header, ...bodyRows] = rows;
+  for (const row of bodyRows) {
+    out.blocks.push({ kind: 'tableRow', text: row.cells.join(' | '), cells: row.cells, section, range: row.range });
+  }
+  const headerCell = header?.cells[0] ?? '';
+  if (TOOLS_TABLE_HEADER.test(headerCell)) {
+    const table: ToolsTable = {
+      range: toRange(node),
+      rows: bodyRows
+        .filter((row) => (row.cells[0] ?? '') !== '')
+        .map((row) => ({ tool: (row.cells[0] ?? '').replace(/\(\)$/, ''), cells: row.cells, range: row.range })),
+    };
+    out.toolsTables.push(table);
+  }
+}
+
+/** micromark closes an unclosed fence at the end of the document; authors almost never mean that. */
+function checkFence(node: Code, text: string, out: Collected): void {
+  const start = node.position?.start.offset;
+  const end = node.position?.end.offset;
+  if (start === undefined || end === undefined) return;
+  const source = text.slice(start, end);
+  const open = /^ {0,3}(`{3,}|~{3,})/.exec(source);
+  if (!open) return; // indented code block
+  const fence = open[1] ?? '```';
+  const lines = source.split('\n');
+  const last = lines.length > 1 ? (lines[lines.length - 1] ?? '') : '';
+  const closing = new RegExp(`^ {0,3}${fence[0] === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
+  if (!closing.test(last)) {
+    out.bodyProblems.push({
+      message: `code fence opened with ${fence} on line ${node.position?.start.line} is never closed; everything after it is treated as code`,
+      range: toRange(node),
+    });
+  }
+}
+
+export type { TextBlock, LinkRef };

@@ -1,0 +1,94 @@
+// What a lint rule is (ESLint's shape): metadata with message templates and an options schema,
+// and a `check` that reads the registry and reports. Rules never touch the disk.
+import type { ParsedToolsets } from './toolsets.js';
+import type { CapabilityDocument, CapabilityFrontmatter, Range, Severity, SourceFile, Toolsets, YamlRanges } from './types.js';
+
+export interface RuleMeta<Options> {
+  id: string;
+  /** One sentence: what the rule checks. */
+  description: string;
+  defaultLevel: 'error' | 'warn';
+  /** JSON Schema of the options object; options are validated when the config is loaded. */
+  optionsSchema?: Record<string, unknown>;
+  defaultOptions: Options;
+  /** Message templates, `{{name}}` placeholders filled from `data`. */
+  messages: Record<string, string>;
+}
+
+export interface Report {
+  /** The file the problem is in; defaults to the capability's PROTOCOL.md. */
+  file?: string;
+  capability?: LintCapability;
+  range: Range;
+  messageId: string;
+  data?: Record<string, string | number>;
+  /**
+   * A lesser finding of a rule (e.g. a state entry nothing declares): reported as a warning even
+   * when the rule is set to error.
+   */
+  lesser?: boolean;
+  related?: { file: string; range: Range; message: string };
+}
+
+export interface RuleContext<Options> {
+  registry: LintRegistry;
+  options: Options;
+  report(report: Report): void;
+}
+
+export interface Rule<Options = Record<string, never>> {
+  meta: RuleMeta<Options>;
+  check(context: RuleContext<Options>): void;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous rule table
+export type AnyRule = Rule<any>;
+
+/** A capability as rules see it: its parsed document and the frontmatter fields that are well-typed. */
+export interface LintCapability {
+  document: CapabilityDocument;
+  /** `id` from the frontmatter when it is a string, else the folder name. */
+  id: string;
+  /**
+   * Frontmatter fields whose values have the right basic type, so rules can check the rest of a
+   * capability even when one field is wrong (all problems in one run).
+   */
+  fm: Partial<CapabilityFrontmatter>;
+}
+
+export interface LintRegistry {
+  capabilities: LintCapability[];
+  byId: Map<string, LintCapability>;
+  toolsets: Toolsets;
+  /** `capabilities/toolsets.yaml` */
+  toolsetsFile: string;
+  toolsetRanges: YamlRanges;
+  /** Tool name -> ids of the toolsets that define it. */
+  toolOwners: Map<string, string[]>;
+  /** Every file path under `capabilities/`. */
+  allPaths: Set<string>;
+  /** toolsets.yaml as parsed, before the schema: for the `toolsets-schema` rule. */
+  toolsetsSource: ParsedToolsets;
+  /** Files that could not be read as text (too large, binary, not UTF-8, outside the root). */
+  refusedFiles: SourceFile[];
+  /** Capability folders without a PROTOCOL.md. */
+  foldersWithoutProtocol: string[];
+}
+
+export interface ResolvedRuleSetting<Options = unknown> {
+  level: 'off' | 'warn' | 'error';
+  options: Options;
+}
+
+export function severityFor(level: 'warn' | 'error', lesser: boolean | undefined): Severity {
+  return level === 'warn' || lesser ? 'warning' : 'error';
+}
+
+export function formatMessage(template: string, data: Record<string, string | number> = {}): string {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (match, name: string) => (name in data ? String(data[name]) : match));
+}
+
+/** Where a rule's documentation lives in the repository. */
+export function ruleDocsPath(id: string): string {
+  return `docs/rules/${id}.md`;
+}

@@ -1,0 +1,45 @@
+// toolsets-schema: capabilities/toolsets.yaml exists, parses, and matches its JSON Schema
+// (compiler/schema/toolsets.schema.json): toolset -> {description, tools: {name: {action, description, states}}}.
+import { createAjv } from '../ajv.js';
+import { FILE_START } from '../positions.js';
+import type { Rule } from '../rule.js';
+import { schemaProblems } from '../schema-messages.js';
+import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
+
+const validateToolsets = createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema);
+const toolsetKeys = Object.keys(toolsetsSchema.additionalProperties.properties);
+const toolKeys = Object.keys(toolsetsSchema.additionalProperties.properties.tools.additionalProperties.properties);
+
+export const toolsetsSchemaRule: Rule = {
+  meta: {
+    id: 'toolsets-schema',
+    description: 'toolsets.yaml exists, parses as YAML, and matches the toolsets JSON Schema.',
+    defaultLevel: 'error',
+    defaultOptions: {},
+    messages: {
+      missing: '{{file}} is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',
+      yaml: '{{message}}',
+      schema: '{{message}}',
+    },
+  },
+  check({ registry, report }) {
+    const source = registry.toolsetsSource;
+    const file = source.file;
+    if (!source.present) {
+      if (!registry.refusedFiles.some((refused) => refused.path === file)) {
+        report({ file, range: FILE_START, messageId: 'missing', data: { file } });
+      }
+      return;
+    }
+    for (const problem of source.problems) report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
+    if (source.problems.length > 0) return;
+    const data = source.data ?? {};
+    if (!validateToolsets(data)) {
+      const problems = schemaProblems(validateToolsets.errors, source.ranges, FILE_START, (path) => {
+        const depth = path.split('/').length - 1;
+        return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
+      });
+      for (const problem of problems) report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message } });
+    }
+  },
+};

@@ -1,0 +1,107 @@
+// ajv errors -> readable sentences at the position of the offending YAML node (Spectral's approach:
+// switch on the keyword, map the JSON path back to the source).
+import type { ErrorObject } from 'ajv';
+import { suggestion } from './did-you-mean.js';
+import { rangeForPath } from './yaml-source.js';
+import type { Range, YamlRanges } from './types.js';
+
+export interface SchemaProblem {
+  path: string;
+  message: string;
+  range: Range;
+}
+
+function fieldName(path: string): string {
+  if (path === '') return 'the document';
+  return `\`${path.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')}\``;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  object: 'a mapping',
+  array: 'a list',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+};
+
+/**
+ * @param knownKeys allowed property names per JSON path of an object, for "did you mean"
+ */
+export function schemaProblems(
+  errors: ErrorObject[] | null | undefined,
+  ranges: YamlRanges,
+  fallback: Range,
+  knownKeys: (objectPath: string) => string[],
+  hints: Record<string, string> = {},
+): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const seen = new Set<string>();
+  for (const error of errors ?? []) {
+    const path = error.instancePath;
+    let message: string;
+    let range = rangeForPath(ranges, path, fallback);
+    const params = error.params as Record<string, unknown>;
+    switch (error.keyword) {
+      case 'additionalProperty':
+      case 'additionalProperties': {
+        const key = String(params.additionalProperty);
+        const keyPath = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        range = rangeForPath(ranges, keyPath, fallback, 'key');
+        message = `unknown field "${key}"${path ? ` in ${fieldName(path)}` : ''}${suggestion(key, knownKeys(path))}`;
+        break;
+      }
+      case 'required':
+        message = `missing required field "${String(params.missingProperty)}"${path ? ` in ${fieldName(path)}` : ''}`;
+        break;
+      case 'type':
+        message = `${fieldName(path)} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}, not ${describe(error.data)}`;
+        break;
+      case 'pattern':
+        message = `${fieldName(path)} ${JSON.stringify(error.data)} has the wrong form${hints[stripIndexes(path)] ? `: ${hints[stripIndexes(path)]}` : ` (expected to match ${String(params.pattern)})`}`;
+        break;
+      case 'enum':
+        message = `${fieldName(path)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, not ${JSON.stringify(error.data)}${typeof error.data === 'string' ? suggestion(error.data, (params.allowedValues as unknown[]).map(String)) : ''}`;
+        break;
+      case 'minItems':
+        message = `${fieldName(path)} must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`;
+        break;
+      case 'minLength':
+        message = `${fieldName(path)} must not be empty`;
+        break;
+      case 'maxLength':
+        message = `${fieldName(path)} is too long (${String((error.data as string).length)} characters, at most ${String(params.limit)})`;
+        break;
+      case 'uniqueItems':
+        message = `${fieldName(path)} lists the same value twice (items ${String(params.j)} and ${String(params.i)})`;
+        range = rangeForPath(ranges, `${path}/${String(params.i)}`, range);
+        break;
+      case 'propertyNames': {
+        const name = String(params.propertyName);
+        range = rangeForPath(ranges, `${path}/${name}`, fallback, 'key');
+        message = `name "${name}" in ${fieldName(path)} has the wrong form`;
+        break;
+      }
+      default:
+        message = `${fieldName(path)} ${error.message ?? 'is invalid'}`;
+    }
+    if (error.keyword === 'propertyNames' && seen.has(`${path}:propertyNames`)) continue;
+    const key = `${path}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push({ path, message, range });
+  }
+  // ajv reports a failing property name and then the pattern error under it; keep the readable one.
+  return problems.filter((p) => !(p.message.includes('wrong form (expected to match') && problems.some((q) => q !== p && q.message.startsWith('name "') && p.path.startsWith(q.path))));
+}
+
+function stripIndexes(path: string): string {
+  return path.replace(/\/\d+(?=\/|$)/g, '/*');
+}

@@ -1,0 +1,67 @@
+// Table tests for lint rules (ESLint's RuleTester idea): each case is a small in-memory registry;
+// valid cases must produce no diagnostic from the rule, invalid ones exactly the listed ones.
+import { describe, expect, it } from 'vitest';
+import { compileRegistry } from '../../compiler/compile.js';
+import { defaultConfig } from '../../compiler/config.js';
+import type { AnyRule } from '../../compiler/rule.js';
+import type { Diagnostic, RegistryInput } from '../../compiler/types.js';
+import { registryInput } from '../support/registry.js';
+
+export interface ExpectedDiagnostic {
+  line: number;
+  column: number;
+  severity?: 'error' | 'warning';
+  /** Substring or pattern the message must match. */
+  message?: string | RegExp;
+  /** Defaults to `capabilities/<the only capability>/PROTOCOL.md` when omitted. */
+  file?: string;
+  endLine?: number;
+  endColumn?: number;
+}
+
+export interface RuleCase {
+  name: string;
+  files: Record<string, string | null>;
+  options?: Record<string, unknown>;
+  level?: 'warn' | 'error';
+  errors?: ExpectedDiagnostic[];
+}
+
+export function lintWith(rule: AnyRule, input: RegistryInput, options?: Record<string, unknown>, level?: 'warn' | 'error'): Diagnostic[] {
+  const config = defaultConfig();
+  config.rules.set(rule.meta.id, {
+    level: level ?? rule.meta.defaultLevel,
+    options: { ...(rule.meta.defaultOptions as Record<string, unknown>), ...options },
+  });
+  return compileRegistry(input, { config, rules: [rule] }).diagnostics;
+}
+
+export function ruleTable(rule: AnyRule, cases: { valid: RuleCase[]; invalid: RuleCase[] }): void {
+  describe(`rule ${rule.meta.id}`, () => {
+    for (const testCase of cases.valid) {
+      it(`valid: ${testCase.name}`, () => {
+        const diagnostics = lintWith(rule, registryInput(testCase.files), testCase.options, testCase.level);
+        expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message}`)).toEqual([]);
+      });
+    }
+    for (const testCase of cases.invalid) {
+      it(`invalid: ${testCase.name}`, () => {
+        const diagnostics = lintWith(rule, registryInput(testCase.files), testCase.options, testCase.level);
+        const expected = testCase.errors ?? [];
+        if (expected.length === 0) throw new Error('an invalid case must list its expected diagnostics');
+        expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message}`)).toHaveLength(expected.length);
+        diagnostics.forEach((diagnostic, index) => {
+          const want = expected[index]!;
+          expect(diagnostic.ruleId).toBe(rule.meta.id);
+          expect({ line: diagnostic.line, column: diagnostic.column }).toEqual({ line: want.line, column: want.column });
+          if (want.endLine !== undefined) expect(diagnostic.endLine).toBe(want.endLine);
+          if (want.endColumn !== undefined) expect(diagnostic.endColumn).toBe(want.endColumn);
+          expect(diagnostic.severity).toBe(want.severity ?? (rule.meta.defaultLevel === 'warn' ? 'warning' : 'error'));
+          if (want.file !== undefined) expect(diagnostic.file).toBe(want.file);
+          if (typeof want.message === 'string') expect(diagnostic.message).toContain(want.message);
+          else if (want.message) expect(diagnostic.message).toMatch(want.message);
+        });
+      });
+    }
+  });
+}
