@@ -1,0 +1,40 @@
+// Turns an `Authorization` header into a caller: an API key from the principals file as it is
+// now, or a verified JWT. Anything else fails closed. No MCP SDK code here.
+import type { Caller } from '../identity.js';
+import type { PrincipalRegistry } from '../principals.js';
+import { apiKeyCaller } from './api-key.js';
+import type { JwtVerifier } from './jwt.js';
+
+export type BearerResult =
+  | { ok: true; caller: Caller }
+  | { ok: false; reason: 'missing' | 'invalid' };
+
+export interface BearerAuthenticator {
+  authenticate(authorization: string | undefined): Promise<BearerResult>;
+}
+
+// RFC 6750 b64token; an API key or a compact JWT both fit.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const MAX_TOKEN_LENGTH = 16 * 1024;
+
+export function createBearerAuthenticator(deps: {
+  principals: () => PrincipalRegistry;
+  jwt?: JwtVerifier | undefined;
+}): BearerAuthenticator {
+  return {
+    async authenticate(authorization) {
+      if (authorization === undefined || authorization.trim() === '') return { ok: false, reason: 'missing' };
+      if (authorization.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'invalid' };
+      const match = BEARER.exec(authorization);
+      if (!match) return { ok: false, reason: 'invalid' };
+      const token = match[1] as string;
+      const keyCaller = apiKeyCaller(deps.principals(), token);
+      if (keyCaller) return { ok: true, caller: keyCaller };
+      if (deps.jwt && token.split('.').length === 3) {
+        const caller = await deps.jwt.verify(token);
+        if (caller) return { ok: true, caller };
+      }
+      return { ok: false, reason: 'invalid' };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// JWT bearer tokens verified with jose (SPEC §6): signature against a JWKS (file or URL) or a
+// public key file; `exp` required, `nbf`, `iss` and `aud` checked; scopes from `scope` (space
+// separated) or `scp` (list or space separated); principal id from `sub`. No MCP SDK code here.
+import { createPublicKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { authenticatedCaller, type Caller } from '../identity.js';
+
+export interface JwtOptions {
+  /** A JWKS as an `https://` (or `http://`) URL or a file path. */
+  jwks?: string;
+  /** A PEM public key (SPKI) file. */
+  publicKeyFile?: string;
+  issuer: string;
+  audience: string;
+}
+
+export interface JwtVerifier {
+  /** The caller the token proves, or undefined for any token that does not verify. */
+  verify(token: string): Promise<Caller | undefined>;
+}
+
+export class JwtConfigError extends Error {
+  override name = 'JwtConfigError';
+}
+
+// Asymmetric algorithms only: a shared secret would let anyone who can verify also mint, and
+// `none` (an unsigned token) is never accepted.
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const CLOCK_TOLERANCE_SECONDS = 5;
+
+export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifier> {
+  const key = await loadKey(options);
+  const verifyOptions = {
+    issuer: options.issuer,
+    audience: options.audience,
+    algorithms: ALGORITHMS,
+    requiredClaims: ['exp', 'sub'],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+  };
+  return {
+    async verify(token) {
+      try {
+        const { payload } =
+          typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions);
+        return callerFromClaims(payload);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject> {
+  if ((options.jwks === undefined) === (options.publicKeyFile === undefined)) {
+    throw new JwtConfigError('give exactly one of --jwt-jwks and --jwt-public-key');
+  }
+  if (options.publicKeyFile !== undefined) {
+    let pem: string;
+    try {
+      pem = await readFile(options.publicKeyFile, 'utf8');
+    } catch (error) {
+      throw new JwtConfigError(`cannot read --jwt-public-key ${options.publicKeyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    try {
+      const key = createPublicKey(pem);
+      if (key.type !== 'public') throw new Error('not a public key');
+      return key;
+    } catch (error) {
+      throw new JwtConfigError(`--jwt-public-key ${options.publicKeyFile} is not a PEM public key (${(error as Error).message})`);
+    }
+  }
+  const source = options.jwks as string;
+  if (/^https?:\/\//i.test(source)) return createRemoteJWKSet(new URL(source));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(source, 'utf8'));
+  } catch (error) {
+    throw new JwtConfigError(`cannot read --jwt-jwks ${source} as a JSON Web Key Set: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
+    throw new JwtConfigError(`--jwt-jwks ${source} must be a JSON Web Key Set ({"keys": [...]})`);
+  }
+  return createLocalJWKSet(parsed as Parameters<typeof createLocalJWKSet>[0]);
+}
+
+function callerFromClaims(payload: JWTPayload): Caller | undefined {
+  const id = payload.sub;
+  if (typeof id !== 'string' || id === '') return undefined;
+  const name = typeof payload['name'] === 'string' && payload['name'] !== '' ? payload['name'] : id;
+  return authenticatedCaller(id, name, scopesFromClaims(payload), 'jwt');
+}
+
+/** `scope` is a space-separated string (RFC 8693); `scp` is a list or a string (Azure AD, Okta). */
+export function scopesFromClaims(payload: JWTPayload): string[] {
+  const scopes = new Set<string>();
+  const add = (value: unknown): void => {
+    if (typeof value === 'string') for (const part of value.split(' ')) if (part !== '') scopes.add(part);
+    if (Array.isArray(value)) for (const item of value) if (typeof item === 'string' && item !== '') scopes.add(item);
+  };
+  add(payload['scope']);
+  add(payload['scp']);
+  return [...scopes];
+}

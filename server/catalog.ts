@@ -1,0 +1,151 @@
+// The catalog a caller sees (SPEC §6, §7): which capabilities are visible to which grants, each
+// caller's `catalogVersion`, and the single lookup that answers both "not found" and "not
+// accessible". Built once per manifest load; no MCP SDK code here.
+import { digestOf } from '../compiler/canonical.js';
+import type { Manifest, ManifestCapability } from '../compiler/types.js';
+import { canUse, type Grants } from './permissions.js';
+import { BASE_TOOL_NAMES, type ToolNames } from './tool-names.js';
+
+/** One row of `list_capabilities`. Field names are part of the contract. */
+export interface CatalogEntry {
+  id: string;
+  name: string;
+  description: string;
+  whenToUse: string[];
+  protocolTool: string;
+  protocolInput: { capabilityId: string };
+  protocolVersion: string;
+}
+
+/** A capability as the server serves it: the protocol text ready to send, the entry ready to list. */
+export interface ServedCapability {
+  id: string;
+  requiredToolsets: readonly string[];
+  protocolVersion: string;
+  protocolUpdated: string;
+  digest: string;
+  protocol: string;
+  entry: CatalogEntry;
+}
+
+/** What one class of callers sees. Shared between callers of the class; treat as read-only. */
+export interface CatalogListing {
+  catalogVersion: string;
+  capabilities: readonly CatalogEntry[];
+}
+
+// JWT scopes are caller-chosen, so the number of distinct classes is bounded only by this cap.
+const MAX_CACHED_CLASSES = 256;
+
+export class Catalog {
+  readonly revision: string;
+  readonly #byId = new Map<string, ServedCapability>();
+  readonly #ordered: readonly ServedCapability[];
+  /** Every toolset some capability requires: the only toolsets that decide visibility. */
+  readonly #decidingToolsets: ReadonlySet<string>;
+  readonly #listings = new Map<string, CatalogListing>();
+
+  constructor(manifest: Manifest, names: ToolNames) {
+    this.revision = manifest.revision;
+    const rewrite = protocolRewriter(names);
+    const ordered: ServedCapability[] = [];
+    const deciding = new Set<string>();
+    for (const capability of manifest.capabilities) {
+      // A capability without a protocol is never served, not even as a catalog entry.
+      if (typeof capability.protocol !== 'string' || capability.protocol.trim() === '') continue;
+      const served = serve(capability, names, rewrite);
+      this.#byId.set(served.id, served);
+      ordered.push(served);
+      for (const toolset of served.requiredToolsets) deciding.add(toolset);
+    }
+    this.#ordered = ordered;
+    this.#decidingToolsets = deciding;
+  }
+
+  /** Number of capabilities served (all callers together). */
+  get size(): number {
+    return this.#ordered.length;
+  }
+
+  /**
+   * The capabilities these grants may use. Callers that can read the same deciding toolsets see
+   * the same listing, so the listing is computed once per class per manifest load and then looked up.
+   */
+  visibleCapabilities(grants: Grants): CatalogListing {
+    const key = this.#classKey(grants);
+    const cached = this.#listings.get(key);
+    if (cached) {
+      // Map order is insertion order: re-inserting keeps the most recently used classes.
+      this.#listings.delete(key);
+      this.#listings.set(key, cached);
+      return cached;
+    }
+    const visible = this.#ordered.filter((capability) => canUse(grants, capability.requiredToolsets));
+    const listing: CatalogListing = Object.freeze({
+      catalogVersion: digestOf({
+        capabilities: visible.map((capability) => capability.entry),
+        digests: visible.map((capability) => capability.digest),
+      }),
+      capabilities: Object.freeze(visible.map((capability) => capability.entry)),
+    });
+    if (this.#listings.size >= MAX_CACHED_CLASSES) {
+      const oldest = this.#listings.keys().next();
+      if (!oldest.done) this.#listings.delete(oldest.value);
+    }
+    this.#listings.set(key, listing);
+    return listing;
+  }
+
+  /**
+   * The capability with this id if these grants may use it, else undefined. Unknown ids, ids the
+   * caller may not use and ids that are not even strings all take this one path, so callers can
+   * answer them with the same bytes.
+   */
+  accessibleCapability(grants: Grants, capabilityId: unknown): ServedCapability | undefined {
+    if (typeof capabilityId !== 'string') return undefined;
+    const capability = this.#byId.get(capabilityId);
+    if (capability === undefined || !canUse(grants, capability.requiredToolsets)) return undefined;
+    return capability;
+  }
+
+  #classKey(grants: Grants): string {
+    return grants
+      .readableToolsets()
+      .filter((toolset) => this.#decidingToolsets.has(toolset))
+      .sort()
+      .join('\n');
+  }
+}
+
+function serve(capability: ManifestCapability, names: ToolNames, rewrite: (protocol: string) => string): ServedCapability {
+  const entry: CatalogEntry = Object.freeze({
+    id: capability.id,
+    name: capability.name,
+    description: capability.description,
+    whenToUse: Object.freeze([...capability.whenToUse]) as string[],
+    protocolTool: names.getCapabilityProtocol,
+    protocolInput: Object.freeze({ capabilityId: capability.id }),
+    protocolVersion: capability.protocolVersion,
+  });
+  return Object.freeze({
+    id: capability.id,
+    requiredToolsets: Object.freeze([...capability.requiredToolsets]),
+    protocolVersion: capability.protocolVersion,
+    protocolUpdated: capability.protocolUpdated,
+    digest: capability.digest,
+    protocol: rewrite(capability.protocol),
+    entry,
+  });
+}
+
+/**
+ * The compiler renders a `capability:` link as an instruction naming the unprefixed protocol tool
+ * (``call `get_capability_protocol` with …``). With a tool prefix the agent must see the real name,
+ * so the instruction is rewritten here, once per manifest load.
+ */
+export function protocolRewriter(names: ToolNames): (protocol: string) => string {
+  if (names.getCapabilityProtocol === BASE_TOOL_NAMES.getCapabilityProtocol) return (protocol) => protocol;
+  const from = `call \`${BASE_TOOL_NAMES.getCapabilityProtocol}\` with`;
+  const to = `call \`${names.getCapabilityProtocol}\` with`;
+  return (protocol) => protocol.replaceAll(from, to);
+}

@@ -1,0 +1,47 @@
+// Builds one MCP server over the domain objects. Transports decide how many servers live at once:
+// stdio keeps one for the session, HTTP builds a fresh one per request.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { registerCapabilityResource } from './resources/capability-resource.js';
+import type { ToolDeps, ToolRegistrar } from './tools/deps.js';
+import { registerGetCapabilityProtocolTool } from './tools/get-capability-protocol.js';
+import { registerGetCurrentUserTool } from './tools/get-current-user.js';
+import { registerListCapabilitiesTool } from './tools/list-capabilities.js';
+
+export const SERVER_NAME = 'capreg';
+export const SERVER_VERSION = '0.1.0';
+
+/** The tools and resources every session gets, in registration order. */
+export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
+  registerListCapabilitiesTool,
+  registerGetCapabilityProtocolTool,
+  registerGetCurrentUserTool,
+  registerCapabilityResource,
+]);
+
+export interface ServerDeps extends ToolDeps {
+  /** Shared across servers so that compiled schemas are reused (HTTP builds one server per request). */
+  jsonSchemaValidator?: jsonSchemaValidator;
+  /** Registrars added after the core ones (e.g. tools of a later feature). */
+  extraRegistrars?: readonly ToolRegistrar[];
+}
+
+export function createServer(deps: ServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: true } },
+      instructions:
+        `Call ${deps.names.listCapabilities} to see the capabilities you may use, pick one by its whenToUse, ` +
+        `load its protocol with ${deps.names.getCapabilityProtocol}, and follow it.`,
+      ...(deps.jsonSchemaValidator ? { jsonSchemaValidator: deps.jsonSchemaValidator } : {}),
+    },
+  );
+  for (const register of [...CORE_REGISTRARS, ...(deps.extraRegistrars ?? [])]) register(server, deps);
+  return {
+    server,
+    cleanup: async () => {
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// The manifest being served and how a new one is taken in: parsed and verified (shape,
+// `schemaVersion`, `integrity`) by `parseManifest`, indexed into a Catalog, then activated in one
+// step by ReloadableFile. No MCP SDK code here.
+import { parseManifest } from '../compiler/manifest.js';
+import type { Manifest } from '../compiler/types.js';
+import { Catalog } from './catalog.js';
+import { ReloadableFile, type ParseResult } from './reloadable.js';
+import type { ToolNames } from './tool-names.js';
+
+/** A verified manifest and its catalog, activated together. */
+export interface ServedManifest {
+  manifest: Manifest;
+  catalog: Catalog;
+}
+
+export type ManifestStore = ReloadableFile<ServedManifest>;
+
+export function servedManifestFromText(text: string, names: ToolNames): ParseResult<ServedManifest> {
+  const parsed = parseManifest(text);
+  if (!parsed.ok) return { ok: false, error: parsed.error };
+  return { ok: true, value: { manifest: parsed.manifest, catalog: new Catalog(parsed.manifest, names) } };
+}
+
+export function openManifestStore(options: { file: string; names: ToolNames; log?: (line: string) => void }): Promise<ManifestStore> {
+  return ReloadableFile.open({
+    file: options.file,
+    label: 'manifest',
+    parse: (text) => servedManifestFromText(text, options.names),
+    ...(options.log ? { log: options.log } : {}),
+  });
+}

@@ -1,0 +1,115 @@
+// The principals file (SPEC §6): `principals: [{id, name, keySha256, scopes}]`. Keys are stored
+// only as SHA-256 hex; a presented key is hashed and compared in constant time against every
+// entry. No MCP SDK code here.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { parseScope } from './permissions.js';
+
+export interface Principal {
+  id: string;
+  name: string;
+  scopes: readonly string[];
+}
+
+interface PrincipalEntry extends Principal {
+  keyDigest: Buffer;
+}
+
+export type PrincipalsParseResult = { ok: true; registry: PrincipalRegistry } | { ok: false; error: string };
+
+const KEY_SHA256 = /^[0-9a-f]{64}$/;
+const ALLOWED_FIELDS = new Set(['id', 'name', 'keySha256', 'scopes']);
+
+export class PrincipalRegistry {
+  readonly #entries: readonly PrincipalEntry[];
+
+  constructor(entries: readonly PrincipalEntry[]) {
+    this.#entries = entries;
+  }
+
+  static readonly empty = new PrincipalRegistry([]);
+
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /**
+   * The principal whose key this is, or undefined. Every entry is compared (no early exit) with
+   * `timingSafeEqual`, so the time taken does not depend on which entry, if any, matched.
+   */
+  findByKey(key: string): Principal | undefined {
+    return this.findByKeyDigest(sha256(key));
+  }
+
+  findByKeyDigest(digest: Buffer): Principal | undefined {
+    let found: PrincipalEntry | undefined;
+    for (const entry of this.#entries) {
+      if (timingSafeEqual(entry.keyDigest, digest) && found === undefined) found = entry;
+    }
+    return found && { id: found.id, name: found.name, scopes: found.scopes };
+  }
+}
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** Parse and validate a principals file; every problem is a reason to reject the whole file. */
+export function parsePrincipals(text: string): PrincipalsParseResult {
+  let data: unknown;
+  try {
+    data = parseYaml(text, { uniqueKeys: true, maxAliasCount: 0 });
+  } catch (error) {
+    // The YAML library quotes the offending source line; only its first line goes out, so that a
+    // key hash never lands in a log or in /healthz.
+    const message = (error as Error).message.split('\n')[0] ?? 'syntax error';
+    return { ok: false, error: `principals file is not valid YAML: ${message}` };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { ok: false, error: 'principals file must be a mapping with a `principals` list' };
+  }
+  const list = (data as Record<string, unknown>)['principals'];
+  if (!Array.isArray(list)) return { ok: false, error: 'principals file must have a `principals` list' };
+
+  const entries: PrincipalEntry[] = [];
+  const ids = new Set<string>();
+  const digests = new Set<string>();
+  for (const [index, item] of list.entries()) {
+    const where = `principals[${index}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      return { ok: false, error: `${where} must be a mapping {id, name, keySha256, scopes}` };
+    }
+    const record = item as Record<string, unknown>;
+    const unknownField = Object.keys(record).find((key) => !ALLOWED_FIELDS.has(key));
+    if (unknownField !== undefined) {
+      const hint = unknownField === 'key' || unknownField === 'apiKey' ? ' (store only the SHA-256 hex of a key, as keySha256)' : '';
+      return { ok: false, error: `${where} has an unknown field "${unknownField}"${hint}` };
+    }
+    const { id, name, keySha256, scopes } = record;
+    if (typeof id !== 'string' || id.trim() === '') return { ok: false, error: `${where}.id must be a non-empty string` };
+    if (ids.has(id)) return { ok: false, error: `${where}.id "${id}" is listed twice` };
+    if (name !== undefined && typeof name !== 'string') return { ok: false, error: `${where}.name must be a string` };
+    if (typeof keySha256 !== 'string' || !KEY_SHA256.test(keySha256)) {
+      return { ok: false, error: `${where}.keySha256 must be 64 lowercase hex characters (the SHA-256 of the key)` };
+    }
+    if (digests.has(keySha256)) return { ok: false, error: `${where}.keySha256 is the same as an earlier principal's` };
+    if (!Array.isArray(scopes)) return { ok: false, error: `${where}.scopes must be a list of "<toolset>:<action>" strings` };
+    for (const scope of scopes) {
+      if (typeof scope !== 'string' || !parseScope(scope)) {
+        return {
+          ok: false,
+          error: `${where}.scopes has ${JSON.stringify(scope)}; expected "<toolset>:<action>" with action read, write or admin`,
+        };
+      }
+    }
+    ids.add(id);
+    digests.add(keySha256);
+    entries.push({
+      id,
+      name: name ?? id,
+      scopes: Object.freeze([...new Set(scopes as string[])]),
+      keyDigest: Buffer.from(keySha256, 'hex'),
+    });
+  }
+  return { ok: true, registry: new PrincipalRegistry(entries) };
+}

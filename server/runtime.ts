@@ -1,0 +1,110 @@
+// Everything a running server holds apart from its transport: the manifest and principals stores,
+// their file watchers, the JWT verifier and the health report. Transports build MCP servers over
+// it. No MCP SDK code here.
+import type { Catalog } from './catalog.js';
+import { createJwtVerifier, type JwtOptions, type JwtVerifier } from './auth/jwt.js';
+import { openManifestStore, type ManifestStore } from './manifest-store.js';
+import { PrincipalRegistry } from './principals.js';
+import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
+import { toolNames, type ToolNames } from './tool-names.js';
+import { watchFile, type FileWatch } from './watch.js';
+
+export interface RuntimeOptions {
+  manifestFile: string;
+  principalsFile?: string | undefined;
+  toolPrefix?: string | undefined;
+  jwt?: JwtOptions | undefined;
+  /** Watch the files and reload them on change (default true). */
+  watch?: boolean;
+  debounceMs?: number;
+  log?: (line: string) => void;
+}
+
+/** `GET /healthz`: nothing secret, no paths. */
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  revision: string;
+  capabilities: number;
+  loadedAt: string;
+  lastReloadError: string | null;
+}
+
+export interface Runtime {
+  names: ToolNames;
+  manifests: ManifestStore;
+  /** Absent when no principals file was given: then no API key is valid. */
+  principalsStore: PrincipalsStore | undefined;
+  jwt: JwtVerifier | undefined;
+  /** The trusted JWT issuer, announced in the protected-resource metadata. */
+  jwtIssuer: string | undefined;
+  catalog(): Catalog;
+  principals(): PrincipalRegistry;
+  health(): HealthReport;
+  /** Called after the manifest or the principals changed: what a caller may see may have changed. */
+  onChange(listener: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads everything the server needs and starts watching. Throws LoadError (manifest or principals
+ * missing or invalid) or JwtConfigError; the caller turns those into exit code 2.
+ */
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const log = options.log ?? (() => {});
+  const names = toolNames(options.toolPrefix ?? '');
+  const manifests = await openManifestStore({ file: options.manifestFile, names, log });
+  const principalsStore = options.principalsFile ? await openPrincipalsStore({ file: options.principalsFile, log }) : undefined;
+  const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
+
+  const listeners = new Set<() => void>();
+  const notify = (): void => {
+    for (const listener of listeners) listener();
+  };
+  const unsubscribe = [manifests.onActivate(notify), ...(principalsStore ? [principalsStore.onActivate(notify)] : [])];
+
+  const watches: FileWatch[] = [];
+  if (options.watch ?? true) {
+    const watchOptions = { log, ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}) };
+    watches.push(watchFile(manifests.file, () => void reloadAndLog(manifests, log), watchOptions));
+    if (principalsStore) watches.push(watchFile(principalsStore.file, () => void reloadAndLog(principalsStore, log), watchOptions));
+    await Promise.all(watches.map((watch) => watch.ready));
+  }
+
+  return {
+    names,
+    manifests,
+    principalsStore,
+    jwt,
+    jwtIssuer: options.jwt?.issuer,
+    catalog: () => manifests.current.catalog,
+    principals: () => principalsStore?.current ?? PrincipalRegistry.empty,
+    health: () => {
+      const snapshot = manifests.snapshot;
+      const lastReloadError = manifests.lastReloadError ?? principalsStore?.lastReloadError ?? null;
+      return {
+        status: lastReloadError === null ? 'ok' : 'degraded',
+        revision: snapshot.value.manifest.revision,
+        capabilities: snapshot.value.catalog.size,
+        loadedAt: snapshot.loadedAt,
+        lastReloadError,
+      };
+    },
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: async () => {
+      for (const stop of unsubscribe) stop();
+      listeners.clear();
+      await Promise.all(watches.map((watch) => watch.close()));
+    },
+  };
+}
+
+async function reloadAndLog(file: ManifestStore | PrincipalsStore, log: (line: string) => void): Promise<void> {
+  const outcome = await file.reload();
+  if (outcome === 'activated') {
+    const detail = 'catalog' in file.current ? ` revision ${file.current.manifest.revision}` : '';
+    log(`capreg serve: ${file.label} reloaded${detail}`);
+  }
+}

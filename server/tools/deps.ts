@@ -1,0 +1,24 @@
+// What the tools need from the rest of the server. The tools are thin adapters: the answers come
+// from the catalog and the caller, both looked up at the moment of each call.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Catalog } from '../catalog.js';
+import type { CallerResolver } from '../identity.js';
+import type { ToolNames } from '../tool-names.js';
+
+export interface ToolDeps {
+  /** The catalog of the manifest being served now. Take it once per call. */
+  catalog: () => Catalog;
+  /** The caller now (stdio re-resolves its key against the current principals every time). */
+  caller: CallerResolver;
+  names: ToolNames;
+}
+
+/** Registers one tool (or resource) on a fresh server. Later features add their own registrars. */
+export type ToolRegistrar = (server: McpServer, deps: ToolDeps) => void;
+
+export const READ_ONLY_ANNOTATIONS = Object.freeze({
+  readOnlyHint: true,
+  idempotentHint: true,
+  destructiveHint: false,
+  openWorldHint: false,
+});

@@ -1,0 +1,50 @@
+// `get_capability_protocol`: the protocol of one capability, authorized again on every call.
+// Unknown and forbidden ids take the same path and get the same bytes back.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { ServedCapability } from '../catalog.js';
+import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
+import { jsonResult, uniformError } from './results.js';
+
+const inputSchema = z
+  .object({ capabilityId: z.string().describe('The capabilityId from the catalog entry (its protocolInput).') })
+  .strict();
+
+// Loose on purpose: the same schema has to admit the uniform error, which carries only `success`
+// and `error`.
+const outputSchema = z.object({
+  success: z.boolean(),
+  capabilityId: z.string().optional(),
+  protocolVersion: z.string().optional(),
+  updatedAt: z.string().optional(),
+  protocol: z.string().optional().describe('Markdown to follow step by step; load it again next time, do not keep it.'),
+  error: z.string().optional(),
+});
+
+export function protocolResult(capability: ServedCapability | undefined): CallToolResult {
+  if (capability === undefined) return uniformError();
+  return jsonResult({
+    success: true,
+    capabilityId: capability.id,
+    protocolVersion: capability.protocolVersion,
+    updatedAt: capability.protocolUpdated,
+    protocol: capability.protocol,
+  });
+}
+
+export function registerGetCapabilityProtocolTool(server: McpServer, deps: ToolDeps): void {
+  server.registerTool(
+    deps.names.getCapabilityProtocol,
+    {
+      title: 'Get capability protocol',
+      description:
+        `Load the protocol of one capability listed by ${deps.names.listCapabilities}. ` +
+        'Follow it as written; if it cannot be loaded, say so instead of improvising.',
+      inputSchema,
+      outputSchema,
+      annotations: READ_ONLY_ANNOTATIONS,
+    },
+    ({ capabilityId }) => protocolResult(deps.catalog().accessibleCapability(deps.caller().grants, capabilityId)),
+  );
+}
