@@ -1,0 +1,108 @@
+// capreg build: lint, then write dist/manifest.json (and the thin client skill) atomically.
+// On any lint error nothing is written and an existing manifest is left untouched.
+import path from 'node:path';
+import { watch } from 'chokidar';
+import { emitManifest } from '../../compiler/compile.js';
+import { serializeManifest } from '../../compiler/manifest.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import { compileRoot } from '../compile-root.js';
+import { UsageError, type CliContext, type Command } from '../context.js';
+import { gitSource } from '../git-source.js';
+import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { findRegistryRoot } from '../root.js';
+import { CAPREG_VERSION } from '../version.js';
+import type { Formatter } from '../../compiler/formatters/index.js';
+
+export function builtAtFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  if (epoch === undefined || epoch === '') return undefined;
+  if (!/^\d+$/.test(epoch)) throw new UsageError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not "${epoch}"`);
+  return new Date(Number(epoch) * 1000).toISOString();
+}
+
+interface BuildSettings {
+  root: string;
+  outDir: string;
+  formatter: Formatter;
+  maxWarnings: number | undefined;
+  cache: boolean;
+  builtAt: string | undefined;
+}
+
+async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
+  const { result } = await compileRoot(settings.root, { cache: settings.cache });
+  context.stdout(settings.formatter(result));
+  const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
+  if (code !== 0) {
+    context.stderr(`capreg build: ${result.errorCount > 0 ? `${result.errorCount} error(s)` : 'too many warnings'}; nothing written\n`);
+    return code;
+  }
+  const manifest = emitManifest(result, {
+    source: await gitSource(settings.root),
+    generator: `capreg ${CAPREG_VERSION}`,
+    ...(settings.builtAt ? { builtAt: settings.builtAt } : {}),
+  });
+  const manifestPath = path.join(settings.outDir, 'manifest.json');
+  await writeFileAtomic(manifestPath, serializeManifest(manifest));
+  context.stderr(
+    `capreg build: wrote ${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)\n`,
+  );
+  return 0;
+}
+
+export const buildCommand: Command = async (argv, context) => {
+  const { values } = parseCommandArgs('build', argv, {
+    root: { type: 'string' },
+    out: { type: 'string' },
+    format: { type: 'string', short: 'f' },
+    'max-warnings': { type: 'string' },
+    'no-cache': { type: 'boolean' },
+    watch: { type: 'boolean', short: 'w' },
+  });
+  const root = findRegistryRoot(context.cwd, values.root);
+  const settings: BuildSettings = {
+    root,
+    outDir: path.resolve(values.out !== undefined ? context.cwd : root, values.out ?? 'dist'),
+    formatter: pickFormatter(values.format),
+    maxWarnings: parseMaxWarnings(values['max-warnings']),
+    cache: !values['no-cache'],
+    builtAt: builtAtFrom(context.env),
+  };
+  if (!values.watch) return buildOnce(settings, context);
+  return watchAndBuild(settings, context);
+};
+
+/** Rebuild on every change under capabilities/ or to the config; stop on SIGINT/SIGTERM. */
+async function watchAndBuild(settings: BuildSettings, context: CliContext): Promise<number> {
+  let running = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const rebuild = (): void => {
+    running = running.then(async () => {
+      try {
+        await buildOnce(settings, context);
+      } catch (error) {
+        context.stderr(`capreg build: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+      context.stderr('capreg build: watching for changes (Ctrl-C to stop)\n');
+    });
+  };
+  const watcher = watch([path.join(settings.root, 'capabilities'), path.join(settings.root, 'capreg.config.yaml')], {
+    ignoreInitial: true,
+    ignored: (file) => path.basename(file).startsWith('.'),
+  });
+  watcher.on('all', () => {
+    clearTimeout(timer);
+    timer = setTimeout(rebuild, 100);
+  });
+  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  rebuild();
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  clearTimeout(timer);
+  await running;
+  await watcher.close();
+  return 0;
+}

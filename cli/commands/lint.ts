@@ -1,0 +1,23 @@
+// capreg lint: parse, validate and lint every capability; print the diagnostics.
+import type { Command } from '../context.js';
+import { compileRoot } from '../compile-root.js';
+import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { findRegistryRoot } from '../root.js';
+
+export const lintCommand: Command = async (argv, context) => {
+  const { values } = parseCommandArgs('lint', argv, {
+    root: { type: 'string' },
+    format: { type: 'string', short: 'f' },
+    'max-warnings': { type: 'string' },
+    'no-cache': { type: 'boolean' },
+  });
+  const formatter = pickFormatter(values.format);
+  const maxWarnings = parseMaxWarnings(values['max-warnings']);
+  const root = findRegistryRoot(context.cwd, values.root);
+  const { result } = await compileRoot(root, { cache: !values['no-cache'] });
+  context.stdout(formatter(result));
+  if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {
+    context.stderr(`capreg: too many warnings (${result.warningCount}, --max-warnings ${maxWarnings})\n`);
+  }
+  return exitCodeFor(result.errorCount, result.warningCount, maxWarnings);
+};

@@ -1,0 +1,109 @@
+// Read a registry from disk into the in-memory form the compiler takes. This is where the hostile
+// cases of the file system are handled: files over the size limit, binary or non-UTF-8 files, and
+// symbolic links that lead out of the root are refused with a reason instead of being read.
+import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isProtocolFile } from '../compiler/compile.js';
+import { TOOLSETS_FILE } from '../compiler/toolsets.js';
+import type { RegistryInput, SourceFile } from '../compiler/types.js';
+
+export interface ReadOptions {
+  maxFileBytes: number;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}
+
+function sizeProblem(size: number, maxFileBytes: number): string {
+  return `file is ${formatBytes(size)}, over the ${formatBytes(maxFileBytes)} limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/`;
+}
+
+/** Decode a text file's bytes or say why it is not a text file capreg can read. */
+export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): { content: string } | { problem: string } {
+  if (bytes.byteLength > maxFileBytes) return { problem: sizeProblem(bytes.byteLength, maxFileBytes) };
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) return { problem: `file is binary (NUL byte at offset ${nul}); it must be UTF-8 text` };
+  try {
+    return { content: utf8.decode(bytes) };
+  } catch {
+    return { problem: 'file is not valid UTF-8 text; save it as UTF-8' };
+  }
+}
+
+function isInside(root: string, target: string): boolean {
+  const relative = path.relative(root, target);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+function isTextInput(relativePath: string): boolean {
+  return relativePath === TOOLSETS_FILE || isProtocolFile(relativePath);
+}
+
+export async function readRegistry(root: string, options: ReadOptions): Promise<RegistryInput> {
+  const realRoot = await realpath(root);
+  const files: SourceFile[] = [];
+  const allPaths: string[] = [];
+  const protocolFolders = new Set<string>();
+  const capabilityFolders: string[] = [];
+  const visited = new Set<string>();
+
+  const readText = async (absolute: string, relative: string): Promise<void> => {
+    const info = await stat(absolute);
+    if (info.size > options.maxFileBytes) {
+      files.push({ path: relative, problem: sizeProblem(info.size, options.maxFileBytes) });
+      return;
+    }
+    const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
+    files.push({ path: relative, ...result });
+  };
+
+  const walk = async (absoluteDir: string, relativeDir: string): Promise<void> => {
+    const realDir = await realpath(absoluteDir);
+    if (visited.has(realDir)) return;
+    visited.add(realDir);
+    const entries = (await readdir(absoluteDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const absolute = path.join(absoluteDir, entry.name);
+      const relative = `${relativeDir}/${entry.name}`;
+      let isDir = entry.isDirectory();
+      if (entry.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = await realpath(absolute);
+        } catch {
+          if (isTextInput(relative)) files.push({ path: relative, problem: 'symbolic link is broken' });
+          continue;
+        }
+        if (!isInside(realRoot, target)) {
+          allPaths.push(relative);
+          if (isTextInput(relative) || relativeDir === 'capabilities') {
+            files.push({ path: relative, problem: `symbolic link points outside the registry root (to ${target}); refused` });
+          }
+          continue;
+        }
+        isDir = (await lstat(target)).isDirectory();
+      }
+      if (isDir) {
+        if (relativeDir === 'capabilities') capabilityFolders.push(relative);
+        await walk(absolute, relative);
+        continue;
+      }
+      allPaths.push(relative);
+      if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
+      if (isTextInput(relative)) await readText(absolute, relative);
+    }
+  };
+
+  await walk(path.join(root, 'capabilities'), 'capabilities');
+  return {
+    files,
+    allPaths: allPaths.sort(),
+    foldersWithoutProtocol: capabilityFolders.filter((folder) => !protocolFolders.has(folder)).sort(),
+  };
+}

@@ -1,0 +1,40 @@
+// Where the registry is: `--root DIR`, else the first folder upwards from the working directory that
+// holds capreg.config.yaml or capabilities/. Never the location of capreg's own code.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from './context.js';
+
+function isDirectory(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export function findRegistryRoot(cwd: string, explicitRoot?: string): string {
+  if (explicitRoot !== undefined) {
+    const root = path.resolve(cwd, explicitRoot);
+    if (!isDirectory(root)) throw new UsageError(`--root ${explicitRoot}: no such directory`);
+    if (!isDirectory(path.join(root, 'capabilities'))) {
+      throw new UsageError(`--root ${explicitRoot}: ${root} has no capabilities/ folder; a registry root holds capabilities/<id>/PROTOCOL.md`);
+    }
+    return root;
+  }
+  let current = path.resolve(cwd);
+  for (;;) {
+    if (existsSync(path.join(current, 'capreg.config.yaml')) || isDirectory(path.join(current, 'capabilities'))) {
+      if (!isDirectory(path.join(current, 'capabilities'))) {
+        throw new UsageError(`${current} has capreg.config.yaml but no capabilities/ folder`);
+      }
+      return current;
+    }
+    const parent = path.dirname(current);
+    if (parent === current) {
+      throw new UsageError(
+        `no registry found: neither ${path.resolve(cwd)} nor any parent folder holds capreg.config.yaml or capabilities/; run inside a registry or pass --root DIR`,
+      );
+    }
+    current = parent;
+  }
+}
