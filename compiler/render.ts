@@ -13,7 +13,7 @@ export function capabilityTarget(url: string): string | undefined {
 
 export function catalogInstruction(text: string, id: string, protocolTool = PROTOCOL_TOOL): string {
   const label = text.trim() === '' || text.trim() === id ? `\`${id}\`` : `${text.trim()} (\`${id}\`)`;
-  return `${label} — a separate capability: load it through the catalog (call \`${protocolTool}\` with \`{"capabilityId": "${id}"}\`) and follow that protocol`;
+  return `${label} (a separate capability: call \`${protocolTool}\` with \`{"capabilityId": "${id}"}\` to load its protocol from the catalog)`;
 }
 
 /** Offsets of a range inside the body (ranges are file positions). */
