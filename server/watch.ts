@@ -23,7 +23,8 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
   const log = options.log ?? (() => {});
   const target = path.resolve(file);
   const ownDir = path.dirname(target);
-  const relevant = new Set<string>([target]);
+  // Basenames, because the raw directory events carry only the name of the entry that changed.
+  const relevantNames = new Set<string>([path.basename(target)]);
   const watchedDirs = new Set<string>([ownDir]);
 
   const watcher: FSWatcher = watch([ownDir], { ignoreInitial: true, depth: 0, persistent: true });
@@ -36,7 +37,7 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
     } catch {
       return;
     }
-    relevant.add(real);
+    relevantNames.add(path.basename(real));
     const realDir = path.dirname(real);
     if (!watchedDirs.has(realDir)) {
       watchedDirs.add(realDir);
@@ -45,16 +46,34 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
   };
   followTarget();
 
+  // Trailing debounce, but a steady stream of writes still reloads at least every `maxWaitMs`.
+  const maxWaitMs = debounceMs * 4;
   let timer: NodeJS.Timeout | undefined;
-  watcher.on('all', (_event, changed) => {
-    const absolute = path.resolve(changed);
-    const swapsLink = path.dirname(absolute) === ownDir && path.basename(absolute).startsWith('..');
-    if (!relevant.has(absolute) && !swapsLink) return;
+  let burstStarted: number | undefined;
+  const fire = (): void => {
+    timer = undefined;
+    burstStarted = undefined;
+    followTarget();
+    onChange();
+  };
+  const schedule = (): void => {
+    const now = Date.now();
+    burstStarted ??= now;
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      followTarget();
-      onChange();
-    }, debounceMs);
+    timer = setTimeout(fire, Math.max(0, Math.min(debounceMs, burstStarted + maxWaitMs - now)));
+  };
+  const isRelevant = (changed: string): boolean => {
+    const name = path.basename(changed);
+    return relevantNames.has(name) || name.startsWith('..');
+  };
+  watcher.on('all', (_event, changed) => {
+    if (isRelevant(changed)) schedule();
+  });
+  // chokidar throttles `change` events per path: two renames within a few tens of milliseconds
+  // yield one event, which may come before the second write. The raw events of the directory
+  // watch are not throttled, so they are watched too; the debounce merges both.
+  watcher.on('raw', (_event, changed) => {
+    if (typeof changed === 'string' && changed !== '' && isRelevant(changed)) schedule();
   });
   watcher.on('error', (error) => log(`capreg serve: watching ${file} failed: ${(error as Error).message}`));
 

@@ -180,8 +180,8 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number
   sendJson(res, 413, { jsonrpc: '2.0', error: { code: -32600, message: `Request body larger than ${limit} bytes` }, id: null });
   // Let the client finish sending so that it reads the 413 instead of a reset, then drop it.
   req.resume();
-  const socket: Socket = req.socket;
-  setTimeout(() => socket.destroy(), 1_000).unref();
+  const socket: Socket | null = req.socket;
+  setTimeout(() => socket?.destroy(), 1_000).unref();
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
