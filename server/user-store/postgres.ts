@@ -1,0 +1,342 @@
+// The shared user store: PostgreSQL through a `pg` Pool, for several server replicas on one
+// database. Each replica sees the others' writes on its next query (no cache here). Concurrency is
+// settled by the database: updates are single conditional statements, and creates take a per-owner
+// advisory lock for the limit check. Any failure of the database or the network becomes a
+// StoreUnavailableError whose message never carries the connection password.
+import pg from 'pg';
+import {
+  LimitExceededError,
+  type Migration,
+  NotFoundError,
+  resolveMaxPerOwner,
+  RetryingInit,
+  StaleRevisionError,
+  StoreUnavailableError,
+  type ToolBinding,
+  type UserCapabilityData,
+  type UserCapabilityRecord,
+  type UserCapabilityStore,
+  UserStoreError,
+  type UserStoreOptions,
+  newRevision,
+  newUserCapabilityId,
+} from './store.js';
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'create user_capabilities',
+    statements: [
+      `CREATE TABLE user_capabilities (
+        id            text COLLATE "C" PRIMARY KEY,
+        owner_id      text NOT NULL,
+        markdown      text NOT NULL,
+        name          text NOT NULL,
+        description   text NOT NULL,
+        when_to_use   jsonb NOT NULL,
+        uses          jsonb NOT NULL,
+        dependencies  jsonb NOT NULL,
+        tool_bindings jsonb NOT NULL,
+        revision      text NOT NULL,
+        created_at    timestamptz NOT NULL,
+        updated_at    timestamptz NOT NULL
+      )`,
+      'CREATE INDEX user_capabilities_by_owner ON user_capabilities (owner_id, id)',
+    ],
+  },
+];
+
+// Advisory lock keys (classid, objid): 'capr' as a namespace so capreg's locks do not meet another
+// application's in the same database. Owners are keyed by hashtext(owner_id); two owners with the
+// same hash merely wait for each other.
+const LOCK_NAMESPACE_OWNER = 0x63617072;
+const LOCK_NAMESPACE_MIGRATIONS = 0x63617073;
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const QUERY_TIMEOUT_MS = 15_000;
+
+export interface PostgresUserStoreOptions extends UserStoreOptions {
+  /**
+   * A schema to keep the tables in (created when missing) instead of the connection's
+   * `search_path` default. Tests use one per run so that parallel runs do not collide.
+   */
+  schema?: string;
+}
+
+/** `postgres://user:***@host:port/db`: safe for messages and logs. */
+export function redactConnectionString(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    // Unparseable: keep only the scheme rather than risk echoing a password.
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? '';
+    return `${scheme}//<unparseable connection string>`;
+  }
+}
+
+/** The password of a connection URL, in every spelling it could appear in, for scrubbing messages. */
+function passwordSpellings(url: string): string[] {
+  try {
+    const raw = new URL(url).password;
+    if (!raw) return [];
+    const decoded = (() => {
+      try {
+        return decodeURIComponent(raw);
+      } catch {
+        return raw;
+      }
+    })();
+    return [...new Set([raw, decoded])];
+  } catch {
+    return [];
+  }
+}
+
+interface Row {
+  id: string;
+  owner_id: string;
+  markdown: string;
+  name: string;
+  description: string;
+  when_to_use: string[];
+  uses: string[];
+  dependencies: string[];
+  tool_bindings: ToolBinding[];
+  revision: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toRecord(row: Row): UserCapabilityRecord {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    markdown: row.markdown,
+    name: row.name,
+    description: row.description,
+    whenToUse: row.when_to_use,
+    uses: row.uses,
+    dependencies: row.dependencies,
+    toolBindings: row.tool_bindings,
+    revision: row.revision,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Parameters $3..$9, in the column order the statements below use. */
+function dataParameters(data: UserCapabilityData): unknown[] {
+  return [
+    data.markdown,
+    data.name,
+    data.description,
+    JSON.stringify(data.whenToUse),
+    JSON.stringify(data.uses),
+    JSON.stringify(data.dependencies),
+    JSON.stringify(data.toolBindings),
+  ];
+}
+
+/** A readable reason; a refused dual-stack connect is an AggregateError with an empty message. */
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(describe).join('; ');
+  if (error instanceof Error) return error.message || (error as NodeJS.ErrnoException).code || error.name;
+  return String(error);
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export class PostgresUserStore implements UserCapabilityStore {
+  /** The connection URL with its password masked. */
+  readonly target: string;
+  readonly #pool: pg.Pool;
+  readonly #schema: string | undefined;
+  readonly #maxPerOwner: number;
+  readonly #log: (line: string) => void;
+  readonly #secrets: string[];
+  readonly #ready: RetryingInit;
+  #closed = false;
+
+  /** Opens no connection: the first query (or `ping()`) connects and migrates. */
+  constructor(connectionString: string, options: PostgresUserStoreOptions = {}) {
+    this.target = redactConnectionString(connectionString);
+    this.#secrets = passwordSpellings(connectionString);
+    this.#maxPerOwner = resolveMaxPerOwner(options.maxPerOwner);
+    this.#log = options.log ?? (() => {});
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new UserStoreError('invalid-config', `schema name ${JSON.stringify(options.schema)} must match ${String(SCHEMA_NAME)}`);
+    }
+    this.#schema = options.schema;
+    this.#pool = new pg.Pool({
+      connectionString,
+      max: 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      application_name: 'capreg',
+      ...(this.#schema ? { options: `-c search_path=${this.#schema}` } : {}),
+    });
+    // An idle connection dropped by the server (restart, failover) is reported here; without a
+    // listener the EventEmitter would throw and take the whole process down with it.
+    this.#pool.on('error', (error) => {
+      this.#log(`capreg user store: idle PostgreSQL connection lost (${this.#scrub(error.message)}); it will be replaced`);
+    });
+    this.#ready = new RetryingInit(() => this.#migrate());
+  }
+
+  #scrub(text: string): string {
+    let out = text;
+    for (const secret of this.#secrets) out = out.split(secret).join('***');
+    return out;
+  }
+
+  #unavailable(error: unknown): StoreUnavailableError {
+    const reason = describe(error);
+    // The cause is kept for debugging; pg's errors carry host, port and user, never the password.
+    return new StoreUnavailableError(`user store unavailable: PostgreSQL ${this.target}: ${this.#scrub(reason)}`, { cause: error });
+  }
+
+  /** Runs `work` in a transaction on one connection; rolled back when it throws. */
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    // While checked out, a client has no listener of the pool's; a connection dropped between two
+    // queries would otherwise emit an unhandled 'error'. The failed query reports it instead.
+    const ignore = (): void => {};
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      client.removeListener('error', ignore);
+      client.release(broken);
+    }
+  }
+
+  async #migrate(): Promise<void> {
+    await this.#transaction(async (client) => {
+      // Replicas starting together: one migrates, the others wait and then find nothing to do.
+      await client.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_NAMESPACE_MIGRATIONS]);
+      if (this.#schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const applied = new Set(rows.map((row) => row.version));
+      for (const migration of POSTGRES_MIGRATIONS) {
+        if (applied.has(migration.version)) continue;
+        for (const statement of migration.statements) await client.query(statement);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      }
+      const known = Math.max(...POSTGRES_MIGRATIONS.map((m) => m.version));
+      const newest = Math.max(known, ...applied);
+      if (newest > known) {
+        // Migrations are additive, so a newer schema still serves this version (rolling upgrades).
+        this.#log(`capreg user store: schema version ${newest} is newer than this capreg knows (${known}); continuing`);
+      }
+    });
+  }
+
+  async #use<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreUnavailableError('the user store is closed');
+    try {
+      await this.#ready.run();
+      return await operation();
+    } catch (error) {
+      if (error instanceof UserStoreError) throw error;
+      throw this.#unavailable(error);
+    }
+  }
+
+  create(ownerId: string, data: UserCapabilityData): Promise<UserCapabilityRecord> {
+    return this.#use(() =>
+      this.#transaction(async (client) => {
+        // Serialises creates of one owner across replicas, so the count cannot be passed twice.
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE_OWNER, ownerId]);
+        const counted = await client.query<{ count: number }>('SELECT count(*)::int AS count FROM user_capabilities WHERE owner_id = $1', [ownerId]);
+        if (counted.rows[0]!.count >= this.#maxPerOwner) throw new LimitExceededError(this.#maxPerOwner);
+        const inserted = await client.query<Row>(
+          `INSERT INTO user_capabilities
+            (id, owner_id, markdown, name, description, when_to_use, uses, dependencies, tool_bindings, revision, created_at, updated_at)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), now())
+          RETURNING *`,
+          [newUserCapabilityId(), ownerId, ...dataParameters(data), newRevision()],
+        );
+        return toRecord(inserted.rows[0]!);
+      }),
+    );
+  }
+
+  update(ownerId: string, id: string, data: UserCapabilityData, expectedRevision?: string): Promise<UserCapabilityRecord> {
+    return this.#use(async () => {
+      // One conditional statement: a concurrent writer that commits first changes the revision,
+      // and PostgreSQL re-checks the WHERE clause against that new row before writing.
+      const updated = await this.#pool.query<Row>(
+        `UPDATE user_capabilities SET
+            markdown = $3, name = $4, description = $5, when_to_use = $6, uses = $7, dependencies = $8,
+            tool_bindings = $9, revision = $10, updated_at = now()
+          WHERE id = $1 AND owner_id = $2 AND ($11::text IS NULL OR revision = $11)
+          RETURNING *`,
+        [id, ownerId, ...dataParameters(data), newRevision(), expectedRevision ?? null],
+      );
+      if (updated.rows[0]) return toRecord(updated.rows[0]);
+      if (expectedRevision !== undefined) {
+        const owned = await this.#pool.query('SELECT 1 FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
+        if (owned.rowCount) throw new StaleRevisionError(id, expectedRevision);
+      }
+      throw new NotFoundError(id);
+    });
+  }
+
+  delete(ownerId: string, id: string): Promise<boolean> {
+    return this.#use(async () => {
+      const deleted = await this.#pool.query('DELETE FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
+      return (deleted.rowCount ?? 0) > 0;
+    });
+  }
+
+  get(id: string): Promise<UserCapabilityRecord | undefined> {
+    return this.#use(async () => {
+      const { rows } = await this.#pool.query<Row>('SELECT * FROM user_capabilities WHERE id = $1', [id]);
+      return rows[0] && toRecord(rows[0]);
+    });
+  }
+
+  listByOwner(ownerId: string): Promise<UserCapabilityRecord[]> {
+    return this.#use(async () => {
+      const { rows } = await this.#pool.query<Row>('SELECT * FROM user_capabilities WHERE owner_id = $1 ORDER BY id', [ownerId]);
+      return rows.map(toRecord);
+    });
+  }
+
+  countByOwner(ownerId: string): Promise<number> {
+    return this.#use(async () => {
+      const { rows } = await this.#pool.query<{ count: number }>('SELECT count(*)::int AS count FROM user_capabilities WHERE owner_id = $1', [ownerId]);
+      return rows[0]!.count;
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.#use(async () => {
+      await this.#pool.query('SELECT 1', []);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}
