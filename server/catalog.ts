@@ -2,9 +2,10 @@
 // caller's `catalogVersion`, and the single lookup that answers both "not found" and "not
 // accessible". Built once per manifest load; no MCP SDK code here.
 import { digestOf } from '../compiler/canonical.js';
+import { PROTOCOL_TOOL } from '../compiler/render.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import { canUse, type Grants } from './permissions.js';
-import { BASE_TOOL_NAMES, type ToolNames } from './tool-names.js';
+import type { ToolNames } from './tool-names.js';
 
 /** One row of `list_capabilities`. Field names are part of the contract. */
 export interface CatalogEntry {
@@ -144,8 +145,8 @@ function serve(capability: ManifestCapability, names: ToolNames, rewrite: (proto
  * so the instruction is rewritten here, once per manifest load.
  */
 export function protocolRewriter(names: ToolNames): (protocol: string) => string {
-  if (names.getCapabilityProtocol === BASE_TOOL_NAMES.getCapabilityProtocol) return (protocol) => protocol;
-  const from = `call \`${BASE_TOOL_NAMES.getCapabilityProtocol}\` with`;
+  if (names.getCapabilityProtocol === PROTOCOL_TOOL) return (protocol) => protocol;
+  const from = `call \`${PROTOCOL_TOOL}\` with`;
   const to = `call \`${names.getCapabilityProtocol}\` with`;
   return (protocol) => protocol.replaceAll(from, to);
 }

@@ -1,0 +1,61 @@
+// The thin client skill (Agent Skills format: `name` + `description` frontmatter, then Markdown).
+// It only teaches an agent how to find and load protocols; every workflow lives on the server.
+// `capreg build` writes it to dist/skill/SKILL.md. Pure: same options, same bytes.
+
+export interface ClientSkillOptions {
+  /** The server's `--tool-prefix` (e.g. `yi_`), '' for none. */
+  toolPrefix: string;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{0,64}$/;
+
+export function renderClientSkill(options: ClientSkillOptions): string {
+  const prefix = options.toolPrefix;
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new RangeError(`tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and "." (at most 64)`);
+  }
+  const list = `${prefix}list_capabilities`;
+  const get = `${prefix}get_capability_protocol`;
+  const user = `${prefix}get_current_user`;
+  return `---
+name: capability-registry
+description: Find and follow the capability protocols published by this organization's capreg MCP server. Use it before any task the organization may have a protocol for (reporting, automations, engineering workflows); the server decides which protocols you may use.
+---
+
+# Capability registry
+
+The capreg MCP server holds the organization's protocols: step-by-step workflows written for you.
+This skill only tells you how to find and load them. The protocols themselves are the rules.
+
+## Tools
+
+| Tool | Use |
+| --- | --- |
+| \`${list}\` | The capabilities you may use (no arguments). |
+| \`${get}\` | The protocol of one capability (\`{"capabilityId": "..."}\`). |
+| \`${user}\` | Who the server thinks you are, and your scopes. |
+
+## How to work
+
+1. Call \`${list}\` at the start of a task. Each entry has \`id\`, \`name\`, \`description\`,
+   \`whenToUse\`, \`protocolTool\` and \`protocolInput\`.
+2. Pick the capability whose \`whenToUse\` triggers match the request. If none matches, say so and
+   work without a protocol; if several match, ask which one is meant.
+3. Call the entry's \`protocolTool\` with its \`protocolInput\`, exactly as given.
+4. Follow the protocol step by step. Its rules, prohibitions and states override your habits.
+5. When the protocol points at another capability, load that one the same way when you reach it.
+
+## Rules
+
+- Never keep a protocol in memory between tasks, and never work from a remembered copy: load it
+  again every time. Protocols change, and the server always serves the current version.
+- When \`catalogVersion\` differs from the last listing you saw, list again before you pick.
+- Do not guess capability ids. Use only ids from the latest listing.
+- When a protocol cannot be loaded (\`"success": false\`, an error, or no answer), say that it could
+  not be loaded and stop that workflow. Do not improvise the steps from its name or description.
+- Do not ask the server for capabilities you were not shown, and do not pass identities or scopes in
+  tool arguments: the server knows you only by your credentials.
+- If the list is empty or a capability you expect is missing, call \`${user}\` and tell the user
+  which identity and scopes the server sees.
+`;
+}
