@@ -30,7 +30,8 @@ export class ConfigError extends Error {
 const LEVELS = ['off', 'warn', 'error'] as const;
 const TOP_LEVEL_KEYS = ['rules', 'limits'];
 const LIMIT_KEYS = ['maxFileBytes'];
-const ajv = createAjv({ strict: false, useDefaults: true });
+// `$data` lets an options schema relate two options (token-budget: bodyWarn <= bodyError).
+const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
 const optionValidators = new Map<string, ReturnType<typeof ajv.compile>>();
 
 function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | undefined {

@@ -58,7 +58,7 @@ export function runRules(
       const diagnostic: Diagnostic = {
         file: entry.file ?? entry.capability?.document.file ?? registry.toolsetsFile,
         ...entry.range,
-        severity: severityFor(level, entry.lesser),
+        severity: severityFor(level, entry.lesser, entry.severity),
         ruleId: rule.meta.id,
         message: formatMessage(template, entry.data),
       };

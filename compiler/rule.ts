@@ -27,6 +27,12 @@ export interface Report {
    * when the rule is set to error.
    */
   lesser?: boolean;
+  /**
+   * A hard limit inside a rule that is a warning by default (token-budget's `bodyError`): reported
+   * as an error whatever level the rule is set to, unless it is off. The counterpart of `lesser`;
+   * the limit itself is relaxed through the rule's options, not its level.
+   */
+  severity?: 'error';
   related?: { file: string; range: Range; message: string };
 }
 
@@ -80,7 +86,8 @@ export interface ResolvedRuleSetting<Options = unknown> {
   options: Options;
 }
 
-export function severityFor(level: 'warn' | 'error', lesser: boolean | undefined): Severity {
+export function severityFor(level: 'warn' | 'error', lesser: boolean | undefined, pinned?: 'error'): Severity {
+  if (pinned === 'error') return 'error';
   return level === 'warn' || lesser ? 'warning' : 'error';
 }
 
