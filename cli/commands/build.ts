@@ -4,6 +4,7 @@ import path from 'node:path';
 import { watch } from 'chokidar';
 import { emitManifest } from '../../compiler/compile.js';
 import { serializeManifest } from '../../compiler/manifest.js';
+import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
@@ -27,6 +28,8 @@ interface BuildSettings {
   maxWarnings: number | undefined;
   cache: boolean;
   builtAt: string | undefined;
+  /** dist/skill/SKILL.md, rendered for the server's tool prefix. */
+  clientSkill: string;
 }
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
@@ -44,6 +47,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
   });
   const manifestPath = path.join(settings.outDir, 'manifest.json');
   await writeFileAtomic(manifestPath, serializeManifest(manifest));
+  await writeFileAtomic(path.join(settings.outDir, 'skill', 'SKILL.md'), settings.clientSkill);
   context.stderr(
     `capreg build: wrote ${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)\n`,
   );
@@ -58,7 +62,14 @@ export const buildCommand: Command = async (argv, context) => {
     'max-warnings': { type: 'string' },
     'no-cache': { type: 'boolean' },
     watch: { type: 'boolean', short: 'w' },
+    'tool-prefix': { type: 'string' },
   });
+  let clientSkill: string;
+  try {
+    clientSkill = renderClientSkill({ toolPrefix: values['tool-prefix'] ?? '' });
+  } catch (error) {
+    throw new UsageError(`--tool-prefix: ${(error as Error).message}`);
+  }
   const root = findRegistryRoot(context.cwd, values.root);
   const settings: BuildSettings = {
     root,
@@ -67,6 +78,7 @@ export const buildCommand: Command = async (argv, context) => {
     maxWarnings: parseMaxWarnings(values['max-warnings']),
     cache: !values['no-cache'],
     builtAt: builtAtFrom(context.env),
+    clientSkill,
   };
   if (!values.watch) return buildOnce(settings, context);
   return watchAndBuild(settings, context);
