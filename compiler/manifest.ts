@@ -99,13 +99,15 @@ export function manifestCapability(capability: LintCapability): ManifestCapabili
     optionalToolsets: fm.optionalToolsets ?? [],
     protocolVersion: fm.protocol_version,
     protocolUpdated: fm.protocol_updated,
-    digest: digestOf({ frontmatter: fm, body: document.body }),
+    digest: '',
     references,
     protocol: renderProtocol(document, fm.protocol_version, fm.protocol_updated),
   };
   const optional = entry as unknown as Record<string, unknown>;
   for (const field of OPTIONAL_FIELDS) if (fm[field] !== undefined) optional[field] = fm[field];
-  return entry;
+  // The digest covers everything served for this capability, so equal revisions mean equal bytes.
+  const { digest: _unset, ...content } = entry;
+  return { ...entry, digest: digestOf(content) };
 }
 
 /** Assemble the manifest of a registry that linted without errors. */
