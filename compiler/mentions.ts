@@ -1,0 +1,199 @@
+// Mentions: where a name (a tool, a state, a retired-tool glob) occurs in a protocol body, as exact
+// file ranges, so that diagnostics point at the token itself.
+//
+// Boundaries: a name is found only where the characters on either side are not ASCII word
+// characters [A-Za-z0-9_]. `_` is a word character, so `work_log_record` is not found inside
+// `work_log_records` or `my_work_log_record`; `.` and `-` are not, so it is found in
+// "`work_log_record`." and "work_log_record-based". Non-ASCII letters are not word characters either,
+// so names are found inside Chinese text ("调用work_log_record工具").
+//
+// Nothing is skipped: fenced code, inline code, tables and HTML comments are all part of the body
+// that is served to the agent, and a tool named in an example is a tool named to the agent.
+// Matching is case-sensitive: tool and state names are identifiers.
+import type { CapabilityDocument, Range } from './types.js';
+
+const WORD_CHAR = /[A-Za-z0-9_]/;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A name as a regular expression source, with word boundaries on ends that are word characters. */
+export function namePatternSource(name: string): string {
+  const before = WORD_CHAR.test(name.charAt(0)) ? '(?<![A-Za-z0-9_])' : '';
+  const after = WORD_CHAR.test(name.charAt(name.length - 1)) ? '(?![A-Za-z0-9_])' : '';
+  return `${before}${escapeRegExp(name)}${after}`;
+}
+
+/** One regular expression (global) for a set of names; longer names first so the longest match wins. */
+export function namesPattern(names: Iterable<string>, flags = 'gu'): RegExp | undefined {
+  const sources = [...new Set(names)]
+    .filter((name) => name !== '')
+    .sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+    .map(namePatternSource);
+  return sources.length > 0 ? new RegExp(sources.join('|'), flags) : undefined;
+}
+
+/** Whether a `retiredTools` entry is a `prefix*` glob. */
+export function isGlob(entry: string): boolean {
+  return entry.endsWith('*');
+}
+
+/**
+ * A `retiredTools` entry as a global regular expression over text. A name matches itself; a glob
+ * `work_log_schedule_*` matches itself (also written `work_log_schedule_\*` in Markdown source) and
+ * any tool name that extends the prefix (`work_log_schedule_create`).
+ */
+export function retiredEntryPattern(entry: string, flags = 'gu'): RegExp {
+  if (!isGlob(entry)) return new RegExp(namePatternSource(entry), flags);
+  const prefix = entry.slice(0, -1);
+  const before = WORD_CHAR.test(prefix.charAt(0)) ? '(?<![A-Za-z0-9_])' : '';
+  return new RegExp(`${before}${escapeRegExp(prefix)}(?:\\\\?\\*|[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*(?![A-Za-z0-9_]))`, flags);
+}
+
+/** Whether a tool name is covered by a `retiredTools` entry (the name itself, or a glob's prefix). */
+export function matchesRetiredEntry(tool: string, entry: string): boolean {
+  return isGlob(entry) ? tool.startsWith(entry.slice(0, -1)) && tool.length >= entry.length : tool === entry;
+}
+
+/** The body of a document with offset <-> file position mapping. */
+export class BodyText {
+  private readonly lineStarts: number[] = [0];
+
+  constructor(
+    readonly text: string,
+    /** File line on which `text` starts. */
+    readonly firstLine: number,
+  ) {
+    for (let i = 0; i < text.length; i += 1) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+  }
+
+  private point(offset: number): { line: number; column: number } {
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if ((this.lineStarts[mid] ?? 0) <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: this.firstLine + low, column: offset - (this.lineStarts[low] ?? 0) + 1 };
+  }
+
+  /** File range of `text.slice(start, end)`. */
+  range(start: number, end: number): Range {
+    const a = this.point(start);
+    const b = this.point(Math.max(start, end));
+    return { line: a.line, column: a.column, endLine: b.line, endColumn: b.column };
+  }
+
+  /** Offset of a file position, clamped to the body; undefined when the line is not in the body. */
+  offsetAt(line: number, column: number): number | undefined {
+    const start = this.lineStarts[line - this.firstLine];
+    if (start === undefined) return undefined;
+    const next = this.lineStarts[line - this.firstLine + 1];
+    const lineEnd = next === undefined ? this.text.length : next - 1;
+    return Math.min(start + Math.max(column, 1) - 1, lineEnd);
+  }
+
+  /** Offsets of a file range inside the body, or undefined when it starts outside the body. */
+  offsets(range: Range): { start: number; end: number } | undefined {
+    const start = this.offsetAt(range.line, range.column);
+    if (start === undefined) return undefined;
+    const end = this.offsetAt(range.endLine, range.endColumn) ?? this.text.length;
+    return { start, end: Math.max(start, end) };
+  }
+}
+
+const bodies = new WeakMap<CapabilityDocument, BodyText>();
+
+/** The body of a document with its position mapping, built once per document. */
+export function bodyText(document: CapabilityDocument): BodyText {
+  let body = bodies.get(document);
+  if (!body) {
+    body = new BodyText(document.body, document.bodyStartLine);
+    bodies.set(document, body);
+  }
+  return body;
+}
+
+export interface Mention {
+  /** The text that matched (a tool name, a glob, a state). */
+  name: string;
+  /** Offset in `document.body`. */
+  offset: number;
+  range: Range;
+}
+
+// A word token, possibly compound (`a.b-c`): tool names may contain `.` and `-`.
+const TOKEN = /[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*/g;
+
+/**
+ * Every mention of a name in the body, in order. The body is split into word tokens once and each
+ * token is looked up with `isName` (a Set lookup for tool names), so the cost does not grow with the
+ * number of names. A compound token (`a.b-c`) yields its longest known parts, left to right.
+ */
+export function findNames(document: CapabilityDocument, isName: (candidate: string) => boolean): Mention[] {
+  const body = bodyText(document);
+  const mentions: Mention[] = [];
+  const add = (name: string, offset: number): void => {
+    mentions.push({ name, offset, range: body.range(offset, offset + name.length) });
+  };
+  for (const match of body.text.matchAll(TOKEN)) {
+    const token = match[0];
+    if (!/[.-]/.test(token)) {
+      if (isName(token)) add(token, match.index);
+      continue;
+    }
+    // Segment boundaries of the compound token: [start, end) of each [A-Za-z0-9_]+ run.
+    const segments = [...token.matchAll(/[A-Za-z0-9_]+/g)].map((s) => [s.index, s.index + s[0].length] as const);
+    let i = 0;
+    while (i < segments.length) {
+      let matched = -1;
+      for (let j = segments.length - 1; j >= i; j -= 1) {
+        const candidate = token.slice(segments[i]![0], segments[j]![1]);
+        if (isName(candidate)) {
+          add(candidate, match.index + segments[i]![0]);
+          matched = j;
+          break;
+        }
+      }
+      i = matched >= 0 ? matched + 1 : i + 1;
+    }
+  }
+  return mentions;
+}
+
+/**
+ * Matches of a global regular expression in the body (or in the part of it inside `within`, a file
+ * range), in order.
+ */
+export function findPattern(document: CapabilityDocument, pattern: RegExp, within?: Range): Mention[] {
+  const body = bodyText(document);
+  let start = 0;
+  let end = body.text.length;
+  if (within) {
+    const offsets = body.offsets(within);
+    if (!offsets) return [];
+    ({ start, end } = offsets);
+  }
+  const global = pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`);
+  global.lastIndex = start;
+  const mentions: Mention[] = [];
+  for (;;) {
+    const match = global.exec(body.text);
+    if (!match || match.index >= end) break;
+    if (match[0] === '') {
+      global.lastIndex += 1;
+      continue;
+    }
+    if (match.index + match[0].length <= end) {
+      mentions.push({ name: match[0], offset: match.index, range: body.range(match.index, match.index + match[0].length) });
+    }
+  }
+  return mentions;
+}
+
+/** The first occurrence of `name` (on word boundaries) inside a file range of the body. */
+export function findNameIn(document: CapabilityDocument, name: string, within: Range): Mention | undefined {
+  return findPattern(document, new RegExp(namePatternSource(name), 'gu'), within)[0];
+}
