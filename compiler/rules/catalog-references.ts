@@ -1,13 +1,143 @@
-// catalog-references: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
-import type { Rule } from '../rule.js';
+// catalog-references: one protocol points at another only through an inline `[text](capability:<id>)`
+// link. The manifest renders that link as an instruction to load the other protocol through the
+// catalog, so the caller's permissions are checked and each procedure keeps one owner and one
+// version. This rule checks that every such link targets an existing capability other than the
+// protocol itself, that no relative link reaches into another capability's folder, and (as a
+// warning) that other capabilities are not named in plain text where a link belongs.
+//
+// Plain-text mentions: by default only ids with a hyphen are looked for (`personal-automation`),
+// because one-word ids (`review`) are ordinary words in prose. Inline code counts (`` `x-y` `` is a
+// deliberate mention); fenced and indented code blocks, link URLs and the text of `capability:`
+// links do not. Matches are case-sensitive whole words, a hyphen being part of a word.
+import { suggestion } from '../did-you-mean.js';
+import { BodyPositions } from '../body-positions.js';
+import { linkTarget } from '../link-target.js';
+import type { LintCapability, Report, Rule } from '../rule.js';
+import type { LinkRef } from '../types.js';
 
-export const catalogReferences: Rule = {
+export interface CatalogReferencesOptions {
+  /** Which capability ids to look for in plain text: `hyphenated` ids only, `all` ids, or `off`. */
+  mentions: 'hyphenated' | 'all' | 'off';
+}
+
+/** A run of word characters; a hyphen joins words, so `non-personal-automation-x` is one word. */
+const WORD = /[A-Za-z0-9_-]+/g;
+
+export const catalogReferences: Rule<CatalogReferencesOptions> = {
   meta: {
     id: 'catalog-references',
-    description: 'TODO',
+    description: 'Protocols reference other capabilities only through inline `capability:` links to existing capabilities.',
     defaultLevel: 'error',
-    defaultOptions: {},
-    messages: {},
+    optionsSchema: {
+      type: 'object',
+      properties: { mentions: { enum: ['hyphenated', 'all', 'off'] } },
+    },
+    defaultOptions: { mentions: 'hyphenated' },
+    messages: {
+      unknown: 'link target "capability:{{id}}" is not a capability in this registry{{hint}}; link to the id of an existing capability',
+      empty: '`capability:` link has no capability id; write [text](capability:<id>) with the id of an existing capability',
+      self: 'capability "{{id}}" links to itself; the agent is already reading this protocol: remove the link or point it at another capability',
+      notInline:
+        '`capability:{{id}}` in {{what}} is not rendered as a catalog instruction for the agent; write an inline link [{{id}}](capability:{{id}}) instead',
+      relative:
+        'relative link "{{url}}" points into the folder of capability "{{id}}"; reference another capability only through the catalog: [{{id}}](capability:{{id}})',
+      mention:
+        'capability "{{id}}" is named in plain text; make it a catalog reference [{{id}}](capability:{{id}}) so that the agent loads it through the catalog',
+    },
   },
-  check() {},
+  check({ registry, options, report }) {
+    const idByFolder = new Map<string, string>();
+    for (const capability of registry.capabilities) {
+      if (!idByFolder.has(capability.document.folder)) idByFolder.set(capability.document.folder, capability.id);
+    }
+    const knownIds = [...registry.byId.keys()];
+    const mentionable = new Set(options.mentions === 'off' ? [] : knownIds.filter((id) => options.mentions === 'all' || id.includes('-')));
+
+    for (const capability of registry.capabilities) {
+      const { document } = capability;
+      for (const link of document.links) {
+        const target = linkTarget(link.url, document.file);
+        if (target.kind === 'capability') {
+          checkCapabilityLink(capability, link, target.id, registry.byId, knownIds, report);
+        } else if (target.kind === 'relative' && !target.inside && target.capabilityFolder !== undefined) {
+          const id = idByFolder.get(target.capabilityFolder);
+          if (id !== undefined && id !== capability.id) {
+            report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
+          }
+        }
+      }
+      if (mentionable.size > 0) reportMentions(capability, mentionable, report);
+    }
+  },
 };
+
+function checkCapabilityLink(
+  capability: LintCapability,
+  link: LinkRef,
+  id: string,
+  byId: ReadonlyMap<string, LintCapability>,
+  knownIds: string[],
+  report: (report: Report) => void,
+): void {
+  const range = link.range;
+  if (id.trim() === '') {
+    report({ capability, range, messageId: 'empty' });
+    return;
+  }
+  if (!byId.has(id)) {
+    report({ capability, range, messageId: 'unknown', data: { id, hint: suggestion(id, knownIds) } });
+    return;
+  }
+  // Self-links are reported here only; `reference-cycle` leaves cycles of one to this rule.
+  if (id === capability.id) {
+    report({ capability, range, messageId: 'self', data: { id } });
+    return;
+  }
+  if (link.kind !== 'link') {
+    const what = link.kind === 'image' ? 'an image' : 'a reference-style link definition';
+    report({ capability, range, messageId: 'notInline', data: { id, what } });
+  }
+}
+
+/** Body offsets [start, end) that are not prose for the purpose of mentions. */
+function excludedSpans(capability: LintCapability, positions: BodyPositions): [number, number][] {
+  const { document } = capability;
+  const spans: [number, number][] = [];
+  for (const link of document.links) {
+    const [start, end] = positions.offsets(link.range);
+    const target = linkTarget(link.url, document.file);
+    if (link.kind !== 'link' || target.kind === 'capability') {
+      spans.push([start, end]);
+      continue;
+    }
+    // The text of an ordinary link is prose; its destination is not. Autolinks are all destination.
+    const source = document.body.slice(start, end);
+    const destination = Math.max(source.lastIndexOf(']('), source.lastIndexOf(']['));
+    spans.push([destination >= 0 ? start + destination : start, end]);
+  }
+  for (const code of document.code) {
+    if (!code.inline) spans.push(positions.offsets(code.range));
+  }
+  return spans.sort((a, b) => a[0] - b[0]);
+}
+
+function reportMentions(capability: LintCapability, ids: ReadonlySet<string>, report: (report: Report) => void): void {
+  const { document } = capability;
+  const positions = new BodyPositions(document);
+  const spans = excludedSpans(capability, positions);
+  let next = 0;
+  for (const match of document.body.matchAll(WORD)) {
+    const word = match[0];
+    if (word === capability.id || !ids.has(word)) continue;
+    const start = match.index;
+    while (next < spans.length && (spans[next]?.[1] ?? 0) <= start) next += 1;
+    if (next < spans.length && (spans[next]?.[0] ?? Infinity) <= start) continue;
+    report({
+      capability,
+      range: positions.range(start, start + word.length),
+      messageId: 'mention',
+      data: { id: word },
+      lesser: true,
+    });
+  }
+}
