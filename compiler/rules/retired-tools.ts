@@ -1,13 +1,56 @@
-// retired-tools: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
+// retired-tools: every `retiredTools` entry (a tool name or a `prefix_*` glob) is named in the body
+// inside a sentence that forbids it. Agents with old habits, or old conversations, keep calling a
+// removed tool; only an explicit "never call `x`" in the protocol stops them.
+import { findPattern, retiredEntryPattern } from '../mentions.js';
+import { DEFAULT_PROHIBITION_MARKERS, MARKERS_OPTION_SCHEMA, exampleMarkers, prohibitionMatcher, splitSentences, type MarkersOptions } from '../prohibitions.js';
 import type { Rule } from '../rule.js';
+import { rangeForPath } from '../yaml-source.js';
 
-export const retiredTools: Rule = {
+export const retiredTools: Rule<MarkersOptions> = {
   meta: {
     id: 'retired-tools',
-    description: 'TODO',
+    description: 'Each `retiredTools` entry is named in the body inside a prohibition.',
     defaultLevel: 'error',
-    defaultOptions: {},
-    messages: {},
+    optionsSchema: { type: 'object', properties: { markers: MARKERS_OPTION_SCHEMA } },
+    defaultOptions: { markers: [...DEFAULT_PROHIBITION_MARKERS] },
+    messages: {
+      notNamed:
+        'retired tool `{{entry}}` is not named in the body; forbid it in a sentence with a marker such as {{examples}}, e.g. "Never call `{{entry}}`: it no longer exists; use … instead."',
+      notForbidden:
+        '`{{mention}}` is a retired tool (`retiredTools: {{entry}}`) but no sentence that names it forbids it; say so in the same sentence with a marker such as {{examples}}, e.g. "Never call `{{mention}}`; it no longer exists."',
+    },
   },
-  check() {},
+  check({ registry, options, report }) {
+    const matcher = prohibitionMatcher(options.markers);
+    const examples = exampleMarkers(options.markers, 3);
+    for (const capability of registry.capabilities) {
+      const { document, fm } = capability;
+      const entries = fm.retiredTools ?? [];
+      if (entries.length === 0) continue;
+      // Sentences of prose blocks; a mention counts as forbidden when its sentence has a marker.
+      const sentences = document.blocks.flatMap((block) => splitSentences(block.text).map((sentence) => sentence.text));
+      const seen = new Set<string>();
+      entries.forEach((entry, index) => {
+        if (seen.has(entry)) return; // a duplicate entry is the schema's business (uniqueItems)
+        seen.add(entry);
+        const pattern = retiredEntryPattern(entry);
+        const forbidden = sentences.some((sentence) => {
+          pattern.lastIndex = 0;
+          return pattern.test(sentence) && matcher.test(sentence);
+        });
+        if (forbidden) return;
+        const first = findPattern(document, pattern)[0];
+        if (first) {
+          report({ capability, range: first.range, messageId: 'notForbidden', data: { mention: first.name.replace('\\*', '*'), entry, examples } });
+        } else {
+          report({
+            capability,
+            range: rangeForPath(document.frontmatter.ranges, `/retiredTools/${index}`, document.frontmatter.range),
+            messageId: 'notNamed',
+            data: { entry, examples },
+          });
+        }
+      });
+    }
+  },
 };
