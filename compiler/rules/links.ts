@@ -1,13 +1,86 @@
-// links: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
+// links: every relative link, image and link definition in a protocol resolves to a file inside the
+// capability's own folder. The folder is the unit that is reviewed, versioned and moved together;
+// a link that leaves it, an absolute path or a missing file is broken for every reader.
+//
+// Not checked here: URLs with a scheme (`https:`, `mailto:` …), `#anchors` in the same document and
+// `capability:` links (see `catalog-references`, which also owns relative links into another
+// capability's folder, so that no link is reported twice). `#fragment` and `?query` are ignored and
+// `%20`-style escapes decoded before resolving.
+import { posix } from 'node:path';
+import { didYouMean } from '../did-you-mean.js';
+import { linkTarget } from '../link-target.js';
 import type { Rule } from '../rule.js';
 
 export const links: Rule = {
   meta: {
     id: 'links',
-    description: 'TODO',
+    description: 'Relative links and images resolve to a file inside the capability folder.',
     defaultLevel: 'error',
     defaultOptions: {},
-    messages: {},
+    messages: {
+      empty: '{{what}} has an empty target; link to a file in this capability folder (e.g. references/notes.md) or remove the link',
+      absolute:
+        '{{what}} "{{url}}" is an absolute path; use a path relative to this PROTOCOL.md that stays inside {{folder}}/ (e.g. references/notes.md)',
+      escapes:
+        '{{what}} "{{url}}" leaves the capability folder {{folder}}/ (resolves to {{resolved}}); keep linked files inside the folder, or link a web page with https:',
+      missing: '{{what}} "{{url}}" does not resolve: {{resolved}} does not exist{{hint}}; link to an existing file inside {{folder}}/',
+      folder: '{{what}} "{{url}}" points at the folder {{resolved}}, not a file; link to a file inside it',
+    },
   },
-  check() {},
+  check({ registry, report }) {
+    const capabilityFolders = new Set(registry.capabilities.map((capability) => capability.document.folder));
+    let folders: Set<string> | undefined;
+    const isFolder = (path: string): boolean => {
+      folders ??= foldersOf(registry.allPaths);
+      return folders.has(path);
+    };
+
+    for (const capability of registry.capabilities) {
+      const { document } = capability;
+      const folder = posix.dirname(document.file);
+      for (const link of document.links) {
+        const target = linkTarget(link.url, document.file);
+        const what = link.kind === 'image' ? 'image' : link.kind === 'definition' ? 'link definition' : 'link';
+        const data = { what, url: link.url, folder };
+        const range = link.range;
+        if (target.kind === 'empty') {
+          report({ capability, range, messageId: 'empty', data: { what } });
+        } else if (target.kind === 'absolute') {
+          report({ capability, range, messageId: 'absolute', data });
+        } else if (target.kind === 'relative') {
+          const resolved = target.resolved;
+          if (!target.inside) {
+            // Into another capability's folder: catalog-references tells the author to use `capability:`.
+            if (target.capabilityFolder !== undefined && capabilityFolders.has(target.capabilityFolder)) continue;
+            report({ capability, range, messageId: 'escapes', data: { ...data, resolved } });
+          } else if (registry.allPaths.has(resolved)) {
+            continue;
+          } else if (isFolder(resolved) || resolved === folder) {
+            report({ capability, range, messageId: 'folder', data: { ...data, resolved } });
+          } else {
+            const near = didYouMean(posix.relative(folder, resolved), filesUnder(registry.allPaths, folder));
+            const hint = near ? ` (did you mean ${near}?)` : '';
+            report({ capability, range, messageId: 'missing', data: { ...data, resolved, hint } });
+          }
+        }
+      }
+    }
+  },
 };
+
+function foldersOf(paths: Iterable<string>): Set<string> {
+  const folders = new Set<string>();
+  for (const path of paths) {
+    for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) {
+      const folder = path.slice(0, slash);
+      if (folders.has(folder)) break;
+      folders.add(folder);
+    }
+  }
+  return folders;
+}
+
+/** Paths of the files under `folder`, relative to it. */
+function* filesUnder(paths: Iterable<string>, folder: string): Iterable<string> {
+  for (const path of paths) if (path.startsWith(`${folder}/`)) yield path.slice(folder.length + 1);
+}

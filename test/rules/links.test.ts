@@ -1,0 +1,96 @@
+import { links } from '../../compiler/rules/links.js';
+import { protocol } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+
+// protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
+const A = 'capabilities/alpha/PROTOCOL.md';
+const alpha = (body: string): string => protocol({ id: 'alpha' }, body);
+
+ruleTable(links, {
+  valid: [
+    {
+      name: 'links, images and definitions to files in the folder',
+      files: {
+        [A]: alpha('See [notes](references/notes.md), [again](./references/notes.md#why) and [q](references/notes.md?plain=1).\n\n![diagram](img/flow%20chart.png)\n\n[ref]: references/notes.md\n'),
+        'capabilities/alpha/references/notes.md': 'notes',
+        'capabilities/alpha/img/flow chart.png': 'png',
+      },
+    },
+    {
+      name: 'URLs with a scheme, anchors, capability: links and protocol-relative URLs are not checked',
+      files: {
+        [A]: alpha('[a](https://example.com/x) [b](http://x) [c](mailto:a@b.c) [d](#tools) [e](capability:beta) [f](//cdn.example.com/x) <https://example.com>\n'),
+      },
+    },
+    {
+      name: "a link into another capability's folder is catalog-references' business",
+      files: {
+        [A]: alpha('[b](../beta/PROTOCOL.md) and [c](../beta/missing.md)\n'),
+        'capabilities/beta/PROTOCOL.md': protocol({ id: 'beta' }),
+      },
+    },
+    {
+      name: 'a link back into the own folder through ../',
+      files: { [A]: alpha('[self](../alpha/PROTOCOL.md)\n') },
+    },
+    {
+      name: 'empty body, no frontmatter',
+      files: { [A]: '', 'capabilities/beta/PROTOCOL.md': '---\nid: [\n---\n' },
+    },
+  ],
+  invalid: [
+    {
+      name: 'a missing file, with a suggestion',
+      files: { [A]: alpha('Intro.\n\nSee [the notes](references/note.md).\n'), 'capabilities/alpha/references/notes.md': 'x' },
+      errors: [
+        {
+          line: 13,
+          column: 5,
+          endColumn: 36,
+          message: 'link "references/note.md" does not resolve: capabilities/alpha/references/note.md does not exist (did you mean references/notes.md?); link to an existing file inside capabilities/alpha/',
+        },
+      ],
+    },
+    {
+      name: 'a missing image and definition, Chinese text before them',
+      files: { [A]: alpha('见图：![流程](img/流程.png)\n\n[详情]: ./details.md "标题"\n') },
+      errors: [
+        { line: 11, column: 4, message: 'image "img/流程.png" does not resolve: capabilities/alpha/img/流程.png does not exist; link' },
+        { line: 13, column: 1, message: 'link definition "./details.md" does not resolve' },
+      ],
+    },
+    {
+      name: 'escaping the folder',
+      files: {
+        [A]: alpha('[t](../toolsets.yaml)\n[r](../../README.md)\n[s](../shared/common.md)\n'),
+        'capabilities/shared/common.md': 'x',
+        'README.md': 'x',
+      },
+      errors: [
+        { line: 11, column: 1, message: 'link "../toolsets.yaml" leaves the capability folder capabilities/alpha/ (resolves to capabilities/toolsets.yaml)' },
+        { line: 12, column: 1, message: 'resolves to README.md' },
+        { line: 13, column: 1, message: 'resolves to capabilities/shared/common.md' },
+      ],
+    },
+    {
+      name: 'an absolute path',
+      files: { [A]: alpha('- [x](/capabilities/alpha/references/a.md)\n'), 'capabilities/alpha/references/a.md': 'x' },
+      errors: [{ line: 11, column: 3, message: 'link "/capabilities/alpha/references/a.md" is an absolute path; use a path relative to this PROTOCOL.md' }],
+    },
+    {
+      name: 'an empty target and a folder',
+      files: { [A]: alpha('[x]() and [y](references/) and [z](./)\n'), 'capabilities/alpha/references/a.md': 'x' },
+      errors: [
+        { line: 11, column: 1, message: 'link has an empty target' },
+        { line: 11, column: 11, message: 'link "references/" points at the folder capabilities/alpha/references, not a file' },
+        { line: 11, column: 32, message: 'points at the folder capabilities/alpha, not a file' },
+      ],
+    },
+    {
+      name: 'file names are case-sensitive; level warn',
+      level: 'warn',
+      files: { [A]: alpha('[x](References/A.md)\n'), 'capabilities/alpha/references/a.md': 'x' },
+      errors: [{ line: 11, column: 1, severity: 'warning', message: 'did you mean references/a.md?' }],
+    },
+  ],
+});
