@@ -1,0 +1,240 @@
+// The version gate's core (SPEC §5): match the capabilities of the base and the new tree by folder,
+// classify each (unchanged, changed, added, removed), work out the bump a change needs and judge the
+// bump it got. Pure: parsed documents in, changes and diagnostics out; Git and the disk are the CLI's.
+import { canonicalJson } from '../canonical.js';
+import { formatMessage } from '../rule.js';
+import type { CapabilityDocument, Diagnostic, Range } from '../types.js';
+import { requiredBump, type RequiredBump } from './required-bump.js';
+import { BUMP_ORDER, bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove, type BumpLevel, type VersionMove } from './semver.js';
+
+export type ChangeKind = 'unchanged' | 'changed' | 'added' | 'removed';
+
+/** `breaking`: reported as a breaking change (a removed capability), a warning rather than a failure. */
+export type Verdict = 'pass' | 'fail' | 'breaking';
+
+export interface VersionFields {
+  /** `protocol_version` as written (stringified when YAML made it a number), undefined when absent. */
+  version?: string;
+  updated?: string;
+}
+
+export interface CapabilityChange {
+  /** The capability's folder name: how the two trees are matched. */
+  id: string;
+  kind: ChangeKind;
+  /** The PROTOCOL.md in the new tree (in the base tree for a removed capability). */
+  file: string;
+  before?: VersionFields;
+  after?: VersionFields;
+  /** For changed capabilities: what the change needs. */
+  required: RequiredBump;
+  /** How `protocol_version` moved; `invalid` when either side is not MAJOR.MINOR.PATCH. */
+  move?: VersionMove | 'invalid';
+  verdict: Verdict;
+  /** Why the verdict is not `pass`, one sentence each (the diagnostics' messages). */
+  problems: string[];
+  /** A removed folder whose protocol reappears under another folder (same name or same body). */
+  renamedTo?: string;
+  renamedFrom?: string;
+  /** The file's bytes changed but what is served did not (line endings, YAML layout, comments). */
+  servedUnchanged?: boolean;
+}
+
+export interface GateResult {
+  /** One entry per capability folder of either tree, sorted by id. */
+  changes: CapabilityChange[];
+  diagnostics: Diagnostic[];
+}
+
+export const GATE_RULES = {
+  versionBump: 'version-bump',
+  versionDate: 'version-date',
+  capabilityRemoved: 'capability-removed',
+} as const;
+
+export const GATE_MESSAGES = {
+  notBumped: 'needs {{level}}: {{reasons}}; protocol_version is still {{from}} (expected {{expected}} or higher)',
+  tooSmall: 'needs {{level}}: {{reasons}}; got {{move}} {{from}} → {{to}} (expected {{expected}} or higher)',
+  down: 'protocol_version went down from {{from}} to {{to}}; a version only increases (expected {{expected}} or higher)',
+  invalid: 'protocol_version "{{value}}" is not a valid version: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
+  missing: 'protocol_version is missing: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
+  dateUnchanged:
+    'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
+  dateBackwards: 'protocol_updated moved backwards from {{from}} to {{to}}; it is the date of the latest change and only moves forward',
+  removed: 'capability `{{id}}` was removed: agents and user capabilities that load it by id will no longer find it (a breaking change)',
+  renamed:
+    'capability folder `{{id}}` was renamed to `{{to}}`: agents and user capabilities that load `{{id}}` by id will no longer find it (a breaking change)',
+} as const;
+
+const FILE_START: Range = { line: 1, column: 1, endLine: 1, endColumn: 1 };
+
+function versionFields(document: CapabilityDocument): VersionFields {
+  const data = document.frontmatter.data ?? {};
+  const text = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : typeof value === 'string' ? value : canonicalJson(value));
+  const fields: VersionFields = {};
+  const version = text(data.protocol_version);
+  const updated = text(data.protocol_updated);
+  if (version !== undefined) fields.version = version;
+  if (updated !== undefined) fields.updated = updated;
+  return fields;
+}
+
+/** Where gate diagnostics point: the `protocol_version` line of the changed file (SPEC §5). */
+export function versionRange(document: CapabilityDocument): Range {
+  const ranges = document.frontmatter.ranges['/protocol_version'];
+  if (!ranges) return document.frontmatter.present ? { ...document.frontmatter.range, endLine: document.frontmatter.range.line, endColumn: 4 } : FILE_START;
+  const start = ranges.key ?? ranges.value;
+  return { line: start.line, column: start.column, endLine: ranges.value.endLine, endColumn: ranges.value.endColumn };
+}
+
+/** The content that is served, minus the version fields: equal means no bump is needed. */
+function servedContent(document: CapabilityDocument): string {
+  const { protocol_version: _version, protocol_updated: _updated, ...rest } = document.frontmatter.data ?? {};
+  return canonicalJson({ frontmatter: document.frontmatter.data === undefined ? null : rest, body: document.body });
+}
+
+interface Problem {
+  ruleId: string;
+  message: string;
+}
+
+function judgeVersions(before: VersionFields, after: VersionFields, required: RequiredBump): { move: CapabilityChange['move']; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const bump = (ruleId: string, template: string, data: Record<string, string>): void => {
+    problems.push({ ruleId, message: formatMessage(template, data) });
+  };
+  const from = before.version !== undefined ? parseVersion(before.version) : undefined;
+  const to = after.version !== undefined ? parseVersion(after.version) : undefined;
+  const neededLevel: BumpLevel = required.level === 'none' ? 'patch' : required.level;
+  const expected = from ? formatVersion(bumpVersion(from, neededLevel)) : '1.0.0';
+  const decisive = required.reasons.filter((reason) => reason.level === required.level).map((reason) => reason.text).join('; ');
+
+  let move: CapabilityChange['move'];
+  if (after.version === undefined) {
+    bump(GATE_RULES.versionBump, GATE_MESSAGES.missing, { expected });
+  } else if (!to) {
+    bump(GATE_RULES.versionBump, GATE_MESSAGES.invalid, { value: after.version, expected });
+    move = 'invalid';
+  } else if (!from) {
+    move = 'invalid'; // the base was not valid: nothing to compare against, the new version stands
+  } else {
+    move = versionMove(from, to);
+    const data = { level: required.level, reasons: decisive, from: formatVersion(from), to: formatVersion(to), expected, move };
+    if (move === 'down') bump(GATE_RULES.versionBump, GATE_MESSAGES.down, data);
+    else if (required.level !== 'none' && BUMP_ORDER[move] < BUMP_ORDER[required.level]) {
+      bump(GATE_RULES.versionBump, move === 'none' ? GATE_MESSAGES.notBumped : GATE_MESSAGES.tooSmall, data);
+    }
+  }
+
+  const datesComparable = before.updated !== undefined && after.updated !== undefined && isIsoDate(before.updated) && isIsoDate(after.updated);
+  if (datesComparable) {
+    const [was, is] = [before.updated!, after.updated!];
+    if (is < was) bump(GATE_RULES.versionDate, GATE_MESSAGES.dateBackwards, { from: was, to: is });
+    else if (is === was && move !== undefined && move !== 'none' && move !== 'invalid' && move !== 'down') {
+      bump(GATE_RULES.versionDate, GATE_MESSAGES.dateUnchanged, { date: is, from: before.version!, to: after.version! });
+    }
+  }
+  return { move, problems };
+}
+
+function nameOf(document: CapabilityDocument): string | undefined {
+  const name = document.frontmatter.data?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** Pair removed folders with added ones that carry the same protocol (same body, or same name). */
+function findRenames(removed: CapabilityDocument[], added: CapabilityDocument[]): Map<string, string> {
+  const renames = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const match of [(a: CapabilityDocument, b: CapabilityDocument) => a.body === b.body, (a: CapabilityDocument, b: CapabilityDocument) => nameOf(a) !== undefined && nameOf(a) === nameOf(b)]) {
+    for (const old of removed) {
+      if (renames.has(old.folder)) continue;
+      const next = added.find((candidate) => !taken.has(candidate.folder) && match(old, candidate));
+      if (next) {
+        renames.set(old.folder, next.folder);
+        taken.add(next.folder);
+      }
+    }
+  }
+  return renames;
+}
+
+export function compareRegistries(base: readonly CapabilityDocument[], head: readonly CapabilityDocument[]): GateResult {
+  const baseByFolder = new Map(base.map((document) => [document.folder, document]));
+  const headByFolder = new Map(head.map((document) => [document.folder, document]));
+  const removedDocuments = base.filter((document) => !headByFolder.has(document.folder));
+  const addedDocuments = head.filter((document) => !baseByFolder.has(document.folder));
+  const renames = findRenames(removedDocuments, addedDocuments);
+  const renamedFrom = new Map([...renames].map(([from, to]) => [to, from]));
+
+  const changes: CapabilityChange[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const none: RequiredBump = { level: 'none', reasons: [] };
+
+  for (const after of head) {
+    const before = baseByFolder.get(after.folder);
+    if (!before) {
+      const from = renamedFrom.get(after.folder);
+      changes.push({ id: after.folder, kind: 'added', file: after.file, after: versionFields(after), required: none, verdict: 'pass', problems: [], ...(from ? { renamedFrom: from } : {}) });
+      continue;
+    }
+    const [beforeFields, afterFields] = [versionFields(before), versionFields(after)];
+    if (before.contentHash === after.contentHash) {
+      changes.push({ id: after.folder, kind: 'unchanged', file: after.file, before: beforeFields, after: afterFields, required: none, verdict: 'pass', problems: [] });
+      continue;
+    }
+    const required = servedContent(before) === servedContent(after) ? none : requiredBump(before, after);
+    const versionsTouched = beforeFields.version !== afterFields.version || beforeFields.updated !== afterFields.updated;
+    if (required.level === 'none' && !versionsTouched) {
+      changes.push({
+        id: after.folder,
+        kind: 'unchanged',
+        file: after.file,
+        before: beforeFields,
+        after: afterFields,
+        required,
+        verdict: 'pass',
+        problems: [],
+        servedUnchanged: true,
+      });
+      continue;
+    }
+    const { move, problems } = judgeVersions(beforeFields, afterFields, required);
+    const range = versionRange(after);
+    for (const problem of problems) {
+      diagnostics.push({ file: after.file, ...range, severity: 'error', ruleId: problem.ruleId, message: problem.message, capabilityId: after.folder });
+    }
+    changes.push({
+      id: after.folder,
+      kind: 'changed',
+      file: after.file,
+      before: beforeFields,
+      after: afterFields,
+      required,
+      ...(move !== undefined ? { move } : {}),
+      verdict: problems.length > 0 ? 'fail' : 'pass',
+      problems: problems.map((problem) => problem.message),
+    });
+  }
+
+  for (const before of removedDocuments) {
+    const to = renames.get(before.folder);
+    const message = to
+      ? formatMessage(GATE_MESSAGES.renamed, { id: before.folder, to })
+      : formatMessage(GATE_MESSAGES.removed, { id: before.folder });
+    diagnostics.push({ file: before.file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.capabilityRemoved, message, capabilityId: before.folder });
+    changes.push({
+      id: before.folder,
+      kind: 'removed',
+      file: before.file,
+      before: versionFields(before),
+      required: none,
+      verdict: 'breaking',
+      problems: [message],
+      ...(to ? { renamedTo: to } : {}),
+    });
+  }
+
+  changes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { changes, diagnostics };
+}

@@ -1,0 +1,82 @@
+// `--format markdown`: the gate's summary for a pull-request comment or $GITHUB_STEP_SUMMARY.
+// One table row per capability that changed, was added or was removed; then every problem.
+import type { LintReport } from '../formatters/types.js';
+import type { CapabilityChange } from './compare.js';
+import type { GateSummary } from './report.js';
+
+const MAX_PROBLEMS = 50;
+
+/** A table cell: no pipes or line breaks may leak into the table syntax. */
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function versionCell(change: CapabilityChange): string {
+  const from = change.before?.version ?? '—';
+  const to = change.after?.version ?? '—';
+  if (change.kind === 'added') return `— → ${to}`;
+  if (change.kind === 'removed') return `${from} → —`;
+  return `${from} → ${to}`;
+}
+
+function requiredCell(change: CapabilityChange): string {
+  if (change.kind === 'removed') return 'breaking';
+  if (change.kind === 'added') return '—';
+  return change.required.level;
+}
+
+function reasonsCell(change: CapabilityChange): string {
+  if (change.kind === 'added') return change.renamedFrom ? `new capability (renamed from \`${change.renamedFrom}\`)` : 'new capability';
+  if (change.kind === 'removed') return change.renamedTo ? `folder renamed to \`${change.renamedTo}\`` : 'capability removed';
+  if (change.required.reasons.length === 0) return 'version fields only';
+  return change.required.reasons.map((reason) => reason.text).join('; ');
+}
+
+function verdictCell(change: CapabilityChange): string {
+  if (change.verdict === 'breaking') return '⚠️ breaking';
+  if (change.verdict === 'pass') return '✅ pass';
+  const moved = change.move && change.move !== 'invalid' ? ` (got ${change.move === 'none' ? 'no bump' : change.move})` : '';
+  return `❌ fail${moved}`;
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+export function formatGateMarkdown(report: LintReport & { gate?: GateSummary }): string {
+  const lines: string[] = [];
+  const gate = report.gate;
+  const passed = gate ? gate.passed : report.errorCount === 0;
+  lines.push(`### capreg protocol gate: ${passed ? '✅ passed' : '❌ failed'}`, '');
+  if (gate) {
+    const count = (kind: CapabilityChange['kind']): number => gate.changes.filter((change) => change.kind === kind).length;
+    lines.push(
+      `Compared with \`${cell(gate.against)}\` (\`${gate.baseCommit.slice(0, 12)}\`): ${count('changed')} changed, ${count('added')} added, ${count('removed')} removed, ${count('unchanged')} unchanged.`,
+      '',
+    );
+    const listed = gate.changes.filter((change) => change.kind !== 'unchanged');
+    if (listed.length > 0) {
+      lines.push('| Capability | Version | Required | Reasons | Verdict |', '| --- | --- | --- | --- | --- |');
+      for (const change of listed) {
+        lines.push(`| \`${change.id}\` | ${cell(versionCell(change))} | ${requiredCell(change)} | ${cell(reasonsCell(change))} | ${verdictCell(change)} |`);
+      }
+      lines.push('');
+    } else {
+      lines.push('No capability changed.', '');
+    }
+    const cosmetic = gate.changes.filter((change) => change.servedUnchanged).map((change) => `\`${change.id}\``);
+    if (cosmetic.length > 0) {
+      lines.push(`Changed only in line endings or YAML layout, so no bump needed: ${cosmetic.join(', ')}.`, '');
+    }
+    lines.push(`Lint of the new tree: ${plural(gate.lint.errorCount, 'error')}, ${plural(gate.lint.warningCount, 'warning')}.`, '');
+  }
+  if (report.diagnostics.length > 0) {
+    lines.push('**Problems**', '');
+    for (const d of report.diagnostics.slice(0, MAX_PROBLEMS)) {
+      lines.push(`- **${d.severity}** \`${d.file}:${d.line}:${d.column}\` ${d.message.replace(/\r?\n/g, ' ')} (\`${d.ruleId}\`)`);
+    }
+    if (report.diagnostics.length > MAX_PROBLEMS) lines.push(`- … and ${report.diagnostics.length - MAX_PROBLEMS} more`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}

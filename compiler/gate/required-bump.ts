@@ -1,0 +1,250 @@
+// The version bump a change needs (SPEC §5), with the reasons that decide it. Pure: two parsed
+// PROTOCOL.md documents of the same capability in, a level and its reasons out.
+//
+// The principle behind the table (docs/gate.md has it in full): a change that can break an agent
+// or a caller that relied on the old protocol (it sees the capability less often, a tool, state or
+// trigger it used is gone, a tool it called is now forbidden) is major; a change that only adds
+// what callers may use is minor; anything else that changes what is served is patch.
+import { canonicalJson } from '../canonical.js';
+import { formatMessage } from '../rule.js';
+import type { CapabilityDocument } from '../types.js';
+import { BUMP_ORDER, type BumpLevel } from './semver.js';
+
+export type ReasonCode = keyof typeof REASONS;
+
+export interface BumpReason {
+  code: ReasonCode;
+  level: BumpLevel;
+  /** What changed, e.g. "requiredToolsets gained `billing`". */
+  text: string;
+}
+
+export interface RequiredBump {
+  /** `none` when nothing that is served changed (e.g. only line endings or YAML layout). */
+  level: BumpLevel | 'none';
+  /** Every reason found, the decisive (highest-level) ones first. */
+  reasons: BumpReason[];
+}
+
+/** One entry per kind of change: its level and how it is described. Message text lives here only. */
+export const REASONS = {
+  'required-toolset-added': { level: 'major', message: 'requiredToolsets gained {{items}}' },
+  'tool-removed': { level: 'major', message: 'tools table lost {{items}}' },
+  'state-removed': { level: 'major', message: 'states lost {{items}}' },
+  'trigger-removed': { level: 'major', message: 'whenToUse lost {{items}}' },
+  'retired-tool-added': { level: 'major', message: 'retiredTools gained {{items}}' },
+  'scope-constraint-removed': { level: 'major', message: 'scopeConstraints lost {{items}}' },
+  'schema-removed': { level: 'major', message: '{{field}} removed' },
+  'schema-changed': { level: 'major', message: '{{field}} changed' },
+  'trigger-added': { level: 'minor', message: 'whenToUse gained {{items}}' },
+  'optional-toolset-added': { level: 'minor', message: 'optionalToolsets gained {{items}}' },
+  'optional-toolset-removed': { level: 'minor', message: 'optionalToolsets lost {{items}}' },
+  'required-toolset-removed': { level: 'minor', message: 'requiredToolsets lost {{items}} (more callers can see it)' },
+  'state-added': { level: 'minor', message: 'states gained {{items}}' },
+  'tool-added': { level: 'minor', message: 'tools table gained {{items}}' },
+  'section-added': { level: 'minor', message: 'section added: {{items}}' },
+  'section-removed': { level: 'minor', message: 'section removed: {{items}}' },
+  'retired-tool-removed': { level: 'minor', message: 'retiredTools lost {{items}}' },
+  'scope-constraint-added': { level: 'minor', message: 'scopeConstraints gained {{items}}' },
+  'constraint-added': { level: 'minor', message: 'constraints gained {{items}}' },
+  'constraint-removed': { level: 'minor', message: 'constraints lost {{items}}' },
+  'evidence-type-added': { level: 'minor', message: 'evidenceTypes gained {{items}}' },
+  'evidence-type-removed': { level: 'minor', message: 'evidenceTypes lost {{items}}' },
+  'schema-added': { level: 'minor', message: '{{field}} added' },
+  'section-renamed': { level: 'patch', message: 'section renamed: {{items}}' },
+  'trigger-reworded': { level: 'patch', message: 'whenToUse reworded (case or spacing): {{items}}' },
+  'list-reordered': { level: 'patch', message: '{{field}} reordered' },
+  'field-changed': { level: 'patch', message: '{{field}} changed' },
+  'body-changed': { level: 'patch', message: 'protocol wording changed' },
+} as const satisfies Record<string, { level: BumpLevel; message: string }>;
+
+/** Fields the gate itself owns: they are compared by the verdict, not as content. */
+const VERSION_FIELDS = new Set(['protocol_version', 'protocol_updated']);
+
+/** List fields whose items are compared one by one: [field, code when an item is added, when removed]. */
+const SET_FIELDS: readonly [string, ReasonCode, ReasonCode][] = [
+  ['requiredToolsets', 'required-toolset-added', 'required-toolset-removed'],
+  ['optionalToolsets', 'optional-toolset-added', 'optional-toolset-removed'],
+  ['states', 'state-added', 'state-removed'],
+  ['retiredTools', 'retired-tool-added', 'retired-tool-removed'],
+  ['scopeConstraints', 'scope-constraint-added', 'scope-constraint-removed'],
+  ['evidenceTypes', 'evidence-type-added', 'evidence-type-removed'],
+];
+const SCHEMA_FIELDS = new Set(['inputSchema', 'outputSchema']);
+const MAX_ITEMS = 5;
+
+/** "`a`, `b` and 3 more". */
+export function formatItems(items: readonly string[]): string {
+  const shown = items.slice(0, MAX_ITEMS).map((item) => `\`${item.replace(/`/g, "'")}\``);
+  const rest = items.length - shown.length;
+  return rest > 0 ? `${shown.join(', ')} and ${rest} more` : shown.join(', ');
+}
+
+function reason(code: ReasonCode, data: { items?: readonly string[]; field?: string }): BumpReason {
+  const entry = REASONS[code];
+  const text = formatMessage(entry.message, {
+    ...(data.items ? { items: formatItems(data.items) } : {}),
+    ...(data.field ? { field: data.field } : {}),
+  });
+  return { code, level: entry.level, text };
+}
+
+function stringList(value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined;
+}
+
+function missingFrom(items: readonly string[], other: readonly string[]): string[] {
+  const present = new Set(other);
+  return [...new Set(items.filter((item) => !present.has(item)))];
+}
+
+const sameList = (a: readonly unknown[], b: readonly unknown[]): boolean => canonicalJson(a) === canonicalJson(b);
+
+/** Triggers route by meaning: case and spacing alone are wording. */
+function triggerKey(trigger: string): string {
+  return trigger.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+function compareSet(field: string, before: string[], after: string[], added: ReasonCode, removed: ReasonCode, out: BumpReason[]): void {
+  const gained = missingFrom(after, before);
+  const lost = missingFrom(before, after);
+  if (gained.length > 0) out.push(reason(added, { items: gained }));
+  if (lost.length > 0) out.push(reason(removed, { items: lost }));
+  if (gained.length === 0 && lost.length === 0 && !sameList(before, after)) out.push(reason('list-reordered', { field }));
+}
+
+function compareTriggers(before: string[], after: string[], out: BumpReason[]): void {
+  const beforeKeys = new Map(before.map((trigger) => [triggerKey(trigger), trigger]));
+  const afterKeys = new Map(after.map((trigger) => [triggerKey(trigger), trigger]));
+  const gained = [...afterKeys].filter(([key]) => !beforeKeys.has(key)).map(([, trigger]) => trigger);
+  const lost = [...beforeKeys].filter(([key]) => !afterKeys.has(key)).map(([, trigger]) => trigger);
+  const reworded = [...afterKeys]
+    .filter(([key, trigger]) => beforeKeys.has(key) && beforeKeys.get(key) !== trigger)
+    .map(([key, trigger]) => `${beforeKeys.get(key)} → ${trigger}`);
+  if (gained.length > 0) out.push(reason('trigger-added', { items: gained }));
+  if (lost.length > 0) out.push(reason('trigger-removed', { items: lost }));
+  if (reworded.length > 0) out.push(reason('trigger-reworded', { items: reworded }));
+  if (gained.length === 0 && lost.length === 0 && reworded.length === 0 && !sameList(before, after)) {
+    out.push(reason('list-reordered', { field: 'whenToUse' }));
+  }
+}
+
+function toolsOf(document: CapabilityDocument): string[] {
+  return [...new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.tool)))];
+}
+
+function headingsOf(document: CapabilityDocument): string[] {
+  return document.blocks.filter((block) => block.kind === 'heading').map((block) => block.text);
+}
+
+/**
+ * Sections are compared by heading. A heading whose text changed at the same place in an outline
+ * of the same length is a rename (wording); otherwise new headings are added sections.
+ */
+function compareSections(before: string[], after: string[], out: BumpReason[]): void {
+  const keys = (list: string[]): string[] => list.map(triggerKey);
+  const [beforeKeys, afterKeys] = [keys(before), keys(after)];
+  if (canonicalJson(beforeKeys) === canonicalJson(afterKeys)) return;
+  if (before.length === after.length) {
+    const differing = beforeKeys.flatMap((key, index) => (key === afterKeys[index] ? [] : [index]));
+    const renamed = differing.every((index) => !afterKeys.includes(beforeKeys[index]!) && !beforeKeys.includes(afterKeys[index]!));
+    if (renamed) {
+      out.push(reason('section-renamed', { items: differing.map((index) => `${before[index]} → ${after[index]}`) }));
+      return;
+    }
+  }
+  const remaining = new Map<string, number>();
+  for (const key of beforeKeys) remaining.set(key, (remaining.get(key) ?? 0) + 1);
+  const gained: string[] = [];
+  after.forEach((heading, index) => {
+    const key = afterKeys[index]!;
+    const count = remaining.get(key) ?? 0;
+    if (count > 0) remaining.set(key, count - 1);
+    else gained.push(heading);
+  });
+  const lost = before.filter((_, index) => {
+    const key = beforeKeys[index]!;
+    const count = remaining.get(key) ?? 0;
+    if (count > 0) {
+      remaining.set(key, count - 1);
+      return true;
+    }
+    return false;
+  });
+  if (gained.length > 0) out.push(reason('section-added', { items: gained }));
+  if (lost.length > 0) out.push(reason('section-removed', { items: lost }));
+}
+
+function describeConstraint(value: unknown): string {
+  if (typeof value === 'object' && value !== null && 'rationalization' in value && typeof value.rationalization === 'string') {
+    return value.rationalization;
+  }
+  return canonicalJson(value);
+}
+
+function compareConstraints(before: unknown, after: unknown, out: BumpReason[]): void {
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
+  const beforeKeys = new Set(list(before).map(canonicalJson));
+  const afterKeys = new Set(list(after).map(canonicalJson));
+  const gained = list(after).filter((item) => !beforeKeys.has(canonicalJson(item)));
+  const lost = list(before).filter((item) => !afterKeys.has(canonicalJson(item)));
+  if (gained.length > 0) out.push(reason('constraint-added', { items: gained.map(describeConstraint) }));
+  if (lost.length > 0) out.push(reason('constraint-removed', { items: lost.map(describeConstraint) }));
+  if (gained.length === 0 && lost.length === 0 && canonicalJson(before) !== canonicalJson(after)) {
+    out.push(reason('list-reordered', { field: 'constraints' }));
+  }
+}
+
+function compareFrontmatter(before: Record<string, unknown>, after: Record<string, unknown>, out: BumpReason[]): void {
+  const handled = new Set<string>(VERSION_FIELDS);
+  const triggersBefore = stringList(before.whenToUse);
+  const triggersAfter = stringList(after.whenToUse);
+  if (triggersBefore && triggersAfter) {
+    compareTriggers(triggersBefore, triggersAfter, out);
+    handled.add('whenToUse');
+  }
+  for (const [field, added, removed] of SET_FIELDS) {
+    const listBefore = stringList(before[field]);
+    const listAfter = stringList(after[field]);
+    if (!listBefore || !listAfter) continue; // not a list of strings on one side: compared as a whole below
+    compareSet(field, listBefore, listAfter, added, removed, out);
+    handled.add(field);
+  }
+  compareConstraints(before.constraints, after.constraints, out);
+  handled.add('constraints');
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((field) => !handled.has(field)).sort();
+  for (const field of fields) {
+    const [was, is] = [before[field], after[field]];
+    if (canonicalJson(was) === canonicalJson(is)) continue;
+    if (SCHEMA_FIELDS.has(field)) {
+      out.push(reason(was === undefined ? 'schema-added' : is === undefined ? 'schema-removed' : 'schema-changed', { field }));
+    } else {
+      out.push(reason('field-changed', { field }));
+    }
+  }
+}
+
+/**
+ * The bump that the change from `before` to `after` needs. Frontmatter is compared as parsed data
+ * and the body after line endings are normalized (the parser does that), so a change of line
+ * endings, YAML layout or comments needs no bump: what is served stays the same.
+ */
+export function requiredBump(before: CapabilityDocument, after: CapabilityDocument): RequiredBump {
+  const reasons: BumpReason[] = [];
+  compareFrontmatter(before.frontmatter.data ?? {}, after.frontmatter.data ?? {}, reasons);
+  if (before.body !== after.body) {
+    const toolsBefore = toolsOf(before);
+    const toolsAfter = toolsOf(after);
+    const gained = missingFrom(toolsAfter, toolsBefore);
+    const lost = missingFrom(toolsBefore, toolsAfter);
+    if (lost.length > 0) reasons.push(reason('tool-removed', { items: lost }));
+    if (gained.length > 0) reasons.push(reason('tool-added', { items: gained }));
+    compareSections(headingsOf(before), headingsOf(after), reasons);
+    reasons.push(reason('body-changed', {}));
+  }
+  // Stable sort: the decisive reasons first, in the order they were found within a level.
+  reasons.sort((a, b) => BUMP_ORDER[b.level] - BUMP_ORDER[a.level]);
+  const level = reasons[0]?.level ?? 'none';
+  return { level, reasons };
+}

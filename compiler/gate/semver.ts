@@ -1,0 +1,54 @@
+// Versions and dates as the gate compares them: `protocol_version` is strict MAJOR.MINOR.PATCH
+// (no pre-release, no build metadata, no ranges, no `latest`), `protocol_updated` an ISO date.
+
+export type BumpLevel = 'patch' | 'minor' | 'major';
+
+/** How a version moved between two trees. */
+export type VersionMove = 'none' | BumpLevel | 'down';
+
+export interface Version {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
+const ISO_DATE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+export const BUMP_ORDER: Record<BumpLevel | 'none', number> = { none: 0, patch: 1, minor: 2, major: 3 };
+
+export function parseVersion(text: string): Version | undefined {
+  const match = SEMVER.exec(text);
+  if (!match) return undefined;
+  const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (![major, minor, patch].every(Number.isSafeInteger)) return undefined;
+  return { major, minor, patch };
+}
+
+export function formatVersion(version: Version): string {
+  return `${version.major}.${version.minor}.${version.patch}`;
+}
+
+/** The level of the first component that differs, or `down` when `to` is lower than `from`. */
+export function versionMove(from: Version, to: Version): VersionMove {
+  for (const level of ['major', 'minor', 'patch'] as const) {
+    if (to[level] > from[level]) return level;
+    if (to[level] < from[level]) return 'down';
+  }
+  return 'none';
+}
+
+/** The smallest version that is a `level` bump of `from`. */
+export function bumpVersion(from: Version, level: BumpLevel): Version {
+  if (level === 'major') return { major: from.major + 1, minor: 0, patch: 0 };
+  if (level === 'minor') return { major: from.major, minor: from.minor + 1, patch: 0 };
+  return { ...from, patch: from.patch + 1 };
+}
+
+/** True for a real calendar date `YYYY-MM-DD` (2026-02-30 is not one). */
+export function isIsoDate(text: string): boolean {
+  const match = ISO_DATE.exec(text);
+  if (!match) return false;
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
+  return date.getUTCDate() === Number(match[3]);
+}
