@@ -1,13 +1,94 @@
-// tools-table: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
+// tools-table: the tools a protocol lists in its tools table exist in the capability's own toolsets
+// (required + optional), and every tool of a required toolset is listed. The table is the agent's
+// map of what it may call; a row for a tool it cannot have sends it to a call that fails, and a
+// missing row leaves a tool undocumented.
+import { suggestion } from '../did-you-mean.js';
+import { findNameIn } from '../mentions.js';
 import type { Rule } from '../rule.js';
+import { rangeForPath } from '../yaml-source.js';
+
+/** At most `limit` names in backticks, then "and N more". */
+function listNames(names: readonly string[], limit = 5): string {
+  const shown = names.slice(0, limit).map((name) => `\`${name}\``);
+  const more = names.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
 
 export const toolsTable: Rule = {
   meta: {
     id: 'tools-table',
-    description: 'TODO',
+    description: "Tools in the protocol's tools table exist in its toolsets; tools of required toolsets are all listed.",
     defaultLevel: 'error',
     defaultOptions: {},
-    messages: {},
+    messages: {
+      unknownTool:
+        'tool `{{tool}}` is not defined in any toolset of {{toolsetsFile}}; list only tools of this capability\'s toolsets ({{own}}){{hint}}',
+      foreignTool:
+        'tool `{{tool}}` belongs to toolset {{owners}}, which this capability neither requires nor lists as optional ({{own}}); add {{owners}} to `optionalToolsets`, or remove the row and link the capability that owns the tool with a `capability:` link',
+      omitted:
+        'the tools table has no row for {{tools}} of {{toolsets}}; add a row for each (write "not used here" if one is not for this protocol)',
+      noTable:
+        'the protocol has no tools table; add a `## Tools` section with a table whose first header cell is `Tool`, listing {{tools}} of {{toolsets}}',
+    },
   },
-  check() {},
+  check({ registry, report }) {
+    // Without a usable toolsets.yaml every tool would look unknown; toolsets-schema reports the file.
+    if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined) return;
+    for (const capability of registry.capabilities) {
+      const { document, fm } = capability;
+      // Without a well-typed `requiredToolsets` the capability's toolsets are unknown (frontmatter-schema reports it).
+      if (fm.requiredToolsets === undefined) continue;
+      const own = [...new Set([...fm.requiredToolsets, ...(fm.optionalToolsets ?? [])])].filter((id) => Object.hasOwn(registry.toolsets, id));
+      const ownTools = new Set(own.flatMap((id) => Object.keys(registry.toolsets[id]?.tools ?? {})));
+      const ownText = own.length > 0 ? own.join(', ') : 'it has none';
+      const listed = new Set<string>();
+
+      for (const table of document.toolsTables) {
+        for (const row of table.rows) {
+          listed.add(row.tool);
+          if (ownTools.has(row.tool)) continue;
+          const range = findNameIn(document, row.tool, row.range)?.range ?? row.range;
+          const owners = registry.toolOwners.get(row.tool);
+          if (owners && owners.length > 0) {
+            report({ capability, range, messageId: 'foreignTool', data: { tool: row.tool, owners: owners.join(', '), own: ownText } });
+          } else {
+            const candidates = ownTools.size > 0 ? ownTools : registry.toolOwners.keys();
+            report({
+              capability,
+              range,
+              messageId: 'unknownTool',
+              data: { tool: row.tool, toolsetsFile: registry.toolsetsFile, own: ownText, hint: suggestion(row.tool, candidates) },
+            });
+          }
+        }
+      }
+
+      // Lesser finding: tools of required toolsets the table omits.
+      const omittedBy = new Map<string, string[]>();
+      for (const id of new Set(fm.requiredToolsets)) {
+        for (const tool of Object.keys(registry.toolsets[id]?.tools ?? {})) {
+          if (listed.has(tool)) continue;
+          const toolsets = omittedBy.get(tool) ?? [];
+          toolsets.push(id);
+          omittedBy.set(tool, toolsets);
+        }
+      }
+      if (omittedBy.size === 0) continue;
+      const tools = listNames([...omittedBy.keys()]);
+      const ids = [...new Set([...omittedBy.values()].flat())];
+      const toolsets = `required toolset${ids.length > 1 ? 's' : ''} ${ids.join(', ')}`;
+      const firstTable = document.toolsTables[0];
+      if (firstTable) {
+        report({ capability, range: firstTable.range, messageId: 'omitted', data: { tools, toolsets }, lesser: true });
+      } else {
+        report({
+          capability,
+          range: rangeForPath(document.frontmatter.ranges, '/requiredToolsets', document.frontmatter.range),
+          messageId: 'noTable',
+          data: { tools, toolsets },
+          lesser: true,
+        });
+      }
+    }
+  },
 };
