@@ -1,0 +1,122 @@
+import { foreignTools } from '../../compiler/rules/foreign-tools.js';
+import { protocol } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+
+const ALPHA = 'capabilities/alpha/PROTOCOL.md';
+// protocol({id, requiredToolsets: [one toolset]}) starts the body on line 12.
+const alpha = (body: string, fields: Record<string, unknown> = {}): string => protocol({ id: 'alpha', requiredToolsets: ['work-logs'], ...fields }, body);
+const owner = (id: string, field = 'requiredToolsets'): Record<string, string> => ({
+  [`capabilities/${id}/PROTOCOL.md`]: protocol({ id, [field]: ['automation'] }),
+});
+
+ruleTable(foreignTools, {
+  valid: [
+    { name: 'own tools', files: { [ALPHA]: alpha('Call `work_log_record`, then `work_log_list`.\n') } },
+    {
+      name: 'tools of an optional toolset',
+      files: { [ALPHA]: alpha('Call `automation_create_task` when the caller has it.\n', { optionalToolsets: ['automation'] }) },
+    },
+    {
+      name: 'retired tools are left to retired-tools',
+      files: { [ALPHA]: alpha('Never call `automation_create_task` or automation_*.\n', { retiredTools: ['automation_*'] }) },
+    },
+    {
+      name: 'retired exact name',
+      files: { [ALPHA]: alpha('Never call `automation_list_tasks`.\n', { retiredTools: ['automation_list_tasks'] }) },
+    },
+    {
+      name: 'whole words only, case-sensitive',
+      files: { [ALPHA]: alpha('automation_create_tasks, my_automation_create_task, AUTOMATION_CREATE_TASK, automation_create.\n') },
+    },
+    {
+      name: 'rows of the tools table are left to tools-table',
+      files: { [ALPHA]: alpha('| Tool | Use |\n| --- | --- |\n| `work_log_record` | add |\n| `automation_create_task` | schedule |\n') },
+    },
+    {
+      name: 'a link to the owning capability',
+      files: { [ALPHA]: alpha('For schedules, load [beta](capability:beta).\n'), ...owner('beta') },
+    },
+    {
+      name: 'requiredToolsets that failed the schema: own toolsets unknown, nothing checked',
+      files: { [ALPHA]: protocol({ id: 'alpha', requiredToolsets: 'work-logs' }, 'Call automation_create_task.\n') },
+    },
+    { name: 'no frontmatter', files: { [ALPHA]: 'Call automation_create_task.\n' } },
+    { name: 'empty body', files: { [ALPHA]: alpha('') } },
+    {
+      name: 'a tool that two toolsets define, one of them own',
+      files: {
+        'capabilities/toolsets.yaml': 'a:\n  description: A.\n  tools:\n    shared_tool: { description: S. }\nb:\n  description: B.\n  tools:\n    shared_tool: { description: S. }\n',
+        [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['a'] }, 'Call shared_tool.\n'),
+      },
+    },
+  ],
+  invalid: [
+    {
+      name: 'a tool of a toolset another capability requires',
+      files: { [ALPHA]: alpha('Use `automation_create_task` to schedule.\nDo not guess.\n'), ...owner('beta') },
+      errors: [
+        {
+          line: 12,
+          column: 6,
+          endLine: 12,
+          endColumn: 28,
+          file: ALPHA,
+          message:
+            'tool `automation_create_task` belongs to toolset automation, which this capability neither requires nor lists as optional; do not name it here: link the capability that owns it, [beta](capability:beta), and let that protocol say how to use it',
+        },
+      ],
+    },
+    {
+      name: 'no capability requires the toolset',
+      files: { [ALPHA]: alpha('Use automation_create_task.\n') },
+      errors: [{ line: 12, column: 5, message: 'link the capability that uses that toolset with a `capability:` link (none requires it yet), or add automation to `optionalToolsets`' }],
+    },
+    {
+      name: 'second best: a capability that lists the toolset as optional',
+      files: { [ALPHA]: alpha('Use automation_create_task.\n'), ...owner('gamma', 'optionalToolsets') },
+      errors: [{ line: 12, column: 5, file: ALPHA, message: '[gamma](capability:gamma)' }],
+    },
+    {
+      name: 'several owning capabilities, sorted',
+      files: { [ALPHA]: alpha('Use automation_create_task.\n'), ...owner('delta'), ...owner('beta') },
+      errors: [{ line: 12, column: 5, file: ALPHA, message: '[beta](capability:beta) or [delta](capability:delta)' }],
+    },
+    {
+      name: 'Chinese text around the name',
+      files: { [ALPHA]: alpha('调用automation_create_task创建任务，不要猜测。\n') },
+      errors: [{ line: 12, column: 3, endColumn: 25 }],
+    },
+    {
+      name: 'every mention, code included',
+      files: { [ALPHA]: alpha('Call `automation_list_tasks`.\n\n```json\n{"tool": "automation_create_task"}\n```\n') },
+      errors: [
+        { line: 12, column: 7, message: 'tool `automation_list_tasks`' },
+        { line: 15, column: 11, message: 'tool `automation_create_task`' },
+      ],
+    },
+    {
+      name: 'a mention in another cell of a tools table row is prose',
+      files: { [ALPHA]: alpha('| Tool | Use |\n| --- | --- |\n| `work_log_record` | add; never `automation_create_task` |\n') },
+      errors: [{ line: 14, column: 35 }],
+    },
+    {
+      name: 'a capability without toolsets',
+      files: { [ALPHA]: protocol({ id: 'alpha' }, 'Call work_log_record.\n') },
+      errors: [{ line: 11, column: 6, message: 'belongs to toolset work-logs' }],
+    },
+    {
+      name: 'a dotted tool name',
+      files: {
+        'capabilities/toolsets.yaml': 'fs:\n  description: Files.\n  tools:\n    files.read: { description: Read. }\nown:\n  description: Own.\n  tools:\n    own_tool: { description: O. }\n',
+        [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['own'] }, 'Call own_tool, then files.read. Not files.readme.\n'),
+      },
+      errors: [{ line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],
+    },
+    {
+      name: 'level warn',
+      files: { [ALPHA]: alpha('Use automation_create_task.\n') },
+      level: 'warn',
+      errors: [{ line: 12, column: 5, severity: 'warning' }],
+    },
+  ],
+});
