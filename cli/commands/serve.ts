@@ -1,0 +1,210 @@
+// capreg serve: load the manifest (and principals), then serve MCP over stdio (default) or
+// Streamable HTTP (`--http`). Resolves with 0 on SIGINT/SIGTERM (or, on stdio, when the client
+// closes stdin); 2 when the manifest, principals or JWT settings are unusable at start.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
+import { LoadError } from '../../server/reloadable.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { isValidToolPrefix } from '../../server/tool-names.js';
+import { MCP_PATH, startHttpServer } from '../../server/transports/http.js';
+import { serveStdio } from '../../server/transports/stdio.js';
+import { UsageError, type CliContext, type Command } from '../context.js';
+import { findRegistryRoot } from '../root.js';
+
+export const DEFAULT_PORT = 8765;
+
+const SERVE_OPTIONS = {
+  root: { type: 'string' },
+  manifest: { type: 'string' },
+  principals: { type: 'string' },
+  http: { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'tool-prefix': { type: 'string' },
+  'jwt-jwks': { type: 'string' },
+  'jwt-public-key': { type: 'string' },
+  'jwt-issuer': { type: 'string' },
+  'jwt-audience': { type: 'string' },
+  'allowed-origins': { type: 'string' },
+} as const;
+
+// node:util directly rather than cli/options.ts: that module pulls in the formatters and the
+// compiler, which starting a server does not need.
+function parseArgsOrUsage(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: SERVE_OPTIONS, allowPositionals: false, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+interface ServeSettings {
+  manifestFile: string;
+  principalsFile: string | undefined;
+  toolPrefix: string;
+  http: { host: string; port: number; allowedOrigins: string[] | undefined } | undefined;
+  jwt: JwtOptions | undefined;
+}
+
+function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
+  const { values } = parseArgsOrUsage(argv);
+
+  // The root only matters for the default manifest path; an explicit --manifest works anywhere.
+  const manifestFile =
+    values.manifest !== undefined
+      ? path.resolve(context.cwd, values.manifest)
+      : path.join(findRegistryRoot(context.cwd, values.root), 'dist', 'manifest.json');
+
+  const toolPrefix = values['tool-prefix'] ?? '';
+  if (!isValidToolPrefix(toolPrefix)) {
+    throw new UsageError(`--tool-prefix "${toolPrefix}" may use only letters, digits, "_", "-" and "." (at most 64 characters)`);
+  }
+
+  const httpOnly = (['port', 'host', 'allowed-origins', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(
+    (flag) => values[flag] !== undefined,
+  );
+  if (!values.http && httpOnly.length > 0) {
+    throw new UsageError(`--${httpOnly[0]} applies only with --http (stdio takes its key from CAPREG_API_KEY)`);
+  }
+
+  const jwtGiven = values['jwt-jwks'] !== undefined || values['jwt-public-key'] !== undefined;
+  let jwt: JwtOptions | undefined;
+  if (jwtGiven || values['jwt-issuer'] !== undefined || values['jwt-audience'] !== undefined) {
+    if (values['jwt-jwks'] !== undefined && values['jwt-public-key'] !== undefined) {
+      throw new UsageError('give either --jwt-jwks or --jwt-public-key, not both');
+    }
+    if (!jwtGiven) throw new UsageError('--jwt-issuer and --jwt-audience need --jwt-jwks or --jwt-public-key');
+    const issuer = values['jwt-issuer'];
+    const audience = values['jwt-audience'];
+    if (!issuer || !audience) {
+      throw new UsageError('JWT verification needs both --jwt-issuer and --jwt-audience (tokens for another issuer or audience must not be accepted)');
+    }
+    const jwksSource = values['jwt-jwks'];
+    jwt = {
+      issuer,
+      audience,
+      ...(jwksSource !== undefined ? { jwks: /^https?:\/\//i.test(jwksSource) ? jwksSource : path.resolve(context.cwd, jwksSource) } : {}),
+      ...(values['jwt-public-key'] !== undefined ? { publicKeyFile: path.resolve(context.cwd, values['jwt-public-key']) } : {}),
+    };
+  }
+
+  const principalsFile = values.principals !== undefined ? path.resolve(context.cwd, values.principals) : undefined;
+
+  let http: ServeSettings['http'];
+  if (values.http) {
+    if (principalsFile === undefined && jwt === undefined) {
+      throw new UsageError('--http needs --principals FILE or a JWT verifier (--jwt-jwks or --jwt-public-key): otherwise no request could authenticate');
+    }
+    http = {
+      host: values.host ?? '127.0.0.1',
+      port: parsePort(values.port),
+      allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
+    };
+  }
+  return { manifestFile, principalsFile, toolPrefix, http, jwt };
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PORT;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`);
+  return port;
+}
+
+function parseOrigins(value: string): string[] {
+  const origins = value
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  if (origins.length === 0) throw new UsageError('--allowed-origins needs at least one origin, e.g. https://app.example.com');
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.origin !== origin.replace(/\/+$/, '').toLowerCase()) {
+      throw new UsageError(`--allowed-origins: "${origin}" is not an origin (scheme://host[:port], no path)`);
+    }
+  }
+  return origins;
+}
+
+function connectionHelp(url: string): string {
+  const snippet = {
+    mcpServers: {
+      capreg: { type: 'http', url, headers: { Authorization: 'Bearer <API key from the principals file, or a JWT>' } },
+    },
+  };
+  return `Connect an MCP client with this configuration:\n${JSON.stringify(snippet, null, 2)}\n`;
+}
+
+function waitForSignal(): { promise: Promise<void>; dispose: () => void } {
+  let dispose = (): void => {};
+  const promise = new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    dispose = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    };
+  });
+  return { promise, dispose };
+}
+
+export const serveCommand: Command = async (argv, context) => {
+  const settings = parseServeArgs(argv, context);
+  const log = (line: string): void => context.stderr(`${line}\n`);
+
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({
+      manifestFile: settings.manifestFile,
+      principalsFile: settings.principalsFile,
+      toolPrefix: settings.toolPrefix,
+      jwt: settings.jwt,
+      log,
+    });
+  } catch (error) {
+    if (error instanceof LoadError || error instanceof JwtConfigError) {
+      context.stderr(`capreg serve: ${error.message}\n`);
+      if (error instanceof LoadError && error.code === 'unreadable' && settings.manifestFile.endsWith(path.join('dist', 'manifest.json'))) {
+        context.stderr('capreg serve: run `capreg build` first, or pass --manifest FILE\n');
+      }
+      return 2;
+    }
+    throw error;
+  }
+
+  const health = runtime.health();
+  const signal = waitForSignal();
+  try {
+    if (settings.http) {
+      const server = await startHttpServer(runtime, { ...settings.http, log }).catch((error: NodeJS.ErrnoException) => {
+        throw new UsageError(`cannot listen on ${settings.http?.host}:${settings.http?.port}: ${error.code ?? error.message}`);
+      });
+      const url = `${server.url}${MCP_PATH}`;
+      log(`capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on ${url} (health: ${server.url}/healthz)`);
+      context.stderr(connectionHelp(url));
+      await signal.promise;
+      log('capreg serve: shutting down');
+      await server.close();
+    } else {
+      const apiKey = context.env['CAPREG_API_KEY'];
+      if (apiKey && settings.principalsFile === undefined) {
+        log('capreg serve: CAPREG_API_KEY is set but there is no --principals file; the session is unauthenticated');
+      }
+      const session = await serveStdio(runtime, { apiKey, log });
+      log(`capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on stdio`);
+      await Promise.race([signal.promise, session.closed]);
+      await session.close();
+    }
+  } finally {
+    signal.dispose();
+    await runtime.close();
+  }
+  return 0;
+};
