@@ -5,7 +5,7 @@ import { createLintRegistry, runRules } from './lint.js';
 import { FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rules as allRules } from './rules/index.js';
-import type { CapabilityDocument, Diagnostic, ManifestCapability, Toolsets } from './types.js';
+import type { CapabilityDocument, CapabilityFrontmatter, Diagnostic, ManifestCapability, Toolsets } from './types.js';
 import type { ParsedToolsets } from './toolsets.js';
 
 /** A catalog capability as the rules see it: frontmatter facts, no body (its protocol is not re-parsed). */
@@ -57,7 +57,12 @@ export interface CatalogContext {
 export function lintAgainstCatalog(
   document: CapabilityDocument,
   catalog: CatalogContext,
-  options: { rules?: readonly AnyRule[]; settings?: ReadonlyMap<string, ResolvedRuleSetting> } = {},
+  options: {
+    rules?: readonly AnyRule[];
+    settings?: ReadonlyMap<string, ResolvedRuleSetting>;
+    /** Frontmatter facts the document does not state itself (e.g. toolsets derived from its links). */
+    derived?: Partial<CapabilityFrontmatter>;
+  } = {},
 ): Diagnostic[] {
   const stubs = catalog.capabilities.filter((capability) => capability.id !== document.folder).map(catalogStub);
   const toolsetsSource: ParsedToolsets = {
@@ -72,5 +77,7 @@ export function lintAgainstCatalog(
     files: [],
     foldersWithoutProtocol: [],
   });
+  const own = registry.capabilities.find((capability) => capability.document === document);
+  if (own && options.derived) Object.assign(own.fm, options.derived);
   return runRules(registry, options.rules ?? allRules, options.settings ?? new Map()).filter((d) => d.file === document.file);
 }

@@ -1,0 +1,125 @@
+// Compile a user-defined capability (SPEC §8): the Markdown a user saves at run time, checked with
+// the same rules as the Git registry plus the user-only rules, against the catalog the author can
+// see now. Pure: the server supplies the catalog and stores the result.
+import { lintAgainstCatalog, type CatalogContext } from '../compile-one.js';
+import { parseCapability } from '../parse.js';
+import { capabilityTarget, renderBody } from '../render.js';
+import type { AnyRule } from '../rule.js';
+import { catalogReferences } from '../rules/catalog-references.js';
+import { duplicateContent } from '../rules/duplicate-content.js';
+import { foreignTools } from '../rules/foreign-tools.js';
+import { links } from '../rules/links.js';
+import { markdownSyntax } from '../rules/markdown-syntax.js';
+import { negativeRules } from '../rules/negative-rules.js';
+import { stateMachine } from '../rules/state-machine.js';
+import { tokenBudget } from '../rules/token-budget.js';
+import { toolsTable } from '../rules/tools-table.js';
+import { whenToUse } from '../rules/when-to-use.js';
+import type { Diagnostic } from '../types.js';
+import { userFrontmatter } from './rules/user-frontmatter.js';
+import { userToolBindings } from './rules/user-tool-bindings.js';
+import { userUses } from './rules/user-uses.js';
+
+/** Where a user capability's diagnostics point; not a valid id, so it can never collide with one. */
+export const USER_CAPABILITY_FILE = 'capabilities/~user/PROTOCOL.md';
+export const DEFAULT_MAX_USER_MARKDOWN_BYTES = 64 * 1024;
+
+/** Registry rules that apply to user capabilities too, followed by the user-only rules. */
+export const USER_CAPABILITY_RULES: readonly AnyRule[] = [
+  catalogReferences,
+  duplicateContent,
+  foreignTools,
+  links,
+  markdownSyntax,
+  negativeRules,
+  stateMachine,
+  tokenBudget,
+  toolsTable,
+  whenToUse,
+  userFrontmatter,
+  userToolBindings,
+  userUses,
+];
+
+export interface ToolBinding {
+  step: string;
+  capability: string;
+  tools: string[];
+}
+
+export interface CompiledUserCapability {
+  name: string;
+  description: string;
+  whenToUse: string[];
+  /** Declared: what the author may draw on. */
+  uses: string[];
+  /** Delivered: the capabilities the workflow actually links to, sorted. */
+  dependencies: string[];
+  toolBindings: ToolBinding[];
+  /** The body as served, `capability:` links rendered as catalog instructions. */
+  protocol: string;
+}
+
+export type UserCompileResult =
+  | { ok: true; capability: CompiledUserCapability; diagnostics: Diagnostic[] }
+  | { ok: false; diagnostics: Diagnostic[] };
+
+function sizeDiagnostic(bytes: number, limit: number): Diagnostic {
+  return {
+    file: USER_CAPABILITY_FILE,
+    line: 1,
+    column: 1,
+    endLine: 1,
+    endColumn: 1,
+    severity: 'error',
+    ruleId: 'user-frontmatter',
+    message: `the capability is ${bytes} bytes, over the ${limit}-byte limit for user capabilities`,
+  };
+}
+
+/**
+ * @param catalog the capabilities and toolsets the author can see right now; links to anything
+ *   else are reported exactly like links to capabilities that do not exist.
+ */
+export function compileUserCapability(
+  markdown: string,
+  catalog: CatalogContext,
+  options: { maxBytes?: number } = {},
+): UserCompileResult {
+  const limit = options.maxBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
+  const bytes = Buffer.byteLength(markdown, 'utf8');
+  if (bytes > limit) return { ok: false, diagnostics: [sizeDiagnostic(bytes, limit)] };
+  if (markdown.includes('\u0000')) {
+    return { ok: false, diagnostics: [{ ...sizeDiagnostic(0, limit), message: 'the capability contains a NUL character; it must be text' }] };
+  }
+
+  const document = parseCapability(USER_CAPABILITY_FILE, markdown);
+  const dependencies = [
+    ...new Set(document.links.map((link) => capabilityTarget(link.url)).filter((id): id is string => id !== undefined)),
+  ].sort();
+  const byId = new Map(catalog.capabilities.map((capability) => [capability.id, capability]));
+  // The workflow may name the tools of every capability it links to.
+  const reachableToolsets = [
+    ...new Set(dependencies.flatMap((id) => [...(byId.get(id)?.requiredToolsets ?? []), ...(byId.get(id)?.optionalToolsets ?? [])])),
+  ].sort();
+  const diagnostics = lintAgainstCatalog(document, catalog, {
+    rules: USER_CAPABILITY_RULES,
+    derived: { requiredToolsets: [], optionalToolsets: reachableToolsets },
+  });
+  if (diagnostics.some((d) => d.severity === 'error')) return { ok: false, diagnostics };
+
+  const data = document.frontmatter.data as unknown as Omit<CompiledUserCapability, 'dependencies' | 'protocol'>;
+  return {
+    ok: true,
+    diagnostics,
+    capability: {
+      name: data.name,
+      description: data.description,
+      whenToUse: data.whenToUse,
+      uses: data.uses,
+      dependencies,
+      toolBindings: data.toolBindings ?? [],
+      protocol: renderBody(document).replace(/^\n+/, ''),
+    },
+  };
+}

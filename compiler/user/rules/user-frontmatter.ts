@@ -1,0 +1,31 @@
+// user-frontmatter: a user capability's frontmatter parses and matches the user-capability schema
+// (name, description, whenToUse, uses, toolBindings; no id: the server assigns it).
+import { createAjv } from '../../ajv.js';
+import type { Rule } from '../../rule.js';
+import { schemaProblems } from '../../schema-messages.js';
+import userSchema from '../user-capability.schema.json' with { type: 'json' };
+
+const validate = createAjv({ strict: true }).compile(userSchema);
+const topLevelKeys = Object.keys(userSchema.properties);
+const bindingKeys = Object.keys(userSchema.properties.toolBindings.items.properties);
+
+export const userFrontmatter: Rule = {
+  meta: {
+    id: 'user-frontmatter',
+    description: 'A user capability frontmatter parses and matches the user-capability schema.',
+    defaultLevel: 'error',
+    defaultOptions: {},
+    messages: { problem: '{{message}}' },
+  },
+  check({ registry, report }) {
+    for (const capability of registry.capabilities) {
+      const { frontmatter } = capability.document;
+      for (const problem of frontmatter.problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
+      if (!frontmatter.data || validate(frontmatter.data)) continue;
+      const problems = schemaProblems(validate.errors, frontmatter.ranges, frontmatter.range, (path) =>
+        path === '' ? topLevelKeys : /^\/toolBindings\/\d+$/.test(path) ? bindingKeys : [],
+      );
+      for (const problem of problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
+    }
+  },
+};
