@@ -1,0 +1,147 @@
+// `capreg serve` as a command: argument checking (exit 2 / UsageError), refusing to start on an
+// invalid manifest (exit 2 with a clear message), and a spawned HTTP server that prints how to
+// connect and shuts down cleanly (exit 0) on SIGTERM and SIGINT.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveCommand } from '../../cli/commands/serve.js';
+import { UsageError, type CliContext } from '../../cli/context.js';
+import { serializeManifest } from '../../compiler/manifest.js';
+import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, serveArgv, tempDir, writeAtomic, writeManifest } from './helpers.js';
+
+let dir: string;
+let manifestFile: string;
+let principalsFile: string;
+
+function context(): CliContext & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { cwd: dir, env: {}, stdout: (text) => out.push(text), stderr: (text) => err.push(text), out, err };
+}
+
+beforeEach(() => {
+  dir = tempDir();
+  manifestFile = path.join(dir, 'manifest.json');
+  principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+});
+
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('capreg serve arguments', () => {
+  const usage: { label: string; argv: string[]; message: RegExp }[] = [
+    { label: 'an unknown flag', argv: ['--manifest', 'manifest.json', '--verbose'], message: /verbose/ },
+    { label: 'HTTP without any way to authenticate', argv: ['--manifest', 'manifest.json', '--http'], message: /--principals/ },
+    { label: 'an HTTP flag on stdio', argv: ['--manifest', 'manifest.json', '--port', '9000'], message: /only with --http/ },
+    { label: 'a bad port', argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--port', 'eighty'], message: /--port/ },
+    { label: 'a bad tool prefix', argv: ['--manifest', 'manifest.json', '--tool-prefix', 'a b'], message: /--tool-prefix/ },
+    {
+      label: 'a JWT key without issuer and audience',
+      argv: ['--manifest', 'manifest.json', '--http', '--jwt-public-key', 'key.pem'],
+      message: /--jwt-issuer and --jwt-audience/,
+    },
+    {
+      label: 'both JWT key sources',
+      argv: ['--manifest', 'manifest.json', '--http', '--jwt-public-key', 'k.pem', '--jwt-jwks', 'j.json', '--jwt-issuer', 'i', '--jwt-audience', 'a'],
+      message: /not both/,
+    },
+    {
+      label: 'an allowed origin with a path',
+      argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--allowed-origins', 'https://a.example/app'],
+      message: /not an origin/,
+    },
+    { label: 'no registry to find the default manifest in', argv: [], message: /no registry found/ },
+  ];
+  for (const { label, argv, message } of usage) {
+    it(`refuses ${label} as a usage error`, async () => {
+      const error = await serveCommand(argv, context()).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toMatch(message);
+    });
+  }
+
+  it('exits 2 with a clear message when the manifest is missing', async () => {
+    const ctx = context();
+    expect(await serveCommand(['--manifest', 'nope.json'], ctx)).toBe(2);
+    expect(ctx.err.join('')).toMatch(/cannot read manifest .*nope\.json: ENOENT/);
+    expect(ctx.out).toEqual([]);
+  });
+
+  it('uses dist/manifest.json under the registry root by default, and says to build when it is missing', async () => {
+    fs.mkdirSync(path.join(dir, 'capabilities'));
+    const ctx = context();
+    expect(await serveCommand(['--root', dir], ctx)).toBe(2);
+    expect(ctx.err.join('')).toContain(path.join(dir, 'dist', 'manifest.json'));
+    expect(ctx.err.join('')).toMatch(/capreg build/);
+  });
+
+  const invalid: { label: string; text: () => string; message: RegExp }[] = [
+    { label: 'not JSON', text: () => '{"schemaVersion": 1,', message: /not valid JSON/ },
+    {
+      label: 'tampered',
+      text: () => serializeManifest(makeManifest(STANDARD_CAPABILITIES)).replace('Do not skip steps.', 'Do everything.'),
+      message: /integrity/,
+    },
+    {
+      label: 'from a newer format',
+      text: () => serializeManifest({ ...makeManifest(STANDARD_CAPABILITIES), schemaVersion: 7 }),
+      message: /schemaVersion 7 is not supported/,
+    },
+  ];
+  for (const { label, text, message } of invalid) {
+    it(`exits 2 on a manifest that is ${label}`, async () => {
+      fs.writeFileSync(manifestFile, text());
+      const ctx = context();
+      expect(await serveCommand(['--manifest', 'manifest.json'], ctx)).toBe(2);
+      expect(ctx.err.join('')).toMatch(/invalid manifest/);
+      expect(ctx.err.join('')).toMatch(message);
+    });
+  }
+
+  it('exits 2 on an invalid principals file, without echoing key hashes', async () => {
+    const hash = 'ab'.repeat(32);
+    fs.writeFileSync(principalsFile, `principals:\n  - id: a\n    keySha256: ${hash}\n    scopes: [reports:read]\n  - id: a\n    keySha256: ${hash}\n    scopes: []\n`);
+    const ctx = context();
+    expect(await serveCommand(['--manifest', 'manifest.json', '--principals', 'principals.yaml'], ctx)).toBe(2);
+    expect(ctx.err.join('')).toMatch(/invalid principals file .*listed twice/);
+    expect(ctx.err.join('')).not.toContain(hash);
+  });
+});
+
+describe('capreg serve --http as a process', () => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`prints how to connect, serves, and exits 0 on ${signal}`, async () => {
+      const child = spawn(process.execPath, serveArgv(['--manifest', manifestFile, '--principals', principalsFile, '--http', '--port', '0']), {
+        cwd: dir,
+        env: { PATH: process.env['PATH'] ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          const match = /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(stderr);
+          if (match) resolve(match[1] as string);
+        });
+        child.once('exit', () => reject(new Error(`exited early: ${stderr}`)));
+      });
+      expect(stderr).toContain('"mcpServers"');
+      expect(stderr).toContain(`${url}/mcp`);
+      const health = (await (await fetch(`${url}/healthz`)).json()) as { status: string; capabilities: number };
+      expect(health).toMatchObject({ status: 'ok', capabilities: 4 });
+      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill(signal);
+      expect(await exit).toBe(0);
+      expect(stdout).toBe('');
+    });
+  }
+});
