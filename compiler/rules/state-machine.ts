@@ -1,13 +1,133 @@
-// state-machine: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
-import type { Rule } from '../rule.js';
+// state-machine: every state the agent can meet has an entry in the body that names it and says
+// what to do. An agent that does not know what PENDING or STALE means will guess; the entry is
+// where the protocol tells it, including what not to do.
+//
+// Required entries: every state in frontmatter `states`, and every state (toolsets.yaml
+// `tools.<tool>.states`) of a tool listed in the tools table.
+// An entry: a list item or a table row (rows of a tools table excepted) that names the state as a
+// whole word, case-sensitively, and has some text besides state names (at least three letters;
+// a Chinese character counts as two).
+// Undeclared entries (a lesser finding, always a warning): a list item or table row whose text
+// starts with an ALL-CAPS identifier (`**STALE** — …`, `STALE: …`, `| STALE | … |`) that no
+// declared state matches, in a section whose heading mentions states (state, status, 状态) or that
+// holds entries for declared states. Both conditions together keep "IMPORTANT: …" or "CSV export …"
+// in ordinary sections from being taken for states.
+import { findNameIn, namesPattern } from '../mentions.js';
+import type { LintCapability, LintRegistry, Rule, RuleContext } from '../rule.js';
+import type { TextBlock, ToolsTableRow } from '../types.js';
+import { rangeForPath } from '../yaml-source.js';
+
+/** An ALL-CAPS identifier at the start of an entry (two or more characters). */
+const LEADING_STATE = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?![A-Za-z0-9_])/;
+const STATE_SECTION = /state|status|状态/i;
+const MIN_WEIGHT = 3;
+
+/** How much an entry says besides the state names: letters, with CJK ideographs counting double. */
+function textWeight(text: string): number {
+  let weight = 0;
+  for (const char of text.matchAll(/\p{L}/gu)) weight += /\p{Script=Han}/u.test(char[0]) ? 2 : 1;
+  return weight;
+}
+
+/** States of a tool: from the capability's own toolsets when they define it, else from every toolset that does. */
+function statesOfTool(registry: LintRegistry, tool: string, own: readonly string[]): string[] {
+  const owners = registry.toolOwners.get(tool) ?? [];
+  const mine = owners.filter((id) => own.includes(id));
+  const states = (mine.length > 0 ? mine : owners).flatMap((id) => registry.toolsets[id]?.tools[tool]?.states ?? []);
+  return [...new Set(states)];
+}
+
+function leadingState(block: TextBlock): string | undefined {
+  const match = LEADING_STATE.exec(block.text);
+  const token = match?.[1];
+  return token !== undefined && token.length >= 2 ? token : undefined;
+}
 
 export const stateMachine: Rule = {
   meta: {
     id: 'state-machine',
-    description: 'TODO',
+    description: 'Every declared state and every state of a listed tool has an entry in the body that names it and says what to do.',
     defaultLevel: 'error',
     defaultOptions: {},
-    messages: {},
+    messages: {
+      missingDeclared:
+        'state "{{state}}" (declared in `states`) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **{{state}}** — what it means; what to do and what not to do"',
+      missingToolState:
+        'state "{{state}}" of tool `{{tool}}` (listed in the tools table) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **{{state}}** — what it means; what to do and what not to do"',
+      bare: 'the entry for state "{{state}}" only names it; say what the agent does in that state (and what it must not do)',
+      undeclared:
+        'entry for state "{{state}}", but neither `states` nor a tool of this capability declares it; add "{{state}}" to `states` (or to the tool\'s `states` in {{toolsetsFile}}), or remove the entry if no tool returns it',
+    },
   },
-  check() {},
+  check({ registry, report }) {
+    for (const capability of registry.capabilities) checkCapability(capability, registry, report);
+  },
 };
+
+function checkCapability(capability: LintCapability, registry: LintRegistry, report: RuleContext<unknown>['report']): void {
+  const { document, fm } = capability;
+  const own = [...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])];
+
+  // Required states, each with where to report it when its entry is missing.
+  const fmStates = fm.states ?? [];
+  const required = new Map<string, { index: number } | { tool: string; row: ToolsTableRow }>();
+  fmStates.forEach((state, index) => {
+    if (!required.has(state)) required.set(state, { index });
+  });
+  for (const table of document.toolsTables) {
+    for (const row of table.rows) {
+      for (const state of statesOfTool(registry, row.tool, own)) if (!required.has(state)) required.set(state, { tool: row.tool, row });
+    }
+  }
+
+  // Declared: what an entry may document without a warning.
+  const declared = new Set(required.keys());
+  for (const id of own) {
+    for (const tool of Object.values(registry.toolsets[id]?.tools ?? {})) for (const state of tool.states ?? []) declared.add(state);
+  }
+
+  const toolsTableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
+  const entries = document.blocks.filter(
+    (block) => block.kind === 'listItem' || (block.kind === 'tableRow' && !toolsTableLines.has(block.range.line)),
+  );
+
+  const documented = new Set<string>();
+  const bare = new Map<string, TextBlock>();
+  const pattern = namesPattern(declared);
+  if (pattern) {
+    for (const block of entries) {
+      const named = new Set([...block.text.matchAll(pattern)].map((match) => match[0]));
+      if (named.size === 0) continue;
+      const says = textWeight(block.text.replace(pattern, ' ')) >= MIN_WEIGHT;
+      for (const state of named) {
+        if (says) documented.add(state);
+        else if (!bare.has(state)) bare.set(state, block);
+      }
+    }
+  }
+
+  for (const [state, where] of required) {
+    if (documented.has(state)) continue;
+    const bareEntry = bare.get(state);
+    if (bareEntry) {
+      const range = findNameIn(document, state, bareEntry.range)?.range ?? bareEntry.range;
+      report({ capability, range, messageId: 'bare', data: { state } });
+    } else if ('index' in where) {
+      const range = rangeForPath(document.frontmatter.ranges, `/states/${where.index}`, document.frontmatter.range);
+      report({ capability, range, messageId: 'missingDeclared', data: { state } });
+    } else {
+      const range = findNameIn(document, where.tool, where.row.range)?.range ?? where.row.range;
+      report({ capability, range, messageId: 'missingToolState', data: { state, tool: where.tool } });
+    }
+  }
+
+  // Entries for states nothing declares, in sections about states.
+  const stateSections = new Set(entries.filter((block) => declared.has(leadingState(block) ?? '')).map((block) => block.section));
+  for (const block of entries) {
+    const state = leadingState(block);
+    if (state === undefined || declared.has(state)) continue;
+    if (!STATE_SECTION.test(block.section) && !stateSections.has(block.section)) continue;
+    const range = findNameIn(document, state, block.range)?.range ?? block.range;
+    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, lesser: true });
+  }
+}

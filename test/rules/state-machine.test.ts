@@ -1,0 +1,155 @@
+import { stateMachine } from '../../compiler/rules/state-machine.js';
+import { protocol } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+
+const FILE = 'capabilities/alpha/PROTOCOL.md';
+// declared(): `states` items PENDING and DONE on lines 11 and 12 (column 5), body from line 14.
+const declared = (body: string, states: unknown = ['PENDING', 'DONE']): Record<string, string> => ({
+  [FILE]: protocol({ id: 'alpha', states }, body),
+});
+// withTool(): requires work-logs (whose `work_log_generate` has states PENDING and DONE), body from line 12.
+const withTool = (body: string, fields: Record<string, unknown> = {}): Record<string, string> => ({
+  [FILE]: protocol({ id: 'alpha', requiredToolsets: ['work-logs'], ...fields }, body),
+});
+const ENTRIES = '## States\n\n- **PENDING** — keep polling.\n- **DONE** — show the result.\n';
+const TOOLS = '| Tool | Use |\n| --- | --- |\n| `work_log_generate` | start a report |\n';
+
+ruleTable(stateMachine, {
+  valid: [
+    { name: 'a list item per declared state', files: declared(ENTRIES) },
+    { name: 'a table row per state', files: declared('| State | What to do |\n| --- | --- |\n| PENDING | keep polling |\n| DONE | show the result |\n') },
+    { name: 'states of a tool in the tools table', files: withTool(`${TOOLS}\n${ENTRIES}`) },
+    { name: 'Chinese entries', files: declared('## 状态\n\n- **PENDING**：继续轮询。\n- **DONE**：展示结果。\n') },
+    { name: 'the state named inside the entry', files: declared('- Keep polling while the report is PENDING.\n- When it is DONE, show it.\n') },
+    { name: 'one entry for two states', files: declared('- PENDING or DONE: poll until it is done, then show it.\n') },
+    {
+      name: 'ALL-CAPS words in sections that are not about states',
+      files: declared(`${ENTRIES}\n## Rules\n\n- IMPORTANT: never guess.\n- CSV export only when asked.\n`),
+    },
+    { name: 'a state of an own tool that the table does not list is declared', files: withTool('## States\n\n- **PENDING** — keep polling.\n') },
+    { name: 'no states, no tools table', files: { [FILE]: protocol({ id: 'alpha' }) } },
+    { name: 'empty body, no states', files: { [FILE]: protocol({ id: 'alpha' }, '') } },
+    { name: 'states that failed the schema are the schema rule\'s business', files: declared('Do not guess.\n', 'PENDING') },
+    { name: 'no frontmatter', files: { [FILE]: '- Do not guess.\n' } },
+  ],
+  invalid: [
+    {
+      name: 'a declared state without an entry: reported at its `states` item',
+      files: declared('## States\n\n- **PENDING** — keep polling.\n'),
+      errors: [
+        {
+          line: 12,
+          column: 5,
+          endColumn: 9,
+          message:
+            'state "DONE" (declared in `states`) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **DONE** — what it means; what to do and what not to do"',
+        },
+      ],
+    },
+    {
+      name: 'empty body',
+      files: declared(''),
+      errors: [
+        { line: 11, column: 5, message: 'state "PENDING"' },
+        { line: 12, column: 5, message: 'state "DONE"' },
+      ],
+    },
+    {
+      name: 'names are case-sensitive',
+      files: declared('- Pending: keep polling.\n- Done: show it.\n'),
+      errors: [
+        { line: 11, column: 5, message: 'state "PENDING"' },
+        { line: 12, column: 5, message: 'state "DONE"' },
+      ],
+    },
+    {
+      name: 'states of a listed tool: reported at the tool in its row',
+      files: withTool(TOOLS),
+      errors: [
+        { line: 14, column: 4, endColumn: 21, message: 'state "DONE" of tool `work_log_generate` (listed in the tools table) has no entry in the body' },
+        { line: 14, column: 4, message: 'state "PENDING" of tool `work_log_generate`' },
+      ],
+    },
+    {
+      name: 'the tools table row is not an entry',
+      files: withTool('| Tool | Use |\n| --- | --- |\n| `work_log_generate` | returns PENDING, then DONE; poll it |\n'),
+      errors: [
+        { line: 14, column: 4, message: 'state "DONE"' },
+        { line: 14, column: 4, message: 'state "PENDING"' },
+      ],
+    },
+    {
+      name: 'a state both declared and of a tool is reported once, at `states`',
+      files: withTool(TOOLS, { states: ['PENDING'] }),
+      errors: [
+        { line: 12, column: 5, message: 'state "PENDING" (declared in `states`)' },
+        { line: 16, column: 4, message: 'state "DONE" of tool `work_log_generate`' },
+      ],
+    },
+    {
+      name: 'an entry that only names the state',
+      files: declared('- **PENDING** — keep polling.\n- **DONE**\n'),
+      errors: [
+        {
+          line: 15,
+          column: 5,
+          endColumn: 9,
+          message: 'the entry for state "DONE" only names it; say what the agent does in that state (and what it must not do)',
+        },
+      ],
+    },
+    {
+      name: 'a list of names is not an entry',
+      files: declared('- PENDING, DONE\n'),
+      errors: [
+        { line: 14, column: 3, message: 'state "PENDING" only names it' },
+        { line: 14, column: 12, message: 'state "DONE" only names it' },
+      ],
+    },
+    {
+      name: 'a table row with nothing to do',
+      files: declared('| State | Do |\n| --- | --- |\n| PENDING | 1 |\n| DONE | keep it |\n'),
+      errors: [{ line: 16, column: 3, message: 'state "PENDING" only names it' }],
+    },
+    {
+      name: 'a Chinese entry too short to say anything',
+      files: declared('- **PENDING**：等\n- **DONE**：展示结果。\n'),
+      errors: [{ line: 14, column: 5, message: 'state "PENDING" only names it' }],
+    },
+    {
+      name: 'an entry for a state nothing declares: a warning, even at level error',
+      files: declared(`${ENTRIES}- **STALE** — regenerate.\n`),
+      errors: [
+        {
+          line: 18,
+          column: 5,
+          endColumn: 10,
+          severity: 'warning',
+          message:
+            'entry for state "STALE", but neither `states` nor a tool of this capability declares it; add "STALE" to `states` (or to the tool\'s `states` in capabilities/toolsets.yaml), or remove the entry if no tool returns it',
+        },
+      ],
+    },
+    {
+      name: 'undeclared, in a section that holds declared entries',
+      files: declared('## Polling\n\n- **PENDING** — keep polling.\n- **DONE** — show it.\n- STALE: regenerate.\n'),
+      errors: [{ line: 18, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
+    },
+    {
+      name: 'undeclared, in a table under a Chinese 状态 heading',
+      files: { [FILE]: protocol({ id: 'alpha' }, '## 报告状态\n\n| 状态 | 处理 |\n| --- | --- |\n| STALE | 重新生成 |\n') },
+      errors: [{ line: 15, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
+    },
+    {
+      name: 'the frontmatter failed the schema elsewhere: states are still checked',
+      files: { [FILE]: '---\nid: alpha\nstates: [PENDING]\n---\nDo not guess.\n' },
+      errors: [{ line: 3, column: 10, message: 'state "PENDING"' }],
+    },
+    {
+      name: 'level warn',
+      files: declared(ENTRIES.replace('- **DONE** — show the result.\n', '')),
+      level: 'warn',
+      errors: [{ line: 12, column: 5, severity: 'warning' }],
+    },
+  ],
+});
