@@ -1,0 +1,229 @@
+// The PostgreSQL store against a real server: `eval "$(bash .ci/postgres.sh)"` starts one and sets
+// CAPREG_TEST_PG_URL. Without it the suite is skipped locally, and fails in CI (CI must run it).
+// Each test works in its own schema, so parallel runs on one database do not collide.
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { inspect } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openUserStore } from '../../server/user-store/open.js';
+import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString } from '../../server/user-store/postgres.js';
+import { isUserStoreError, type UserCapabilityStore } from '../../server/user-store/store.js';
+import { describeUserStoreContract, sampleData, type StoreBackend } from './contract.js';
+
+const url = process.env.CAPREG_TEST_PG_URL;
+const HOW = 'start one with: eval "$(bash .ci/postgres.sh)"';
+
+function uniqueSchema(): string {
+  return `capreg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+/** A port on the loopback interface where nothing listens. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A TCP relay to the real server that the test can cut and restore, to play a database outage. */
+class Relay {
+  readonly #sockets = new Set<net.Socket>();
+  #server: net.Server | undefined;
+
+  constructor(
+    readonly port: number,
+    readonly target: { host: string; port: number },
+  ) {}
+
+  async up(): Promise<void> {
+    this.#server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+        socket.on('close', () => this.#sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  async down(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    this.#server = undefined;
+  }
+}
+
+const PASSWORD = 'Sup3r-s3cret%2Fpw';
+
+describe('PostgreSQL user store without a database', () => {
+  it('answers store-unavailable quickly for a closed port, never showing the password', async () => {
+    const port = await closedPort();
+    const target = `postgres://capreg:${PASSWORD}@127.0.0.1:${port}/capreg`;
+    const lines: string[] = [];
+    const started = Date.now();
+    const store = await openUserStore(target, { root: '.', log: (line) => lines.push(line) });
+    const errors = await Promise.all([store.ping(), store.listByOwner('alice'), store.create('alice', sampleData())].map((p) => p.catch((e: unknown) => e)));
+    expect(Date.now() - started).toBeLessThan(3_000);
+    for (const error of errors) {
+      expect(isUserStoreError(error, 'store-unavailable')).toBe(true);
+      const text = `${(error as Error).message}\n${inspect(error, { depth: 10 })}`;
+      expect(text).toContain(`127.0.0.1:${port}`);
+      expect(text).not.toContain('s3cret');
+    }
+    expect((errors[0] as Error).message).toContain('ECONNREFUSED');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('s3cret');
+    await store.close();
+  });
+
+  it('masks the password in connection strings', () => {
+    expect(redactConnectionString(`postgres://capreg:${PASSWORD}@db.internal:5432/x?sslmode=require`)).toBe(
+      'postgres://capreg:***@db.internal:5432/x?sslmode=require',
+    );
+    expect(redactConnectionString('postgres://db.internal/x')).toBe('postgres://db.internal/x');
+    expect(redactConnectionString(`postgres://capreg:${PASSWORD}@[bad`)).not.toContain('s3cret');
+  });
+
+  it('refuses a schema name it would have to quote', () => {
+    expect(() => new PostgresUserStore('postgres://127.0.0.1/x', { schema: 'a"; DROP TABLE x; --' })).toThrow(/schema name/);
+  });
+});
+
+if (!url) {
+  if (process.env.CI) {
+    describe('PostgreSQL user store', () => {
+      it('runs in CI', () => {
+        throw new Error(`CAPREG_TEST_PG_URL is not set, and CI must run the PostgreSQL tests: ${HOW}`);
+      });
+    });
+  } else {
+    process.stderr.write(`test/user-store/postgres.test.ts: skipping the PostgreSQL tests: CAPREG_TEST_PG_URL is not set (${HOW})\n`);
+    describe.skip(`PostgreSQL user store (skipped: CAPREG_TEST_PG_URL is not set; ${HOW})`, () => {
+      it('needs a database', () => {});
+    });
+  }
+} else {
+  const databaseUrl = url;
+  const admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  afterAll(() => admin.end());
+
+  async function postgresBackend(): Promise<StoreBackend> {
+    const schema = uniqueSchema();
+    const opened: UserCapabilityStore[] = [];
+    return {
+      async open(options) {
+        const store = new PostgresUserStore(databaseUrl, { ...options, schema });
+        opened.push(store);
+        return store;
+      },
+      async appliedMigrations() {
+        const { rows } = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+        return rows.map((r) => r.version);
+      },
+      knownMigrations: POSTGRES_MIGRATIONS.map((m) => m.version),
+      async dispose() {
+        await Promise.all(opened.map((s) => s.close()));
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      },
+    };
+  }
+
+  describeUserStoreContract('PostgreSQL', postgresBackend);
+
+  describe('PostgreSQL user store', () => {
+    const schemas: string[] = [];
+    afterAll(async () => {
+      for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    });
+
+    function schemaForTest(): string {
+      const schema = uniqueSchema();
+      schemas.push(schema);
+      return schema;
+    }
+
+    it('refuses a wrong password as store-unavailable, without the password', async () => {
+      const wrong = new URL(databaseUrl);
+      wrong.password = 'Wr0ng-s3cret';
+      const store = new PostgresUserStore(wrong.toString(), { schema: schemaForTest() });
+      const error = await store.ping().catch((e: unknown) => e);
+      expect(isUserStoreError(error, 'store-unavailable')).toBe(true);
+      expect((error as Error).message).toMatch(/password authentication failed/);
+      expect(`${(error as Error).message}\n${inspect(error, { depth: 10 })}`).not.toContain('Wr0ng-s3cret');
+      await store.close();
+    });
+
+    it('opens through --user-store with a search_path in the URL', async () => {
+      const schema = schemaForTest();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const withSchema = new URL(databaseUrl);
+      withSchema.searchParams.set('options', `-c search_path=${schema}`);
+      const store = await openUserStore(withSchema.toString(), { root: '.' });
+      const created = await store.create('alice', sampleData());
+      const { rows } = await admin.query(`SELECT id FROM ${schema}.user_capabilities`);
+      expect(rows).toEqual([{ id: created.id }]);
+      await store.close();
+    });
+
+    it('starts while the database is down, and works once it is back', async () => {
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const schema = schemaForTest();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      through.searchParams.set('options', `-c search_path=${schema}`);
+      const lines: string[] = [];
+      const store = await openUserStore(through.toString(), { root: '.', log: (l) => lines.push(l) });
+      expect(lines).toHaveLength(1);
+      await expect(store.countByOwner('alice')).rejects.toMatchObject({ code: 'store-unavailable' });
+      await relay.up();
+      try {
+        expect(await store.countByOwner(`owner-${randomBytes(4).toString('hex')}`)).toBe(0);
+      } finally {
+        await store.close();
+        await relay.down();
+      }
+    });
+
+    it('survives the database going away mid-life: store-unavailable, no crash, then recovery', async () => {
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      await relay.up();
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      const lines: string[] = [];
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), log: (l) => lines.push(l) });
+      try {
+        const created = await store.create('alice', sampleData());
+        // Idle pooled connections are cut: the pool reports it through the log, not a crash.
+        await relay.down();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const error = await store.get(created.id).catch((e: unknown) => e);
+        expect(isUserStoreError(error, 'store-unavailable')).toBe(true);
+        expect(lines.some((l) => l.includes('idle PostgreSQL connection lost'))).toBe(true);
+        await relay.up();
+        expect(await store.get(created.id)).toEqual(created);
+      } finally {
+        await store.close();
+        await relay.down();
+      }
+    });
+
+    it('migrates once when several replicas start together', async () => {
+      const schema = schemaForTest();
+      const replicas = Array.from({ length: 5 }, () => new PostgresUserStore(databaseUrl, { schema }));
+      await Promise.all(replicas.map((r) => r.ping()));
+      const { rows } = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+      expect(rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+      await Promise.all(replicas.map((r) => r.close()));
+    });
+  });
+}
