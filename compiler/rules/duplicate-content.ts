@@ -1,13 +1,73 @@
-// duplicate-content: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
-import type { Rule } from '../rule.js';
+// duplicate-content: a paragraph or list item copied from another capability's protocol. A copy
+// freezes one version of someone else's procedure into this protocol and doubles its tokens; the
+// copy drifts when the original changes. Link to the owning capability with `capability:` instead.
+//
+// Blocks are compared after trimming, collapsing whitespace, Unicode NFKC and lower-casing; only
+// blocks at least `minLength` characters long (after that normalization) count, so that short
+// stock phrases ("Ask the user.") are not flagged. Headings and table rows are not compared (tools
+// tables legitimately repeat rows). Repeats inside one protocol are not this rule's concern.
+// The later copy (in file order) is reported, pointing at the first occurrence.
+import type { LintCapability, Rule } from '../rule.js';
+import type { TextBlock } from '../types.js';
 
-export const duplicateContent: Rule = {
+export interface DuplicateContentOptions {
+  /** Minimum length, in characters after normalization, of a block that counts as copied content. */
+  minLength: number;
+}
+
+export const duplicateContent: Rule<DuplicateContentOptions> = {
   meta: {
     id: 'duplicate-content',
-    description: 'TODO',
+    description: "A paragraph or list item is not copied from another capability's protocol.",
     defaultLevel: 'warn',
-    defaultOptions: {},
-    messages: {},
+    optionsSchema: {
+      type: 'object',
+      properties: { minLength: { type: 'integer', minimum: 1 } },
+    },
+    defaultOptions: { minLength: 80 },
+    messages: {
+      duplicate:
+        '{{kind}} "{{excerpt}}" is copied from capability "{{other}}" ({{file}}:{{line}}); reference it instead of copying it: [{{other}}](capability:{{other}})',
+    },
   },
-  check() {},
+  check({ registry, options, report }) {
+    const first = new Map<string, { capability: LintCapability; block: TextBlock }>();
+    for (const capability of registry.capabilities) {
+      for (const block of capability.document.blocks) {
+        if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
+        const key = normalize(block.text);
+        if (key.length < options.minLength) continue;
+        const original = first.get(key);
+        if (original === undefined) {
+          first.set(key, { capability, block });
+          continue;
+        }
+        if (original.capability === capability) continue;
+        const { file } = original.capability.document;
+        report({
+          capability,
+          range: block.range,
+          messageId: 'duplicate',
+          data: {
+            kind: block.kind === 'listItem' ? 'list item' : 'paragraph',
+            excerpt: excerpt(block.text),
+            other: original.capability.id,
+            file,
+            line: original.block.range.line,
+          },
+          related: { file, range: original.block.range, message: 'first written here' },
+        });
+      }
+    }
+  },
 };
+
+export function normalize(text: string): string {
+  return text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const chars = [...flat];
+  return chars.length > 40 ? `${chars.slice(0, 40).join('').trimEnd()}…` : flat;
+}

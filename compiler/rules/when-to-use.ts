@@ -1,13 +1,75 @@
-// when-to-use: TODO(rule author) — replace this placeholder with the rule (see SPEC §3).
-import type { Rule } from '../rule.js';
+// when-to-use: the `whenToUse` triggers are what the agent routes on. An empty trigger matches
+// nothing, a repeated one is noise, and the same trigger in two capabilities makes routing a coin
+// toss. Triggers are compared after trimming, collapsing whitespace, Unicode NFKC (full-width and
+// half-width forms agree) and lower-casing.
+//
+// Within one capability: an empty trigger or a repeat is an error, at the item. Across capabilities:
+// the later capability (in file order) gets a warning, pointing at the first one; it is a warning
+// even when the rule is set to error, because only the authors of both can decide who owns it.
+import type { LintCapability, Rule } from '../rule.js';
+import type { Range } from '../types.js';
+import { rangeForPath } from '../yaml-source.js';
 
 export const whenToUse: Rule = {
   meta: {
     id: 'when-to-use',
-    description: 'TODO',
+    description: 'Triggers in `whenToUse` are non-empty and unique, within a capability and across the registry.',
     defaultLevel: 'error',
     defaultOptions: {},
-    messages: {},
+    messages: {
+      empty: 'trigger {{index}} of `whenToUse` is empty; write a phrase users say when they need this capability, or remove the item',
+      duplicate: 'trigger "{{trigger}}" is listed twice in `whenToUse` (first as trigger {{firstIndex}}); remove the repeat',
+      ambiguous:
+        'trigger "{{trigger}}" is also a trigger of capability "{{other}}" ({{file}}); the agent cannot tell which one to load: keep the phrase in one capability and make the other more specific',
+    },
   },
-  check() {},
+  check({ registry, report }) {
+    const registryWide = new Map<string, { capability: LintCapability; range: Range }>();
+    for (const capability of registry.capabilities) {
+      // Read the raw list, so that one malformed item (the schema rule's business) does not hide
+      // the problems of the others.
+      const triggers: unknown = capability.document.frontmatter.data?.whenToUse;
+      if (!Array.isArray(triggers)) continue;
+      const { ranges, range: frontmatterRange } = capability.document.frontmatter;
+      const own = new Map<string, { index: number; range: Range }>();
+      triggers.forEach((trigger: unknown, index) => {
+        if (typeof trigger !== 'string') return;
+        const range = rangeForPath(ranges, `/whenToUse/${index}`, frontmatterRange);
+        const key = normalizeTrigger(trigger);
+        if (key === '') {
+          report({ capability, range, messageId: 'empty', data: { index: index + 1 } });
+          return;
+        }
+        const earlier = own.get(key);
+        if (earlier !== undefined) {
+          report({
+            capability,
+            range,
+            messageId: 'duplicate',
+            data: { trigger: trigger.trim(), firstIndex: earlier.index + 1 },
+            related: { file: capability.document.file, range: earlier.range, message: 'first listed here' },
+          });
+          return;
+        }
+        own.set(key, { index, range });
+        const elsewhere = registryWide.get(key);
+        if (elsewhere !== undefined) {
+          report({
+            capability,
+            range,
+            messageId: 'ambiguous',
+            data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
+            lesser: true,
+            related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
+          });
+        }
+      });
+      // Added after the loop: a capability's own repeats are errors above, not cross-capability warnings.
+      for (const [key, { range }] of own) if (!registryWide.has(key)) registryWide.set(key, { capability, range });
+    }
+  },
 };
+
+export function normalizeTrigger(trigger: string): string {
+  return trigger.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+}

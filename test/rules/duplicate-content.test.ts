@@ -1,0 +1,64 @@
+import { duplicateContent } from '../../compiler/rules/duplicate-content.js';
+import { protocol } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+
+// protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
+const A = 'capabilities/alpha/PROTOCOL.md';
+const B = 'capabilities/beta/PROTOCOL.md';
+const C = 'capabilities/gamma/PROTOCOL.md';
+const LONG = 'Before any write, show the user the exact change with old and new values and wait for an explicit yes.';
+const CHINESE = '在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明确回复确认后再继续执行，'.repeat(2);
+
+ruleTable(duplicateContent, {
+  valid: [
+    { name: 'different paragraphs', files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n`), [B]: protocol({ id: 'beta' }, `${LONG} Then log it.\n`) } },
+    { name: 'short stock phrases may repeat', files: { [A]: protocol({ id: 'alpha' }, 'Never guess; ask the user.\n'), [B]: protocol({ id: 'beta' }, 'Never guess; ask the user.\n') } },
+    { name: 'a repeat inside one protocol is not this rule\'s business', files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n\n- ${LONG}\n`) } },
+    {
+      name: 'headings, table rows and code are not compared',
+      files: {
+        [A]: protocol({ id: 'alpha' }, `# ${LONG}\n\n| Tool | Use |\n| --- | --- |\n| a | ${LONG} |\n\n\`\`\`\n${LONG}\n\`\`\`\n`),
+        [B]: protocol({ id: 'beta' }, `# ${LONG}\n\n| Tool | Use |\n| --- | --- |\n| a | ${LONG} |\n\n\`\`\`\n${LONG}\n\`\`\`\n`),
+      },
+    },
+    { name: 'below a raised minLength', options: { minLength: 200 }, files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n`), [B]: protocol({ id: 'beta' }, `${LONG}\n`) } },
+    { name: 'empty bodies and broken frontmatter', files: { [A]: '---\nid: [\n---\n', [B]: '' } },
+  ],
+  invalid: [
+    {
+      name: 'a paragraph copied into a list item, reflowed and re-cased',
+      files: {
+        [A]: protocol({ id: 'alpha' }, `Intro.\n\n${LONG}\n`),
+        [B]: protocol({ id: 'beta' }, `Steps:\n\n- ${LONG.replace('exact change', 'EXACT\n  change').replace(/ /g, '  ')}\n`),
+      },
+      errors: [
+        {
+          file: B,
+          line: 13,
+          column: 1,
+          message:
+            'list item "Before any write, show the user the EXAC…" is copied from capability "alpha" (capabilities/alpha/PROTOCOL.md:13); reference it instead of copying it: [alpha](capability:alpha)',
+        },
+      ],
+    },
+    {
+      name: 'three copies: both later ones point at the first; Chinese text; related place',
+      files: {
+        [A]: protocol({ id: 'alpha' }, `${CHINESE}\n`),
+        [B]: protocol({ id: 'beta' }, `前言。\n\n${CHINESE}\n`),
+        [C]: protocol({ id: 'gamma' }, `> ${CHINESE}\n`),
+      },
+      errors: [
+        { file: B, line: 13, column: 1, message: 'is copied from capability "alpha" (capabilities/alpha/PROTOCOL.md:11)' },
+        { file: C, line: 11, column: 3, message: 'paragraph "在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明…" is copied from capability "alpha"' },
+      ],
+    },
+    {
+      name: 'a lower minLength, level error',
+      level: 'error',
+      options: { minLength: 10 },
+      files: { [A]: protocol({ id: 'alpha' }, 'Ask before every write.\n'), [B]: protocol({ id: 'beta' }, 'ask before  every write.\n') },
+      errors: [{ file: B, line: 11, column: 1, severity: 'error', message: 'copied from capability "alpha"' }],
+    },
+  ],
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { whenToUse } from '../../compiler/rules/when-to-use.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
+
+// protocol() puts `whenToUse:` on line 5 and its items on lines 6, 7, … (each `  - ` item at column 5).
+const A = 'capabilities/alpha/PROTOCOL.md';
+const B = 'capabilities/beta/PROTOCOL.md';
+
+ruleTable(whenToUse, {
+  valid: [
+    { name: 'distinct triggers', files: { [A]: protocol({ id: 'alpha', whenToUse: ['write my daily report', '写日报'] }) } },
+    {
+      name: 'distinct across capabilities',
+      files: { [A]: protocol({ id: 'alpha', whenToUse: ['daily report'] }), [B]: protocol({ id: 'beta', whenToUse: ['weekly report'] }) },
+    },
+    { name: 'missing whenToUse is the schema rule\'s business', files: { [A]: '---\nid: alpha\n---\nNever.\n' } },
+    { name: 'a non-list whenToUse is the schema rule\'s business', files: { [A]: '---\nid: alpha\nwhenToUse: write it\n---\n' } },
+    { name: 'broken YAML', files: { [A]: '---\nwhenToUse: [a, a\n---\n' } },
+  ],
+  invalid: [
+    {
+      name: 'empty and blank triggers',
+      files: { [A]: protocol({ id: 'alpha', whenToUse: ['ok', '', '   '] }) },
+      errors: [
+        { line: 7, column: 5, message: 'trigger 2 of `whenToUse` is empty; write a phrase users say' },
+        { line: 8, column: 5, message: 'trigger 3 of `whenToUse` is empty' },
+      ],
+    },
+    {
+      name: 'a duplicate within a capability, ignoring case, spacing and full-width forms',
+      files: { [A]: protocol({ id: 'alpha', whenToUse: ['Write my report', 'other', ' write  MY report ', 'ｗｒｉｔｅ my report'] }) },
+      errors: [
+        { line: 8, column: 5, message: 'trigger "write  MY report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat' },
+        { line: 9, column: 5, message: 'is listed twice in `whenToUse` (first as trigger 1)' },
+      ],
+    },
+    {
+      name: 'the same trigger in two capabilities: a warning at the later one, also in Chinese',
+      files: {
+        [A]: protocol({ id: 'alpha', whenToUse: ['写日报', 'daily report'] }),
+        [B]: protocol({ id: 'beta', whenToUse: ['weekly', 'Daily Report', '写日报', '写日报'] }),
+      },
+      errors: [
+        { file: B, line: 7, column: 5, severity: 'warning', message: 'trigger "Daily Report" is also a trigger of capability "alpha" (capabilities/alpha/PROTOCOL.md); the agent cannot tell which one to load' },
+        { file: B, line: 8, column: 5, severity: 'warning', message: 'trigger "写日报" is also a trigger of capability "alpha"' },
+        { file: B, line: 9, column: 5, message: 'trigger "写日报" is listed twice' },
+      ],
+    },
+    {
+      name: 'a malformed item does not hide the others',
+      files: { [A]: '---\nid: alpha\nwhenToUse:\n  - go\n  -\n  - 3\n  - go\n---\n' },
+      errors: [{ line: 7, column: 5, message: 'trigger "go" is listed twice in `whenToUse` (first as trigger 1)' }],
+    },
+    {
+      name: 'flow-style list',
+      level: 'warn',
+      files: { [A]: '---\nid: alpha\nwhenToUse: [a b, "A  B"]\n---\n' },
+      errors: [{ line: 3, column: 18, severity: 'warning', message: 'trigger "A  B" is listed twice' }],
+    },
+  ],
+});
+
+describe('when-to-use related places', () => {
+  it('points at the first occurrence', () => {
+    const diagnostics = lintWith(
+      whenToUse,
+      registryInput({ [A]: protocol({ id: 'alpha', whenToUse: ['x y', 'x  y'] }), [B]: protocol({ id: 'beta', whenToUse: ['X Y'] }) }),
+    );
+    expect(diagnostics.map((d) => [d.file, d.line, d.severity, d.related?.file, d.related?.line, d.related?.message])).toEqual([
+      [A, 7, 'error', A, 6, 'first listed here'],
+      [B, 6, 'warning', A, 6, 'also a trigger here'],
+    ]);
+  });
+});
