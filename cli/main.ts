@@ -1,6 +1,7 @@
 // capreg's command line: pick the subcommand, run it, turn errors into exit codes.
 // 0 success, 1 problems found, 2 usage, configuration or internal error.
 import { buildCommand } from './commands/build.js';
+import { checkCommand } from './commands/check.js';
 import { lintCommand } from './commands/lint.js';
 import { newCommand } from './commands/new.js';
 import { processContext, UsageError, type CliContext, type Command } from './context.js';
@@ -9,6 +10,7 @@ import { CAPREG_VERSION } from './version.js';
 const commands: Record<string, { run: Command; summary: string }> = {
   lint: { run: lintCommand, summary: 'lint every capability of the registry' },
   build: { run: buildCommand, summary: 'lint, then write dist/manifest.json and dist/skill/SKILL.md' },
+  check: { run: checkCommand, summary: 'compare with a Git ref and enforce protocol_version bumps (the version gate)' },
   new: { run: newCommand, summary: 'scaffold capabilities/<id>/PROTOCOL.md' },
 };
 

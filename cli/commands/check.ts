@@ -1,0 +1,93 @@
+// capreg check --against <git-ref>: the version gate (SPEC §5). Compiles the registry in the working
+// tree (uncommitted changes included) and the same registry at <git-ref> (read from Git, nothing
+// checked out) with the same compiler and configuration, then fails when a changed capability's
+// protocol_version bump is missing, too small, goes down, or its protocol_updated does not move with it.
+import { appendFile } from 'node:fs/promises';
+import path from 'node:path';
+import { protocolFiles } from '../../compiler/compile.js';
+import { sha256Hex } from '../../compiler/canonical.js';
+import { countsOf } from '../../compiler/formatters/index.js';
+import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport, type GateResult } from '../../compiler/gate/index.js';
+import { compareDiagnostics } from '../../compiler/lint.js';
+import type { CapabilityDocument, RegistryInput } from '../../compiler/types.js';
+import { compileRoot } from '../compile-root.js';
+import { UsageError, type CliContext, type Command } from '../context.js';
+import { readGitRegistry } from '../git-registry.js';
+import { loadConfig } from '../load-config.js';
+import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { parseInWorkers } from '../parse-workers.js';
+import { findRegistryRoot } from '../root.js';
+
+/**
+ * Parsed documents of the base tree. A file with the same path and bytes as in the new tree is the
+ * same document, so only files the change touched are parsed again.
+ */
+export async function baseDocuments(input: RegistryInput, headDocuments: readonly CapabilityDocument[]): Promise<CapabilityDocument[]> {
+  const known = new Map(headDocuments.map((document) => [`${document.file}\0${document.contentHash}`, document]));
+  const files = protocolFiles(input);
+  const reused = files.map((file) => known.get(`${file.path}\0${sha256Hex(file.content)}`));
+  const missing = files.filter((_, index) => reused[index] === undefined);
+  const parsed = await parseInWorkers(missing);
+  const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]!]));
+  return files.map((file, index) => reused[index] ?? fresh.get(file.path)!);
+}
+
+function describe(result: GateResult, against: string, commit: string): string {
+  const count = (kind: string): number => result.changes.filter((change) => change.kind === kind).length;
+  const failed = result.changes.filter((change) => change.verdict === 'fail').length;
+  return (
+    `capreg check: against ${against} (${commit.slice(0, 12)}): ${count('changed')} changed, ${count('added')} added, ` +
+    `${count('removed')} removed, ${count('unchanged')} unchanged; ${failed === 0 ? 'every version bump is right' : `${failed} failed the version gate`}\n`
+  );
+}
+
+export const checkCommand: Command = async (argv: string[], context: CliContext) => {
+  const { values } = parseCommandArgs('check', argv, {
+    against: { type: 'string' },
+    root: { type: 'string' },
+    format: { type: 'string', short: 'f' },
+    'max-warnings': { type: 'string' },
+    summary: { type: 'string' },
+    'no-cache': { type: 'boolean' },
+  });
+  if (values.against === undefined) {
+    throw new UsageError('--against <git-ref> is required: the Git ref to compare with, e.g. `capreg check --against origin/main`');
+  }
+  const formatter = pickFormatter(values.format, { json: formatGateJson, markdown: formatGateMarkdown });
+  const maxWarnings = parseMaxWarnings(values['max-warnings']);
+  const root = findRegistryRoot(context.cwd, values.root);
+
+  // Git first: a missing ref or a shallow clone is reported before any work is done.
+  const config = await loadConfig(root);
+  const base = await readGitRegistry(root, values.against, { maxFileBytes: config.maxFileBytes });
+  const { result: lint } = await compileRoot(root, { cache: !values['no-cache'] });
+  const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
+  const gate = compareRegistries(await baseDocuments(base.input, headDocuments), headDocuments);
+
+  const counts = countsOf([...lint.diagnostics, ...gate.diagnostics].sort(compareDiagnostics));
+  const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);
+  const report: GateReport = {
+    ...counts,
+    gate: {
+      against: values.against,
+      baseCommit: base.commit,
+      passed: exitCode === 0,
+      changes: gate.changes,
+      lint: { errorCount: lint.errorCount, warningCount: lint.warningCount },
+    },
+  };
+  context.stdout(formatter(report));
+  if (values.summary !== undefined) {
+    const summaryFile = path.resolve(context.cwd, values.summary);
+    try {
+      await appendFile(summaryFile, formatGateMarkdown(report));
+    } catch (error) {
+      throw new UsageError(`--summary ${values.summary}: cannot write ${summaryFile}: ${(error as Error).message}`);
+    }
+  }
+  context.stderr(describe(gate, values.against, base.commit));
+  if (maxWarnings !== undefined && counts.errorCount === 0 && counts.warningCount > maxWarnings) {
+    context.stderr(`capreg: too many warnings (${counts.warningCount}, --max-warnings ${maxWarnings})\n`);
+  }
+  return exitCode;
+};
