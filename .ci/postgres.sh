@@ -3,7 +3,12 @@
 #
 #   export CAPREG_TEST_PG_URL='postgres://capreg:<password>@127.0.0.1:<port>/capreg_test'
 #
-# so that CI can run:   eval "$(bash .ci/postgres.sh)"
+# so that CI can run:
+#
+#   pg_env=$(bash .ci/postgres.sh) && eval "$pg_env"
+#
+# (a plain `eval "$(bash .ci/postgres.sh)"` works too, but hides a failure from `set -e`: eval of
+# an empty string succeeds).
 # Everything else (progress, errors) goes to stderr. Under GitHub Actions the URL is also appended
 # to $GITHUB_ENV.
 #
