@@ -1,0 +1,123 @@
+import { countTokens } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../compiler/config.js';
+import { compileRegistry } from '../../compiler/compile.js';
+import { tokenBudget } from '../../compiler/rules/token-budget.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+
+// protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
+const A = 'capabilities/alpha/PROTOCOL.md';
+const B = 'capabilities/beta/PROTOCOL.md';
+/** `n` + 1 tokens ("word" then " word" …, and the final newline). */
+const words = (n: number): string => `${'word '.repeat(n).trim()}\n`;
+const small = { bodyWarn: 10, bodyError: 50, catalog: 100_000 };
+
+ruleTable(tokenBudget, {
+  valid: [
+    { name: 'a small protocol', files: { [A]: protocol({ id: 'alpha' }) } },
+    { name: 'exactly at the warning budget', options: small, files: { [A]: protocol({ id: 'alpha' }, words(9)) } },
+    { name: 'empty body, broken frontmatter', options: { ...small, catalog: 1000 }, files: { [A]: '---\nid: [\n---\n', [B]: '' } },
+  ],
+  invalid: [
+    {
+      name: 'over the default warning budget',
+      files: { [A]: protocol({ id: 'alpha' }, `\n\n${words(2100)}`) },
+      errors: [
+        {
+          line: 13,
+          column: 1,
+          severity: 'warning',
+          message: 'protocol body is 2102 tokens, over the budget of 2000 (`bodyWarn`); every load pays for it',
+        },
+      ],
+    },
+    {
+      name: 'over the default error limit: an error even though the rule is a warning',
+      files: { [A]: protocol({ id: 'alpha' }, words(5100)) },
+      errors: [{ line: 11, column: 1, severity: 'error', message: 'protocol body is 5101 tokens, over the limit of 5000 (`bodyError`); split the capability' }],
+    },
+    {
+      name: 'custom budgets, Chinese text',
+      options: small,
+      files: {
+        [A]: protocol({ id: 'alpha' }, `# 标题\n\n${'不要猜测。'.repeat(3)}\n`),
+        [B]: protocol({ id: 'beta' }, `${'不要猜测。'.repeat(20)}\n`),
+      },
+      errors: [
+        { file: A, line: 11, column: 1, endLine: 14, endColumn: 1, severity: 'warning', message: 'over the budget of 10 (`bodyWarn`)' },
+        { file: B, line: 11, column: 1, severity: 'error', message: 'over the limit of 50 (`bodyError`)' },
+      ],
+    },
+    {
+      name: 'level error makes the soft budget an error too',
+      level: 'error',
+      options: small,
+      files: { [A]: protocol({ id: 'alpha' }, words(20)) },
+      errors: [{ line: 11, column: 1, severity: 'error', message: 'protocol body is 21 tokens, over the budget of 10' }],
+    },
+    {
+      name: 'level warn keeps the hard limit an error',
+      level: 'warn',
+      options: small,
+      files: { [A]: protocol({ id: 'alpha' }, words(60)) },
+      errors: [{ line: 11, column: 1, severity: 'error', message: 'over the limit of 50' }],
+    },
+    {
+      name: 'the catalog over budget: once, at the largest entry, at its bigger field',
+      options: { ...small, catalog: 60 },
+      files: {
+        [A]: protocol({ id: 'alpha' }),
+        [B]: protocol({ id: 'beta', whenToUse: ['write my daily report', 'write my weekly report', 'summarize my month'] }),
+      },
+      errors: [
+        {
+          file: B,
+          line: 5,
+          column: 1,
+          severity: 'warning',
+          message: /^the catalog of 2 capabilities is \d+ tokens, over the budget of 60 \(`catalog`\); every listing pays for it\. The largest entry is this one \(\d+ tokens\)/,
+        },
+      ],
+    },
+    {
+      name: 'the catalog counts capabilities whose frontmatter failed the schema',
+      options: { ...small, catalog: 20 },
+      files: { [A]: `---\nid: alpha\ndescription: ${words(30)}---\n` },
+      errors: [{ file: A, line: 3, column: 1, severity: 'warning', message: 'the catalog of 1 capabilities is' }],
+    },
+  ],
+});
+
+describe('token-budget options', () => {
+  it('counts the catalog as the JSON an agent receives', () => {
+    const input = registryInput({ [A]: protocol({ id: 'alpha' }) });
+    const entry = {
+      id: 'alpha',
+      name: 'Capability alpha',
+      description: 'Does alpha things.',
+      whenToUse: ['use alpha'],
+      protocolTool: 'get_capability_protocol',
+      protocolInput: { capabilityId: 'alpha' },
+      protocolVersion: '1.0.0',
+    };
+    const tokens = countTokens(JSON.stringify([entry]));
+    const config = parseConfig(`rules:\n  token-budget: [warn, {catalog: ${tokens - 1}}]\n`);
+    const over = compileRegistry(input, { config, rules: [tokenBudget] }).diagnostics;
+    expect(over.map((d) => d.message)).toEqual([expect.stringContaining(`is ${tokens} tokens, over the budget of ${tokens - 1}`)]);
+    const atBudget = parseConfig(`rules:\n  token-budget: [warn, {catalog: ${tokens}}]\n`);
+    expect(compileRegistry(input, { config: atBudget, rules: [tokenBudget] }).diagnostics).toEqual([]);
+  });
+
+  it('validates options: positive integers, bodyWarn <= bodyError', () => {
+    expect(parseConfig('rules:\n  token-budget: [warn, {bodyWarn: 3000, bodyError: 3000}]\n').rules.get('token-budget')?.options).toEqual({
+      bodyWarn: 3000,
+      bodyError: 3000,
+      catalog: 8000,
+    });
+    expect(() => parseConfig('rules:\n  token-budget: [warn, {bodyWarn: 6000}]\n')).toThrow(/token-budget.*bodyWarn must be <= 5000/);
+    expect(() => parseConfig('rules:\n  token-budget: [warn, {bodyWarn: 0}]\n')).toThrow(ConfigError);
+    expect(() => parseConfig('rules:\n  token-budget: [warn, {catalog: 1.5}]\n')).toThrow(/catalog must be integer/);
+    expect(() => parseConfig('rules:\n  token-budget: [warn, {bodyWarm: 10}]\n')).toThrow(/unknown option "bodyWarm".*did you mean "bodyWarn"/);
+  });
+});
