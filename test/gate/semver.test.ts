@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { bumpVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
+
+describe('versions', () => {
+  it.each(['1.2.3', '0.0.0', '10.20.30'])('accepts %s', (text) => expect(parseVersion(text)).toBeDefined());
+  it.each(['1.2', 'v1.2.3', '01.2.3', '1.2.3-beta.1', '1.2.3+build', '^1.2.3', 'latest', '1.2.3 ', '99999999999999999999.0.0'])('refuses %s', (text) =>
+    expect(parseVersion(text)).toBeUndefined(),
+  );
+  it.each([
+    ['1.2.3', '1.2.4', 'patch'],
+    ['1.2.3', '1.3.0', 'minor'],
+    ['1.2.3', '1.3.7', 'minor'],
+    ['1.2.3', '2.0.0', 'major'],
+    ['1.2.3', '1.2.3', 'none'],
+    ['1.2.3', '1.2.2', 'down'],
+    ['1.2.3', '0.9.9', 'down'],
+    ['1.9.0', '1.10.0', 'minor'],
+  ])('%s → %s is %s', (from, to, move) => expect(versionMove(parseVersion(from)!, parseVersion(to)!)).toBe(move));
+  it('suggests the smallest version of a level', () => {
+    const from = parseVersion('1.2.3')!;
+    expect([bumpVersion(from, 'patch'), bumpVersion(from, 'minor'), bumpVersion(from, 'major')]).toEqual([
+      { major: 1, minor: 2, patch: 4 },
+      { major: 1, minor: 3, patch: 0 },
+      { major: 2, minor: 0, patch: 0 },
+    ]);
+  });
+  it('knows real calendar dates', () => {
+    expect(['2026-01-10', '2024-02-29'].map(isIsoDate)).toEqual([true, true]);
+    expect(['2026-02-30', '2025-02-29', '2026-1-10', '10/01/2026'].map(isIsoDate)).toEqual([false, false, false, false]);
+  });
+});
