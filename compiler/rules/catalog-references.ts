@@ -34,7 +34,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     },
     defaultOptions: { mentions: 'hyphenated' },
     messages: {
-      unknown: 'link target "capability:{{id}}" is not a capability in this registry{{hint}}; link to the id of an existing capability',
+      unknown: 'link target "capability:{{id}}" is not a capability in this registry; link to the id of an existing capability{{hint}}',
       empty: '`capability:` link has no capability id; write [text](capability:<id>) with the id of an existing capability',
       self: 'capability "{{id}}" links to itself; the agent is already reading this protocol: remove the link or point it at another capability',
       notInline:

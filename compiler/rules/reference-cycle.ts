@@ -22,7 +22,6 @@ export const referenceCycle: Rule = {
         'capability references form a cycle: {{cycle}}; references must run one way (the specific capability links to the general one): remove one of these links',
       cycleWithOthers:
         'capability references form a cycle: {{cycle}} (also tangled with: {{others}}); references must run one way (the specific capability links to the general one): remove links until no capability leads back to itself',
-      closes: 'the cycle closes here',
     },
   },
   check({ registry, report }) {
@@ -58,7 +57,7 @@ export const referenceCycle: Rule = {
         range: link.range,
         messageId: others.length > 0 ? 'cycleWithOthers' : 'cycle',
         data: { cycle: cycle.join(' -> '), others: others.join(', ') },
-        related: { file: closerCapability.document.file, range: closingLink.range, message: `${closer} -> ${first}: the cycle closes here` },
+        related: { file: closerCapability.document.file, range: closingLink.range, message: `the cycle closes here (${closer} -> ${first})` },
       });
     }
   },

@@ -44,7 +44,7 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
       bodyError:
         'protocol body is {{tokens}} tokens, over the limit of {{budget}} (`bodyError`); split the capability along a seam and link the parts with `capability:` links',
       catalog:
-        'the catalog of {{count}} capabilities is {{tokens}} tokens, over the budget of {{budget}} (`catalog`); every listing pays for it. The largest entry is this one ({{entryTokens}} tokens): keep `description` to one or two sentences and `whenToUse` to the phrases users really say',
+        'the catalog ({{entries}} of `list_capabilities`) is {{tokens}} tokens, over the budget of {{budget}} (`catalog`); every listing pays for it. The largest entry is this one ({{entryTokens}} tokens): keep `description` to one or two sentences and `whenToUse` to the phrases users really say',
     },
   },
   check({ registry, options, report }) {
@@ -80,7 +80,7 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
       capability,
       range: rangeForPath(ranges, `/${field}`, range, 'key'),
       messageId: 'catalog',
-      data: { count: entries.length, tokens, budget: options.catalog, entryTokens: largestTokens },
+      data: { entries: `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`, tokens, budget: options.catalog, entryTokens: largestTokens },
     });
   },
 };

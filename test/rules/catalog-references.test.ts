@@ -75,7 +75,7 @@ ruleTable(catalogReferences, {
           line: 11,
           column: 11,
           endColumn: 46,
-          message: 'link target "capability:personal-automaton" is not a capability in this registry; did you mean "personal-automation"?',
+          message: 'link target "capability:personal-automaton" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?',
         },
       ],
     },

@@ -69,7 +69,7 @@ describe('reference-cycle details', () => {
   it('points at the link that closes the cycle as the related place', () => {
     const files = { ...linking('c', 'a'), ...linking('a', 'b'), ...linking('b', 'c') };
     const [diagnostic] = lintWith(referenceCycle, registryInput(files));
-    expect(diagnostic?.related).toEqual({ file: file('c'), line: 11, column: 11, message: 'c -> a: the cycle closes here' });
+    expect(diagnostic?.related).toEqual({ file: file('c'), line: 11, column: 11, message: 'the cycle closes here (c -> a)' });
   });
 
   it('finds components without recursion on a long chain', () => {

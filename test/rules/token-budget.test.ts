@@ -76,7 +76,7 @@ ruleTable(tokenBudget, {
           line: 5,
           column: 1,
           severity: 'warning',
-          message: /^the catalog of 2 capabilities is \d+ tokens, over the budget of 60 \(`catalog`\); every listing pays for it\. The largest entry is this one \(\d+ tokens\)/,
+          message: /^the catalog \(2 entries of `list_capabilities`\) is \d+ tokens, over the budget of 60 \(`catalog`\); every listing pays for it\. The largest entry is this one \(\d+ tokens\)/,
         },
       ],
     },
@@ -84,7 +84,7 @@ ruleTable(tokenBudget, {
       name: 'the catalog counts capabilities whose frontmatter failed the schema',
       options: { ...small, catalog: 20 },
       files: { [A]: `---\nid: alpha\ndescription: ${words(30)}---\n` },
-      errors: [{ file: A, line: 3, column: 1, severity: 'warning', message: 'the catalog of 1 capabilities is' }],
+      errors: [{ file: A, line: 3, column: 1, severity: 'warning', message: 'the catalog (1 entry of `list_capabilities`) is' }],
     },
   ],
 });
