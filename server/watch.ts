@@ -19,7 +19,7 @@ export interface WatchOptions {
 }
 
 export function watchFile(file: string, onChange: () => void, options: WatchOptions = {}): FileWatch {
-  const debounceMs = options.debounceMs ?? 75;
+  const debounceMs = options.debounceMs ?? 50;
   const log = options.log ?? (() => {});
   const target = path.resolve(file);
   const ownDir = path.dirname(target);

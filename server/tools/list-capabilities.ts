@@ -7,20 +7,26 @@ import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 
 const inputSchema = z.object({}).strict();
 
+const entrySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  whenToUse: z.array(z.string()),
+  protocolTool: z.string().describe('The tool that returns the protocol.'),
+  protocolInput: z.object({ capabilityId: z.string() }).describe('The arguments to pass to protocolTool.'),
+  protocolVersion: z.string(),
+});
+
+// Clients get the full entry schema, but the server does not re-check its own entries: the SDK
+// validates structured output with zod on every call, and for a 1,000-entry catalog that check
+// alone costs more than the rest of the request. The entries are built by Catalog from a manifest
+// that was verified on load, so the items are typed as `any` carrying the entry's JSON Schema.
+const { $schema: _dialect, ...entryJsonSchema } = z.toJSONSchema(entrySchema, { target: 'draft-7' });
+
 const outputSchema = z.object({
   success: z.literal(true),
   catalogVersion: z.string().describe('Digest of exactly what this caller sees; re-list when it changes.'),
-  capabilities: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      description: z.string(),
-      whenToUse: z.array(z.string()),
-      protocolTool: z.string().describe('The tool that returns the protocol.'),
-      protocolInput: z.object({ capabilityId: z.string() }).describe('The arguments to pass to protocolTool.'),
-      protocolVersion: z.string(),
-    }),
-  ),
+  capabilities: z.array(z.any().meta(entryJsonSchema)),
 });
 
 // A listing is shared by every caller of its class for the life of a manifest version, so its

@@ -107,6 +107,19 @@ describe('list_capabilities', () => {
     const list = tools.tools.find((tool) => tool.name === 'list_capabilities');
     expect(list?.inputSchema).toMatchObject({ type: 'object', properties: {}, additionalProperties: false });
     expect(list?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    // Clients get the full entry schema even though the server skips re-validating its own entries.
+    expect(list?.outputSchema).toMatchObject({
+      properties: {
+        capabilities: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'name', 'description', 'whenToUse', 'protocolTool', 'protocolInput', 'protocolVersion'],
+            properties: { protocolInput: { type: 'object', properties: { capabilityId: { type: 'string' } } } },
+          },
+        },
+      },
+    });
     const result = (await client.callTool({ name: 'list_capabilities', arguments: { scope: 'admin' } })) as CallToolResult;
     expect(result.isError).toBe(true);
     await close();

@@ -1,0 +1,292 @@
+#!/usr/bin/env node
+// Server throughput, reload latency and heap, against a 1,000-capability manifest.
+//
+//   npm run build:ts && node --expose-gc bench/server-throughput.mjs [--requests N] [--seconds S] [--concurrency C]
+//
+// Runs each server in its own child process (the load generator gets the other core): capreg's
+// HTTP server, and a bare SDK stateless server with one trivial tool (same SDK, same per-request
+// McpServer + StreamableHTTPServerTransport, shared validator). Both answer JSON-RPC `tools/call`
+// over loopback HTTP with keep-alive at the same concurrency. Imports compiled code from lib/.
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const lib = path.resolve(here, '../lib');
+
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string' },
+    manifest: { type: 'string' },
+    principals: { type: 'string' },
+    requests: { type: 'string', default: '20000' },
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '16' },
+    capabilities: { type: 'string', default: '1000' },
+  },
+});
+
+if (values.role) await runServer(values.role);
+else await main();
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+async function buildManifest(count, marker) {
+  const { digestOf } = await import(`${lib}/compiler/canonical.js`);
+  const { manifestIntegrity, serializeManifest } = await import(`${lib}/compiler/manifest.js`);
+  const toolsets = {};
+  for (let t = 0; t < 10; t += 1) {
+    toolsets[`toolset-${t}`] = {
+      description: `Toolset ${t}`,
+      tools: { [`tool_${t}_read`]: { action: 'read', description: 'Read things.' }, [`tool_${t}_write`]: { action: 'write', description: 'Write things.' } },
+    };
+  }
+  const paragraph =
+    'Follow each step in order and record what you did. Do not skip the verification step, and never report success before the tool confirms it. ';
+  const capabilities = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = `capability-${String(i).padStart(4, '0')}`;
+    // About a tenth need no toolset; the rest need one or two of the ten toolsets.
+    const required = i % 10 === 0 ? [] : i % 3 === 0 ? [`toolset-${i % 10}`, `toolset-${(i + 1) % 10}`] : [`toolset-${i % 10}`];
+    const protocol =
+      `---\nprotocol_version: 1.2.${i % 7}\nprotocol_updated: 2025-06-01\n---\n\n# ${id}\n\n${marker}\n\n` +
+      `## Steps\n\n${Array.from({ length: 6 }, (_, s) => `${s + 1}. ${paragraph}`).join('\n')}\n\n` +
+      `## Rules\n\n- Never call tools outside your toolsets.\n- Do not guess ids; load \`capability-0000\` (a separate capability: call \`get_capability_protocol\` with \`{"capabilityId": "capability-0000"}\` to load its protocol from the catalog).\n`;
+    const base = {
+      id,
+      name: `Capability ${i}`,
+      description: `Handles the ${id} workflow end to end, from intake to a verified result.`,
+      whenToUse: [`when the user asks about ${id}`, `to run the ${id} workflow`],
+      requiredToolsets: required,
+      optionalToolsets: [],
+      protocolVersion: `1.2.${i % 7}`,
+      protocolUpdated: '2025-06-01',
+      references: i === 0 ? [] : ['capability-0000'],
+      protocol,
+    };
+    capabilities.push({ ...base, digest: digestOf(base) });
+  }
+  const body = { schemaVersion: 1, generator: 'bench', revision: digestOf({ capabilities, toolsets, marker }), source: null, toolsets, capabilities };
+  const manifest = { ...body, integrity: manifestIntegrity(body) };
+  return { manifest, text: serializeManifest(manifest) };
+}
+
+function sha256(text) {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers (child processes)
+
+async function runServer(role) {
+  const gc = globalThis.gc ?? (() => {});
+  const heap = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { AjvJsonSchemaValidator } = await import('@modelcontextprotocol/sdk/validation/ajv-provider.js');
+  const { startRuntime } = await import(`${lib}/server/runtime.js`);
+  const { startHttpServer } = await import(`${lib}/server/transports/http.js`);
+
+  if (role === 'bare') {
+    const validator = new AjvJsonSchemaValidator();
+    const server = http.createServer(async (req, res) => {
+      const mcp = new McpServer({ name: 'bare', version: '1.0.0' }, { jsonSchemaValidator: validator });
+      mcp.registerTool('ping', { description: 'Trivial tool' }, () => ({ content: [{ type: 'text', text: 'pong' }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    process.send({ url: `http://127.0.0.1:${server.address().port}` });
+    return;
+  }
+
+  const baseline = heap();
+  const runtime = await startRuntime({ manifestFile: values.manifest, principalsFile: values.principals, log: () => {} });
+  const loaded = heap();
+  const server = await startHttpServer(runtime, { port: 0 });
+  process.on('message', (message) => {
+    if (message === 'heap') process.send({ heap: heap() - baseline });
+  });
+  process.send({ url: server.url, heapAfterLoad: loaded - baseline });
+}
+
+function startChild(role, extra = []) {
+  const child = fork(fileURLToPath(import.meta.url), ['--role', role, ...extra], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const first = new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
+  });
+  return { child, ready: first };
+}
+
+function ask(child, message) {
+  return new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send(message);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+async function load(url, bodies, headers, { requests, seconds, concurrency, check }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const target = new URL('/mcp', url);
+  let sent = 0;
+  let done = 0;
+  let failures = 0;
+  const deadline = Date.now() + seconds * 1000;
+  const one = (body) =>
+    new Promise((resolve) => {
+      const req = http.request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), ...headers },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (chunk) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if (res.statusCode !== 200 || !check(text)) failures += 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        failures += 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < requests && Date.now() < deadline) {
+        const body = bodies[sent % bodies.length];
+        sent += 1;
+        await one(body);
+        done += 1;
+      }
+    }),
+  );
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  agent.destroy();
+  return { requests: done, failures, seconds: elapsed, rps: done / elapsed };
+}
+
+function call(name, args, id = 1) {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const requests = Number(values.requests);
+  const seconds = Number(values.seconds);
+  const concurrency = Number(values.concurrency);
+  const count = Number(values.capabilities);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capreg-bench-'));
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  const { manifest, text } = await buildManifest(count, 'generation 0');
+  fs.writeFileSync(manifestFile, text);
+  const allScopes = Object.keys(manifest.toolsets).map((t) => `${t}:read`);
+  fs.writeFileSync(
+    principalsFile,
+    [
+      'principals:',
+      `  - {id: everyone, name: Sees all, keySha256: ${sha256('bench-all')}, scopes: [${allScopes.join(', ')}]}`,
+      `  - {id: narrow, name: Sees one toolset, keySha256: ${sha256('bench-narrow')}, scopes: [toolset-1:read]}`,
+      '',
+    ].join('\n'),
+  );
+  const visibleNarrow = manifest.capabilities.filter((c) => c.requiredToolsets.every((t) => t === 'toolset-1')).length;
+
+  console.log(`capreg server benchmark — Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'})`);
+  console.log(`manifest: ${count} capabilities, ${(text.length / 1024 / 1024).toFixed(2)} MiB; concurrency ${concurrency}; at most ${requests} requests or ${seconds} s per run\n`);
+
+  const options = { requests, seconds, concurrency };
+  const ok = (text) => text.includes('"result"') && !text.includes('"isError":true');
+  const results = [];
+  const run = async (label, url, bodies, headers) => {
+    await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up
+    const result = await load(url, bodies, headers, { ...options, check: ok });
+    results.push({ label, ...result });
+    console.log(`${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s)`);
+    return result;
+  };
+
+  const bare = startChild('bare');
+  const { url: bareUrl } = await bare.ready;
+  const ours = startChild('ours', ['--manifest', manifestFile, '--principals', principalsFile]);
+  const { url: oursUrl, heapAfterLoad } = await ours.ready;
+
+  const ids = manifest.capabilities.map((c) => c.id);
+  const protocolBodies = Array.from({ length: 200 }, (_, i) => call('get_capability_protocol', { capabilityId: ids[(i * 7) % ids.length] }, i + 1));
+  const listBody = [call('list_capabilities', {})];
+  const bareBody = [call('ping', {})];
+  const all = { Authorization: 'Bearer bench-all' };
+  const narrow = { Authorization: 'Bearer bench-narrow' };
+
+  const bare1 = await run('bare SDK server: trivial tool', bareUrl, bareBody, {});
+  const get = await run('capreg: get_capability_protocol', oursUrl, protocolBodies, all);
+  const listNarrow = await run(`capreg: list_capabilities (caller sees ${visibleNarrow})`, oursUrl, listBody, narrow);
+  const listAll = await run(`capreg: list_capabilities (caller sees all ${count})`, oursUrl, listBody, all);
+  const bare2 = await run('bare SDK server: trivial tool (again)', bareUrl, bareBody, {});
+  const bareRps = (bare1.rps + bare2.rps) / 2;
+  console.log(`\nratio to the bare server (mean of its two runs, ${bareRps.toFixed(0)} req/s):`);
+  for (const [label, result] of [
+    ['get_capability_protocol', get],
+    [`list_capabilities, ${visibleNarrow} visible`, listNarrow],
+    [`list_capabilities, ${count} visible`, listAll],
+  ]) {
+    console.log(`  ${label.padEnd(40)} ${(result.rps / bareRps).toFixed(2)}x`);
+  }
+
+  // Reload to serve: time from the atomic rename of a new manifest until /healthz reports it.
+  const latencies = [];
+  for (let n = 1; n <= 5; n += 1) {
+    const next = await buildManifest(count, `generation ${n}`);
+    const temporary = `${manifestFile}.tmp`;
+    fs.writeFileSync(temporary, next.text);
+    const written = performance.now();
+    fs.renameSync(temporary, manifestFile);
+    for (;;) {
+      const health = await fetch(`${oursUrl}/healthz`).then((r) => r.json());
+      if (health.revision === next.manifest.revision) break;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    latencies.push(performance.now() - written);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  latencies.sort((a, b) => a - b);
+  console.log(`\nreload to serve (5 reloads of the ${count}-capability manifest): median ${latencies[2].toFixed(0)} ms, max ${latencies[4].toFixed(0)} ms`);
+
+  const heapNow = (await ask(ours.child, 'heap')).heap;
+  console.log(
+    `heap for the loaded manifest: ${(heapAfterLoad / 1024 / 1024).toFixed(2)} MiB after load (${(heapAfterLoad / text.length).toFixed(2)}x the file), ` +
+      `${(heapNow / 1024 / 1024).toFixed(2)} MiB after the load runs and reloads (${(heapNow / text.length).toFixed(2)}x)`,
+  );
+
+  bare.child.kill();
+  ours.child.kill();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
