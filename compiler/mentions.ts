@@ -58,14 +58,21 @@ export function matchesRetiredEntry(tool: string, entry: string): boolean {
 
 /** The body of a document with offset <-> file position mapping. */
 export class BodyText {
-  private readonly lineStarts: number[] = [0];
+  private starts: number[] | undefined;
 
   constructor(
     readonly text: string,
     /** File line on which `text` starts. */
     readonly firstLine: number,
-  ) {
-    for (let i = 0; i < text.length; i += 1) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+  ) {}
+
+  /** Offsets at which lines start; computed on first use (most bodies never need a position). */
+  private get lineStarts(): number[] {
+    if (!this.starts) {
+      this.starts = [0];
+      for (let i = 0; i < this.text.length; i += 1) if (this.text.charCodeAt(i) === 10) this.starts.push(i + 1);
+    }
+    return this.starts;
   }
 
   private point(offset: number): { line: number; column: number } {
@@ -131,17 +138,21 @@ const TOKEN = /[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*/g;
  * Every mention of a name in the body, in order. The body is split into word tokens once and each
  * token is looked up with `isName` (a Set lookup for tool names), so the cost does not grow with the
  * number of names. A compound token (`a.b-c`) yields its longest known parts, left to right.
+ * Callers that want only some names (e.g. foreign tools) say so in `isName`: a range is computed
+ * only for the mentions returned. Simple tokens shorter than `minLength` (the shortest name) are
+ * skipped without a lookup.
  */
-export function findNames(document: CapabilityDocument, isName: (candidate: string) => boolean): Mention[] {
+export function findNames(document: CapabilityDocument, isName: (candidate: string) => boolean, minLength = 1): Mention[] {
   const body = bodyText(document);
   const mentions: Mention[] = [];
   const add = (name: string, offset: number): void => {
     mentions.push({ name, offset, range: body.range(offset, offset + name.length) });
   };
-  for (const match of body.text.matchAll(TOKEN)) {
+  const pattern = new RegExp(TOKEN.source, 'g');
+  for (let match = pattern.exec(body.text); match !== null; match = pattern.exec(body.text)) {
     const token = match[0];
-    if (!/[.-]/.test(token)) {
-      if (isName(token)) add(token, match.index);
+    if (!token.includes('.') && !token.includes('-')) {
+      if (token.length >= minLength && isName(token)) add(token, match.index);
       continue;
     }
     // Segment boundaries of the compound token: [start, end) of each [A-Za-z0-9_]+ run.

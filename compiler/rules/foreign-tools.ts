@@ -25,7 +25,8 @@ export const foreignTools: Rule = {
   },
   check({ registry, report }) {
     if (registry.toolOwners.size === 0) return;
-    const isTool = (candidate: string): boolean => registry.toolOwners.has(candidate);
+    let shortest = Infinity;
+    for (const tool of registry.toolOwners.keys()) shortest = Math.min(shortest, tool.length);
     // Toolset -> ids of the capabilities that require it (or, second best, list it as optional).
     const requiredBy = new Map<string, Set<string>>();
     const optionalBy = new Map<string, Set<string>>();
@@ -54,11 +55,13 @@ export const foreignTools: Rule = {
       const own = new Set([...fm.requiredToolsets, ...(fm.optionalToolsets ?? [])]);
       const retired = fm.retiredTools ?? [];
       const tableRows = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => `${row.range.line}\u0000${row.tool}`)));
-      for (const mention of findNames(document, isTool)) {
-        const owners = registry.toolOwners.get(mention.name) ?? [];
-        if (owners.some((toolset) => own.has(toolset))) continue;
-        if (retired.some((entry) => matchesRetiredEntry(mention.name, entry))) continue;
+      const isForeign = (candidate: string): boolean => {
+        const owners = registry.toolOwners.get(candidate);
+        return owners !== undefined && !owners.some((toolset) => own.has(toolset)) && !retired.some((entry) => matchesRetiredEntry(candidate, entry));
+      };
+      for (const mention of findNames(document, isForeign, shortest)) {
         if (tableRows.has(`${mention.range.line}\u0000${mention.name}`)) continue;
+        const owners = registry.toolOwners.get(mention.name) ?? [];
         const owning = owningCapabilities(owners, capability.id);
         const data = { tool: mention.name, owners: owners.join(', ') };
         if (owning.length > 0) {

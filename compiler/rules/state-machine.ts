@@ -22,19 +22,49 @@ const LEADING_STATE = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?![A-Za-z0-9_])/;
 const STATE_SECTION = /state|status|状态/i;
 const MIN_WEIGHT = 3;
 
-/** How much an entry says besides the state names: letters, with CJK ideographs counting double. */
-function textWeight(text: string): number {
+const LETTER = /\p{L}/u;
+const HAN = /\p{Script=Han}/u;
+
+/** Whether an entry says something besides state names: enough letters, CJK ideographs counting double. */
+function saysSomething(text: string): boolean {
   let weight = 0;
-  for (const char of text.matchAll(/\p{L}/gu)) weight += /\p{Script=Han}/u.test(char[0]) ? 2 : 1;
-  return weight;
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122)) weight += 1;
+    else if (code > 127 && LETTER.test(char)) weight += HAN.test(char) ? 2 : 1;
+    if (weight >= MIN_WEIGHT) return true;
+  }
+  return false;
 }
 
 /** States of a tool: from the capability's own toolsets when they define it, else from every toolset that does. */
-function statesOfTool(registry: LintRegistry, tool: string, own: readonly string[]): string[] {
+function statesOfTool(registry: LintRegistry, tool: string, own: ReadonlySet<string>): readonly string[] {
   const owners = registry.toolOwners.get(tool) ?? [];
-  const mine = owners.filter((id) => own.includes(id));
+  if (owners.length === 1) return registry.toolsets[owners[0]!]?.tools[tool]?.states ?? [];
+  const mine = owners.filter((id) => own.has(id));
   const states = (mine.length > 0 ? mine : owners).flatMap((id) => registry.toolsets[id]?.tools[tool]?.states ?? []);
   return [...new Set(states)];
+}
+
+/** Per lint run: the states of each toolset's tools, and one name pattern per distinct set of states. */
+interface RunCache {
+  toolsetStates: Map<string, readonly string[]>;
+  patterns: Map<string, RegExp | undefined>;
+}
+
+function toolsetStates(registry: LintRegistry, cache: RunCache, id: string): readonly string[] {
+  let states = cache.toolsetStates.get(id);
+  if (!states) {
+    states = [...new Set(Object.values(registry.toolsets[id]?.tools ?? {}).flatMap((tool) => tool.states ?? []))];
+    cache.toolsetStates.set(id, states);
+  }
+  return states;
+}
+
+function statesPattern(cache: RunCache, states: ReadonlySet<string>): RegExp | undefined {
+  const key = [...states].sort().join('\u0000');
+  if (!cache.patterns.has(key)) cache.patterns.set(key, namesPattern(states));
+  return cache.patterns.get(key);
 }
 
 function leadingState(block: TextBlock): string | undefined {
@@ -60,13 +90,14 @@ export const stateMachine: Rule = {
     },
   },
   check({ registry, report }) {
-    for (const capability of registry.capabilities) checkCapability(capability, registry, report);
+    const cache: RunCache = { toolsetStates: new Map(), patterns: new Map() };
+    for (const capability of registry.capabilities) checkCapability(capability, registry, cache, report);
   },
 };
 
-function checkCapability(capability: LintCapability, registry: LintRegistry, report: RuleContext<unknown>['report']): void {
+function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache, report: RuleContext<unknown>['report']): void {
   const { document, fm } = capability;
-  const own = [...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])];
+  const own = new Set([...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])]);
 
   // Required states, each with where to report it when its entry is missing.
   const fmStates = fm.states ?? [];
@@ -82,9 +113,7 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, rep
 
   // Declared: what an entry may document without a warning.
   const declared = new Set(required.keys());
-  for (const id of own) {
-    for (const tool of Object.values(registry.toolsets[id]?.tools ?? {})) for (const state of tool.states ?? []) declared.add(state);
-  }
+  for (const id of own) for (const state of toolsetStates(registry, cache, id)) declared.add(state);
 
   const toolsTableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
   const entries = document.blocks.filter(
@@ -93,12 +122,12 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, rep
 
   const documented = new Set<string>();
   const bare = new Map<string, TextBlock>();
-  const pattern = namesPattern(declared);
+  const pattern = statesPattern(cache, declared);
   if (pattern) {
     for (const block of entries) {
       const named = new Set([...block.text.matchAll(pattern)].map((match) => match[0]));
       if (named.size === 0) continue;
-      const says = textWeight(block.text.replace(pattern, ' ')) >= MIN_WEIGHT;
+      const says = saysSomething(block.text.replace(pattern, ' '));
       for (const state of named) {
         if (says) documented.add(state);
         else if (!bare.has(state)) bare.set(state, block);
