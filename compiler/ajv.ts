@@ -12,7 +12,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 export type AjvInstance = InstanceType<AjvClass>;
 
 export function createAjv(options: Options = {}): AjvInstance {
-  const ajv = new Ajv({ allErrors: true, strict: true, ...options });
+  // `verbose` puts the offending value on each error (`error.data`): schema-messages quotes it
+  // ("not a list", "did you mean") and would otherwise print `undefined`.
+  const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, ...options });
   addFormats(ajv);
   return ajv;
 }

@@ -9,7 +9,7 @@ import remarkGfm from 'remark-gfm';
 import type { Nodes, Root, RootContent, Table, Code } from 'mdast';
 import { countTokens } from 'gpt-tokenizer';
 import { sha256Hex } from './canonical.js';
-import { LineIndex, FILE_START } from './positions.js';
+import { LineIndex, FILE_START, pointRange } from './positions.js';
 import { parseYamlSource } from './yaml-source.js';
 import type { CapabilityDocument, Frontmatter, LinkRef, Range, TextBlock, ToolsTable } from './types.js';
 
@@ -26,20 +26,40 @@ export function normalizeNewlines(text: string): string {
   return text.replace(/\r\n?/g, '\n');
 }
 
+/** The frontmatter block at the start of a text (fences included), or '' when there is none. */
+function frontmatterBlock(text: string): string {
+  return /^---[ \t]*\n(?:[^]*?\n)?---[ \t]*(?:\n|$)/.exec(text)?.[0] ?? '';
+}
+
 export function parseCapability(file: string, content: string): CapabilityDocument {
   const text = normalizeNewlines(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content);
-  const tree = markdownParser.parse(text) as Root;
+  let tree: Root;
+  let collected: Collected;
+  try {
+    tree = markdownParser.parse(text) as Root;
+    collected = collect(tree, text);
+  } catch (error) {
+    // Thousands of nested `>` or list levels overflow the recursion of the Markdown tools. Keep
+    // the frontmatter (short, parsed on its own) and report the body instead of crashing the run.
+    if (!(error instanceof RangeError)) throw error;
+    tree = markdownParser.parse(frontmatterBlock(text)) as Root;
+    collected = { blocks: [], links: [], code: [], toolsTables: [], bodyProblems: [] };
+    const bodyLine = (tree.children[0]?.type === 'yaml' ? (tree.children[0].position?.end.line ?? 0) : 0) + 1;
+    collected.bodyProblems.push({
+      message: 'the Markdown body nests too deeply to be parsed (thousands of nested quotes or list levels); flatten it',
+      range: pointRange(bodyLine, 1),
+    });
+  }
   const first = tree.children[0];
   const frontmatterNode = first?.type === 'yaml' ? first : undefined;
 
-  const frontmatter = readFrontmatter(frontmatterNode);
+  const frontmatter = readFrontmatter(frontmatterNode, text);
   const bodyStartOffset = frontmatterNode?.position ? frontmatterNode.position.end.offset ?? 0 : 0;
   // Skip the newline that closes the frontmatter fence.
   const bodyOffset = text.charCodeAt(bodyStartOffset) === 10 ? bodyStartOffset + 1 : bodyStartOffset;
   const body = text.slice(bodyOffset);
   const bodyStartLine = frontmatterNode?.position ? frontmatterNode.position.end.line + 1 : 1;
 
-  const collected = collect(tree, text);
   return {
     file,
     folder: folderOf(file),
@@ -52,8 +72,9 @@ export function parseCapability(file: string, content: string): CapabilityDocume
   };
 }
 
-function readFrontmatter(node: RootContent | undefined): Frontmatter {
+function readFrontmatter(node: RootContent | undefined, text: string): Frontmatter {
   if (!node || node.type !== 'yaml' || !node.position) {
+    const opened = /^---[ \t]*(?:\n|$)/.test(text);
     return {
       present: false,
       data: undefined,
@@ -62,8 +83,10 @@ function readFrontmatter(node: RootContent | undefined): Frontmatter {
       problems: [
         {
           code: 'missing',
-          message: 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line, the frontmatter fields, and a closing `---` line',
-          range: FILE_START,
+          message: opened
+            ? 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field'
+            : 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line, the frontmatter fields, and a closing `---` line',
+          range: opened ? pointRange(1, 1) : FILE_START,
         },
       ],
     };

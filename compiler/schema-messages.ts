@@ -34,6 +34,8 @@ const TYPE_NAMES: Record<string, string> = {
 
 /**
  * @param knownKeys allowed property names per JSON path of an object, for "did you mean"
+ * @param hints what is expected, keyed by instance path with list indexes as `*` (`/retiredTools/*`)
+ *   or, for property names, by ajv schema path (`#/propertyNames`)
  */
 export function schemaProblems(
   errors: ErrorObject[] | null | undefined,
@@ -44,11 +46,19 @@ export function schemaProblems(
 ): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();
+  let namePattern = '';
   for (const error of errors ?? []) {
     const path = error.instancePath;
     let message: string;
     let range = rangeForPath(ranges, path, fallback);
     const params = error.params as Record<string, unknown>;
+    const hint = error.keyword === 'propertyNames' ? hints[error.schemaPath] : hints[stripIndexes(path)];
+    // ajv reports a bad property name twice: the `pattern` of `propertyNames`, then `propertyNames`
+    // itself; the second one carries the name, the first one only the pattern.
+    if (error.keyword === 'pattern' && error.schemaPath.endsWith('/propertyNames/pattern')) {
+      namePattern = String(params.pattern);
+      continue;
+    }
     switch (error.keyword) {
       case 'additionalProperty':
       case 'additionalProperties': {
@@ -62,10 +72,10 @@ export function schemaProblems(
         message = `missing required field "${String(params.missingProperty)}"${path ? ` in ${fieldName(path)}` : ''}`;
         break;
       case 'type':
-        message = `${fieldName(path)} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}, not ${describe(error.data)}`;
+        message = `${fieldName(path)} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}, not ${describe(error.data)}${hint ? `: ${hint}` : ''}`;
         break;
       case 'pattern':
-        message = `${fieldName(path)} ${JSON.stringify(error.data)} has the wrong form${hints[stripIndexes(path)] ? `: ${hints[stripIndexes(path)]}` : ` (expected to match ${String(params.pattern)})`}`;
+        message = `${fieldName(path)} ${JSON.stringify(error.data)} has the wrong form${hint ? `: ${hint}` : ` (expected to match ${String(params.pattern)})`}`;
         break;
       case 'enum':
         message = `${fieldName(path)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, not ${JSON.stringify(error.data)}${typeof error.data === 'string' ? suggestion(error.data, (params.allowedValues as unknown[]).map(String)) : ''}`;
@@ -79,27 +89,28 @@ export function schemaProblems(
       case 'maxLength':
         message = `${fieldName(path)} is too long (${String((error.data as string).length)} characters, at most ${String(params.limit)})`;
         break;
-      case 'uniqueItems':
-        message = `${fieldName(path)} lists the same value twice (items ${String(params.j)} and ${String(params.i)})`;
-        range = rangeForPath(ranges, `${path}/${String(params.i)}`, range);
+      case 'uniqueItems': {
+        // Reported at the later copy: the first one is where the author meant it.
+        const [first, second] = [Number(params.i), Number(params.j)].sort((a, b) => a - b);
+        message = `${fieldName(path)} lists ${JSON.stringify((error.data as unknown[])[second!])} twice (items ${first! + 1} and ${second! + 1}); remove one`;
+        range = rangeForPath(ranges, `${path}/${second!}`, range);
         break;
+      }
       case 'propertyNames': {
         const name = String(params.propertyName);
-        range = rangeForPath(ranges, `${path}/${name}`, fallback, 'key');
-        message = `name "${name}" in ${fieldName(path)} has the wrong form`;
+        range = rangeForPath(ranges, `${path}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, fallback, 'key');
+        message = `name "${name}"${path ? ` in ${fieldName(path)}` : ''} has the wrong form${hint ? `: ${hint}` : namePattern ? ` (expected to match ${namePattern})` : ''}`;
         break;
       }
       default:
         message = `${fieldName(path)} ${error.message ?? 'is invalid'}`;
     }
-    if (error.keyword === 'propertyNames' && seen.has(`${path}:propertyNames`)) continue;
     const key = `${path}|${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
     problems.push({ path, message, range });
   }
-  // ajv reports a failing property name and then the pattern error under it; keep the readable one.
-  return problems.filter((p) => !(p.message.includes('wrong form (expected to match') && problems.some((q) => q !== p && q.message.startsWith('name "') && p.path.startsWith(q.path))));
+  return problems;
 }
 
 function stripIndexes(path: string): string {

@@ -1,7 +1,7 @@
 // YAML with positions: parse a YAML text into plain data plus a map from JSON-pointer paths to the
 // source ranges of keys and values, and the problems a reader must be told about (syntax errors,
 // duplicate keys, tabs, alias bombs, prototype keys). Used for frontmatter, toolsets and config.
-import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
 import { LineIndex } from './positions.js';
 import type { FrontmatterProblem, Range, YamlRanges } from './types.js';
 
@@ -56,16 +56,29 @@ export function parseYamlSource(text: string, index: LineIndex): YamlSource {
     data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     const message = (error as Error).message;
+    const aliases = /alias/i.test(message);
     problems.push({
-      code: /alias/i.test(message) ? 'alias-limit' : 'yaml-syntax',
-      message: /alias/i.test(message)
+      code: aliases ? 'alias-limit' : 'yaml-syntax',
+      message: aliases
         ? `YAML aliases expand too much (over ${MAX_ALIAS_COUNT} alias expansions); write the values out instead of anchors`
         : `invalid YAML: ${message}`,
-      range: index.range(0, 0),
+      range: (aliases ? firstAliasRange(doc, index) : undefined) ?? index.range(0, 0),
     });
     return { data: undefined, ranges, problems };
   }
   return { data, ranges, problems };
+}
+
+/** Where the first alias (`*name`) of a document is: the place to start writing values out. */
+function firstAliasRange(doc: Document, index: LineIndex): Range | undefined {
+  let found: Range | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      found = nodeRange(node, index);
+      return visit.BREAK;
+    },
+  });
+  return found;
 }
 
 function describeDuplicate(text: string, start: number): string {

@@ -1,8 +1,10 @@
 // frontmatter-schema: the frontmatter parses as YAML (no duplicate keys, no tabs, no alias bombs,
 // no prototype keys) and matches the JSON Schema shipped in compiler/schema/capability.schema.json.
+import type { ErrorObject } from 'ajv';
 import { createAjv } from '../ajv.js';
-import { schemaProblems } from '../schema-messages.js';
+import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import type { Rule } from '../rule.js';
+import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
 
@@ -56,22 +58,37 @@ export const frontmatterSchema: Rule = {
       for (const field of ['inputSchema', 'outputSchema'] as const) {
         const value = frontmatter.data[field];
         if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
-        let detail: string | undefined;
-        try {
-          if (!schemaChecker.validateSchema(value)) detail = schemaChecker.errorsText(schemaChecker.errors);
-          else schemaChecker.compile(value);
-        } catch (error) {
-          detail = (error as Error).message;
-        }
-        if (detail !== undefined) {
-          report({
-            capability,
-            range: rangeForPath(frontmatter.ranges, `/${field}`, frontmatter.range),
-            messageId: 'invalidJsonSchema',
-            data: { field, detail },
-          });
+        for (const problem of jsonSchemaProblems(field, value, frontmatter.ranges, frontmatter.range)) {
+          report({ capability, range: problem.range, messageId: 'invalidJsonSchema', data: { field, detail: problem.message } });
         }
       }
     }
   },
 };
+
+/**
+ * Problems of a schema given in the frontmatter, at the YAML node they are about. The meta-schema
+ * reports one wrong value several ways (`type: strin` fails an enum, a type and the anyOf around
+ * them); the first error at each place says it best.
+ */
+function jsonSchemaProblems(field: string, value: object, ranges: YamlRanges, fallback: Range): SchemaProblem[] {
+  const at = rangeForPath(ranges, `/${field}`, fallback);
+  if (!schemaChecker.validateSchema(value)) {
+    const firstPerPlace = new Map<string, ErrorObject>();
+    for (const error of schemaChecker.errors ?? []) {
+      if (error.keyword !== 'anyOf' && !firstPerPlace.has(error.instancePath)) firstPerPlace.set(error.instancePath, error);
+    }
+    const errors = [...firstPerPlace.values()].map((error) => ({ ...error, instancePath: `/${field}${error.instancePath}` }));
+    return schemaProblems(errors, ranges, at, () => []);
+  }
+  try {
+    schemaChecker.compile(value);
+    return [];
+  } catch (error) {
+    return [{ path: `/${field}`, message: (error as Error).message, range: at }];
+  } finally {
+    // Compiling registers the schema under its `$id`; a second capability (or the next build in
+    // watch mode) with the same `$id` would otherwise be refused as a duplicate.
+    schemaChecker.removeSchema(value);
+  }
+}

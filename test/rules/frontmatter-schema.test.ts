@@ -1,0 +1,351 @@
+import { describe, expect, it } from 'vitest';
+import { parseCapability } from '../../compiler/parse.js';
+import { frontmatterSchema } from '../../compiler/rules/frontmatter-schema.js';
+import { LineIndex } from '../../compiler/positions.js';
+import { parseYamlSource } from '../../compiler/yaml-source.js';
+import { registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
+
+const A = 'capabilities/alpha/PROTOCOL.md';
+
+// The valid frontmatter every case starts from: `---` on line 1, fields on lines 2-9, so `extra`
+// starts on line 10 and the closing `---` follows it.
+const BASE = [
+  'id: alpha', // 2
+  'name: Alpha', // 3
+  'description: Does alpha things.', // 4
+  'whenToUse:', // 5
+  '  - use alpha', // 6
+  'requiredToolsets: []', // 7
+  'protocol_version: 1.0.0', // 8
+  'protocol_updated: 2026-11-29', // 9
+];
+
+/** A PROTOCOL.md with the base fields, `replace` applied to them, and `extra` lines after them. */
+function doc(extra: string[] = [], replace: Record<string, string | null> = {}): string {
+  const lines = BASE.flatMap((line) => {
+    const key = line.split(':')[0]!;
+    if (!(key in replace)) return [line];
+    const replacement = replace[key];
+    return replacement === null || replacement === undefined ? [] : [replacement];
+  });
+  return `---\n${[...lines, ...extra].join('\n')}\n---\n\nDo not guess.\n`;
+}
+
+const only = (content: string): Record<string, string> => ({ [A]: content });
+
+/** Nine levels of nine aliases each: 9^7 strings once expanded. */
+const BILLION_LAUGHS = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+  'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+  'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+  'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+  'f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]',
+  'g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]',
+];
+
+ruleTable(frontmatterSchema, {
+  valid: [
+    { name: 'the required fields', files: only(doc()) },
+    {
+      name: 'every optional field',
+      files: only(
+        doc([
+          'optionalToolsets: [automation]',
+          'states: [PENDING, DONE]',
+          'retiredTools: [work_log_schedule_*, old_tool]',
+          'lifecyclePhase: verify',
+          'tags: [reports, 日报]',
+          'inputSchema:',
+          '  type: object',
+          '  properties:',
+          '    day: { type: string, format: date }',
+          '  required: [day]',
+          'outputSchema: { type: object }',
+          'evidenceTypes: [test-results, build-output]',
+          'constraints:',
+          '  - rationalization: "Just this once."',
+          '    rebuttal: "Every time is just this once."',
+          '    severity: block',
+          'scopeConstraints: [only files under src/]',
+          'metadata:',
+          '  owner: team-reports',
+          '  x-vendor: "1"',
+        ]),
+      ),
+    },
+    { name: 'a yaml-language-server comment, CRLF line endings and a BOM', files: only(`\uFEFF${doc(['# yaml-language-server: $schema=../../compiler/schema/capability.schema.json']).replace(/\n/g, '\r\n')}`) },
+    { name: 'a display name in Chinese', files: only(doc([], { name: 'name: 工作汇报' })) },
+    {
+      name: 'two capabilities whose schemas share an $id (compiled schemas are not kept)',
+      files: {
+        [A]: doc(['inputSchema: { $id: "https://example.com/in.json", type: object }']),
+        'capabilities/beta/PROTOCOL.md': doc(['inputSchema: { $id: "https://example.com/in.json", type: object }'], { id: 'id: beta' }),
+      },
+    },
+  ],
+  invalid: [
+    // --- YAML that does not parse -------------------------------------------------------------
+    {
+      name: 'malformed YAML (an unclosed flow sequence)',
+      files: only(doc(['tags: [reports, daily'])),
+      // Reported where the `]` is missing: the end of the line.
+      errors: [{ line: 10, column: 22, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
+    },
+    {
+      name: 'a duplicate key, at its second occurrence',
+      files: only(doc(['name: Alpha again'])),
+      errors: [{ line: 10, column: 1, message: 'duplicate key "name": a key may appear only once in a mapping' }],
+    },
+    {
+      name: 'tab indentation',
+      files: only(doc(['metadata:', '\towner: me'])),
+      errors: [{ line: 11, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
+    },
+    {
+      name: 'no frontmatter',
+      files: only('# Alpha\n\nDo not guess.\n'),
+      errors: [{ line: 1, column: 1, message: 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line' }],
+    },
+    {
+      name: 'a frontmatter that is never closed',
+      files: only('---\nid: alpha\nname: Alpha\n\n# Alpha\n'),
+      errors: [{ line: 1, column: 1, message: 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field' }],
+    },
+    {
+      name: 'frontmatter that is a list, not a mapping',
+      files: only('---\n- id\n- alpha\n---\nDo not.\n'),
+      errors: [{ line: 1, column: 1, endLine: 4, endColumn: 4, message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)' }],
+    },
+    {
+      name: 'frontmatter that is a plain string',
+      files: only('---\njust some text\n---\nDo not.\n'),
+      errors: [{ line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
+    },
+    {
+      name: 'an empty frontmatter block',
+      files: only('---\n---\nDo not.\n'),
+      errors: [{ line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
+    },
+    {
+      name: 'a YAML alias bomb ("billion laughs") is refused at its first alias',
+      files: only(doc(BILLION_LAUGHS)),
+      errors: [{ line: 11, column: 8, message: 'YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors' }],
+    },
+    {
+      name: 'a __proto__ key',
+      files: only(doc(['__proto__:', '  polluted: yes'])),
+      errors: [{ line: 10, column: 1, endColumn: 10, message: 'key "__proto__" is not allowed: it could change object prototypes' }],
+    },
+    {
+      name: 'constructor and prototype keys, nested too',
+      files: only(doc(['constructor:', '  prototype:', '    polluted: yes'])),
+      errors: [
+        { line: 10, column: 1, message: 'key "constructor" is not allowed' },
+        { line: 11, column: 3, message: 'key "prototype" is not allowed' },
+      ],
+    },
+    {
+      name: 'a __proto__ key inside metadata',
+      files: only(doc(['metadata:', '  __proto__: { polluted: "yes" }'])),
+      errors: [{ line: 11, column: 3, message: 'key "__proto__" is not allowed' }],
+    },
+
+    // --- the schema ---------------------------------------------------------------------------
+    {
+      name: 'an unknown key with a "did you mean"',
+      files: only(doc(['whenToUes:', '  - another trigger'])),
+      errors: [{ line: 10, column: 1, endColumn: 10, message: 'unknown field "whenToUes"; did you mean "whenToUse"?' }],
+    },
+    {
+      name: 'an unknown key with no near miss',
+      files: only(doc(['colour: blue'])),
+      errors: [{ line: 10, column: 1, message: /^unknown field "colour"$/ }],
+    },
+    {
+      name: 'missing required fields, reported at the frontmatter',
+      files: only('---\nid: alpha\nname: Alpha\n---\nDo not.\n'),
+      errors: [
+        { line: 2, column: 1, message: 'missing required field "description"' },
+        { line: 2, column: 1, message: 'missing required field "protocol_updated"' },
+        { line: 2, column: 1, message: 'missing required field "protocol_version"' },
+        { line: 2, column: 1, message: 'missing required field "requiredToolsets"' },
+        { line: 2, column: 1, message: 'missing required field "whenToUse"' },
+      ],
+    },
+    {
+      name: 'wrong types',
+      files: only(doc(['tags: reports'], { name: 'name: 42', whenToUse: 'whenToUse: use alpha', '  - use alpha': null })),
+      errors: [
+        { line: 3, column: 7, message: '`name` must be a string, not number 42' },
+        { line: 5, column: 12, message: '`whenToUse` must be a list, not string "use alpha"' },
+        { line: 9, column: 7, message: '`tags` must be a list, not string "reports"' },
+      ],
+    },
+    {
+      name: 'protocol_version "latest"',
+      files: only(doc([], { protocol_version: 'protocol_version: latest' })),
+      errors: [{ line: 8, column: 19, endColumn: 25, message: '`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
+    },
+    {
+      name: 'protocol_version a range "^1.2.0"',
+      files: only(doc([], { protocol_version: 'protocol_version: "^1.2.0"' })),
+      errors: [{ line: 8, column: 19, message: '`protocol_version` "^1.2.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH' }],
+    },
+    {
+      name: 'protocol_version "1.2" (quoted)',
+      files: only(doc([], { protocol_version: 'protocol_version: "1.2"' })),
+      errors: [{ line: 8, column: 19, message: '`protocol_version` "1.2" has the wrong form' }],
+    },
+    {
+      name: 'protocol_version 1.2 (a YAML number) says what is expected',
+      files: only(doc([], { protocol_version: 'protocol_version: 1.2' })),
+      errors: [{ line: 8, column: 19, message: '`protocol_version` must be a string, not number 1.2: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
+    },
+    {
+      name: 'protocol_version with a "v" prefix',
+      files: only(doc([], { protocol_version: 'protocol_version: v1.2.0' })),
+      errors: [{ line: 8, column: 19, message: '`protocol_version` "v1.2.0" has the wrong form' }],
+    },
+    {
+      name: 'a month that does not exist',
+      files: only(doc([], { protocol_updated: 'protocol_updated: 2026-13-01' })),
+      errors: [{ line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-13-01" has the wrong form: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+    },
+    {
+      name: 'a date in another format',
+      files: only(doc([], { protocol_updated: 'protocol_updated: 29.11.2026' })),
+      errors: [{ line: 9, column: 19, message: '`protocol_updated` "29.11.2026" has the wrong form: use an ISO date YYYY-MM-DD' }],
+    },
+    {
+      name: 'an id that breaks the pattern',
+      files: only(doc([], { id: 'id: Alpha_1' })),
+      errors: [{ line: 2, column: 5, endColumn: 12, message: '`id` "Alpha_1" has the wrong form: use lowercase letters and digits in words joined by single hyphens' }],
+    },
+    {
+      name: 'an id over 64 characters',
+      files: only(doc([], { id: `id: ${'a'.repeat(65)}` })),
+      errors: [{ line: 2, column: 5, message: '`id` is too long (65 characters, at most 64)' }],
+    },
+    {
+      name: 'an empty name and an empty trigger list',
+      files: only(doc([], { name: 'name: ""', whenToUse: 'whenToUse: []', '  - use alpha': null })),
+      errors: [
+        { line: 3, column: 7, message: '`name` must not be empty' },
+        { line: 5, column: 12, message: '`whenToUse` must have at least 1 item' },
+      ],
+    },
+    {
+      name: 'a toolset listed twice, reported at the second',
+      files: only(doc([], { requiredToolsets: 'requiredToolsets: [work-logs, automation, work-logs]' })),
+      errors: [{ line: 7, column: 43, message: '`requiredToolsets` lists "work-logs" twice (items 1 and 3); remove one' }],
+    },
+    {
+      name: 'lifecyclePhase with a "did you mean"',
+      files: only(doc(['lifecyclePhase: verfy'])),
+      errors: [{ line: 10, column: 17, message: '`lifecyclePhase` must be one of "define", "plan", "build", "verify", "review", "ship", not "verfy"; did you mean "verify"?' }],
+    },
+    {
+      name: 'metadata values must be strings',
+      files: only(doc(['metadata:', '  priority: 3'])),
+      errors: [{ line: 11, column: 13, message: '`metadata.priority` must be a string, not number 3' }],
+    },
+    {
+      name: 'a constraint with a bad severity (did you mean) and a misspelt key',
+      files: only(
+        doc([
+          'constraints:',
+          '  - rationalization: "Just this once."',
+          '    rebuttal: "No."',
+          '    severity: blok',
+          '  - rationalisation: "Tests can wait."',
+          '    rebuttal: "They cannot."',
+          '    severity: warn',
+        ]),
+      ),
+      errors: [
+        { line: 13, column: 15, message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?' },
+        { line: 14, column: 5, message: 'missing required field "rationalization" in `constraints.1`' },
+        { line: 14, column: 5, endColumn: 20, message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?' },
+      ],
+    },
+    {
+      name: 'an inputSchema that is not a JSON Schema, at the offending node',
+      files: only(doc(['inputSchema:', '  type: object', '  properties:', '    day: { type: strng }'])),
+      errors: [
+        {
+          line: 13,
+          column: 18,
+          message:
+            '`inputSchema` is not a valid JSON Schema: `inputSchema.properties.day.type` must be one of "array", "boolean", "integer", "null", "number", "object", "string", not "strng"; did you mean "string"?',
+        },
+      ],
+    },
+    {
+      name: 'an outputSchema with a $ref that does not resolve',
+      files: only(doc(['outputSchema:', '  $ref: "#/definitions/missing"'])),
+      errors: [{ line: 11, column: 3, message: "`outputSchema` is not a valid JSON Schema: can't resolve reference #/definitions/missing" }],
+    },
+    {
+      name: 'an inputSchema that is a list',
+      files: only(doc(['inputSchema: [string]'])),
+      errors: [{ line: 10, column: 14, message: '`inputSchema` must be a mapping, not a list' }],
+    },
+    {
+      name: 'every problem of a document in one run, in file order',
+      files: only(doc(['tags: reports', 'lifecyclePhase: ship-it'], { id: 'id: Alpha', protocol_version: 'protocol_version: latest' })),
+      errors: [
+        { line: 2, column: 5, message: '`id` "Alpha" has the wrong form' },
+        { line: 8, column: 19, message: '`protocol_version` "latest" has the wrong form' },
+        { line: 10, column: 7, message: '`tags` must be a list' },
+        { line: 11, column: 17, message: '`lifecyclePhase` must be one of' },
+      ],
+    },
+    {
+      name: 'problems of two capabilities',
+      files: { [A]: doc(['colour: blue']), 'capabilities/beta/PROTOCOL.md': doc(['whenToUes: [x]'], { id: 'id: beta' }) },
+      errors: [
+        { file: A, line: 10, column: 1, message: 'unknown field "colour"' },
+        { file: 'capabilities/beta/PROTOCOL.md', line: 10, column: 1, message: 'did you mean "whenToUse"?' },
+      ],
+    },
+  ],
+});
+
+describe('frontmatter-schema: hostile YAML', () => {
+  it('leaves Object.prototype alone whatever the keys', () => {
+    const hostile = [
+      doc(['__proto__:', '  polluted: yes']),
+      doc(['constructor:', '  prototype:', '    polluted: yes']),
+      doc(['metadata: { __proto__: { polluted: "yes" } }']),
+      doc(['tags: &t [a]', '__proto__: *t']),
+    ];
+    for (const content of hostile) {
+      const diagnostics = lintWith(frontmatterSchema, registryInput(only(content)));
+      expect(diagnostics.length).toBeGreaterThan(0);
+      expect(diagnostics.every((d) => d.message.includes('is not allowed: it could change object prototypes'))).toBe(true);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  it('keeps no data from a document with a prototype key', () => {
+    const source = parseYamlSource('a: 1\n__proto__:\n  polluted: yes\n', new LineIndex(''));
+    expect(source.data).toBeUndefined();
+    expect(source.problems.map((p) => p.code)).toEqual(['forbidden-key']);
+  });
+
+  it('refuses an alias bomb quickly, without expanding it', () => {
+    const started = performance.now();
+    const document = parseCapability(A, doc(BILLION_LAUGHS));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(document.frontmatter.data).toBeUndefined();
+    expect(document.frontmatter.problems.map((p) => p.code)).toEqual(['alias-limit']);
+  });
+
+  it('allows a few honest aliases', () => {
+    const diagnostics = lintWith(frontmatterSchema, registryInput(only(doc(['tags: &tags [a, b]', 'scopeConstraints: *tags']))));
+    expect(diagnostics).toEqual([]);
+  });
+});
