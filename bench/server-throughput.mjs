@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Server throughput, reload latency and heap, against a 1,000-capability manifest.
 //
-//   npm run build:ts && node --expose-gc bench/server-throughput.mjs [--requests N] [--seconds S] [--concurrency C]
+//   npm run build:ts && node --expose-gc bench/server-throughput.mjs [--requests N] [--seconds S] [--rounds R] [--concurrency C]
 //
 // Runs each server in its own child process (the load generator gets the other core): capreg's
 // HTTP server, and a bare SDK stateless server with one trivial tool (same SDK, same per-request
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '16' },
     capabilities: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 
@@ -225,11 +226,13 @@ async function main() {
 
   const options = { requests, seconds, concurrency };
   const ok = (text) => text.includes('"result"') && !text.includes('"isError":true');
-  const results = [];
+  const warmed = new Set();
   const run = async (label, url, bodies, headers) => {
-    await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up
+    if (!warmed.has(label)) {
+      warmed.add(label);
+      await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up (JIT)
+    }
     const result = await load(url, bodies, headers, { ...options, check: ok });
-    results.push({ label, ...result });
     console.log(`${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s)`);
     return result;
   };
@@ -246,19 +249,26 @@ async function main() {
   const all = { Authorization: 'Bearer bench-all' };
   const narrow = { Authorization: 'Bearer bench-narrow' };
 
-  const bare1 = await run('bare SDK server: trivial tool', bareUrl, bareBody, {});
-  const get = await run('capreg: get_capability_protocol', oursUrl, protocolBodies, all);
-  const listNarrow = await run(`capreg: list_capabilities (caller sees ${visibleNarrow})`, oursUrl, listBody, narrow);
-  const listAll = await run(`capreg: list_capabilities (caller sees all ${count})`, oursUrl, listBody, all);
-  const bare2 = await run('bare SDK server: trivial tool (again)', bareUrl, bareBody, {});
-  const bareRps = (bare1.rps + bare2.rps) / 2;
-  console.log(`\nratio to the bare server (mean of its two runs, ${bareRps.toFixed(0)} req/s):`);
-  for (const [label, result] of [
-    ['get_capability_protocol', get],
-    [`list_capabilities, ${visibleNarrow} visible`, listNarrow],
-    [`list_capabilities, ${count} visible`, listAll],
-  ]) {
-    console.log(`  ${label.padEnd(40)} ${(result.rps / bareRps).toFixed(2)}x`);
+  // Interleaved rounds, so that a noisy neighbour slows every scenario alike; the ratio of each
+  // round is taken against the bare server's run in the same round, and the median is reported.
+  const scenarios = [
+    { key: 'bare', label: 'bare SDK server: trivial tool', url: bareUrl, bodies: bareBody, headers: {} },
+    { key: 'get', label: 'capreg: get_capability_protocol', url: oursUrl, bodies: protocolBodies, headers: all },
+    { key: 'listNarrow', label: `capreg: list_capabilities (caller sees ${visibleNarrow})`, url: oursUrl, bodies: listBody, headers: narrow },
+    { key: 'listAll', label: `capreg: list_capabilities (caller sees all ${count})`, url: oursUrl, bodies: listBody, headers: all },
+  ];
+  const rounds = Number(values.rounds);
+  const byKey = Object.fromEntries(scenarios.map((scenario) => [scenario.key, []]));
+  for (let round = 1; round <= rounds; round += 1) {
+    console.log(`round ${round}/${rounds}`);
+    for (const scenario of scenarios) byKey[scenario.key].push(await run(`  ${scenario.label}`, scenario.url, scenario.bodies, scenario.headers));
+  }
+  const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
+  console.log(`\nmedian over ${rounds} rounds (ratio: to the bare server in the same round):`);
+  for (const scenario of scenarios) {
+    const rps = median(byKey[scenario.key].map((result) => result.rps));
+    const ratio = median(byKey[scenario.key].map((result, round) => result.rps / byKey.bare[round].rps));
+    console.log(`  ${scenario.label.padEnd(52)} ${rps.toFixed(0).padStart(6)} req/s  ${ratio.toFixed(2)}x`);
   }
 
   // Reload to serve: time from the atomic rename of a new manifest until /healthz reports it.

@@ -130,6 +130,25 @@ describe('hot reload: good, bad, good', () => {
     fs.writeFileSync(path.join(releases, 'v2.json'), serializeManifest(v3));
     await eventually(async () => expect((await health()).revision).toBe(v3.revision));
   });
+  it('follows a Kubernetes-style ..data symlink swap', async () => {
+    const v1 = makeManifest(STANDARD_CAPABILITIES, { marker: 'k1' });
+    const v2 = makeManifest(STANDARD_CAPABILITIES, { marker: 'k2' });
+    fs.mkdirSync(path.join(dir, '..v1'));
+    fs.writeFileSync(path.join(dir, '..v1', 'manifest.json'), serializeManifest(v1));
+    fs.symlinkSync('..v1', path.join(dir, '..data'));
+    fs.symlinkSync(path.join('..data', 'manifest.json'), manifestFile);
+    const principalsFile = path.join(dir, 'principals.yaml');
+    writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+    runtime = await startRuntime({ manifestFile, principalsFile, debounceMs: 20 });
+    http = await startHttpServer(runtime, { port: 0 });
+    expect((await health()).revision).toBe(v1.revision);
+
+    fs.mkdirSync(path.join(dir, '..v2'));
+    fs.writeFileSync(path.join(dir, '..v2', 'manifest.json'), serializeManifest(v2));
+    fs.symlinkSync('..v2', path.join(dir, '..data_tmp'));
+    fs.renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    await eventually(async () => expect((await health()).revision).toBe(v2.revision));
+  });
 });
 
 describe('hot reload under load', () => {

@@ -1,0 +1,15 @@
+import { loadConfig } from '../lib/cli/load-config.js';
+import { readRegistry } from '../lib/cli/read-registry.js';
+import { protocolFiles, compileRegistry, emitManifest } from '../lib/compiler/compile.js';
+import { parseCapability } from '../lib/compiler/parse.js';
+import { serializeManifest } from '../lib/compiler/manifest.js';
+const root = process.argv[2];
+let c = process.cpuUsage(), t = performance.now();
+const lap = (name) => { const d = process.cpuUsage(c); console.log(name.padEnd(10), 'wall', (performance.now()-t).toFixed(0), 'cpu', ((d.user+d.system)/1000).toFixed(0)); c = process.cpuUsage(); t = performance.now(); };
+const config = await loadConfig(root); lap('config');
+const input = await readRegistry(root, { maxFileBytes: config.maxFileBytes }); lap('read');
+const docs = protocolFiles(input).map((f) => parseCapability(f.path, f.content)); lap('parse');
+const result = compileRegistry(input, { config, documents: docs }); lap('rules');
+const m = emitManifest(result, { source: null, generator: 'x' }); lap('emit');
+const s = serializeManifest(m); lap('serialize');
+console.log(result.errorCount, result.warningCount, s.length);

@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// Compiler benchmark: `capreg build` on a generated 1,000-capability registry, against the floor
+// for any compile on this stack — a bare, single-threaded unified + remark-parse +
+// remark-frontmatter parse of the same files (read + parse, nothing else).
+//
+//   npm run build:ts && node bench/build.mjs [--count 1000] [--runs 3] [--timeout 300] [--keep DIR] [--json]
+//
+// One run, in this order (rounds interleaved so that a change in machine load hits every measure
+// alike), each measure in a child process of its own, timed from spawn to exit:
+//   baseline   node bench/build.mjs --baseline DIR (read + bare parse of every PROTOCOL.md)
+//   cold       rm -rf DIR/.capreg/cache; node bin/capreg.js build --root DIR
+//   no change  node bin/capreg.js build --root DIR            (cache warm, nothing changed)
+//   one file   append a paragraph to one PROTOCOL.md; node bin/capreg.js build --root DIR
+// Peak memory is the child's `process.resourceUsage().maxRSS` (the whole process: every worker
+// thread included), reported by a preload module (`--import`) when the child exits; CPU is the
+// child's user + system time. The table shows medians; ratios are against the baseline's median.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..');
+const bin = path.join(repo, 'bin', 'capreg.js');
+
+const { values } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    count: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '3' },
+    timeout: { type: 'string', default: '300' },
+    keep: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// The baseline, in a child process of its own: read every PROTOCOL.md and parse it with a bare
+// unified().use(remarkParse).use(remarkFrontmatter). Nothing else.
+
+async function baselineChild(root) {
+  const [{ unified }, { default: remarkParse }, { default: remarkFrontmatter }] = await Promise.all([
+    import('unified'),
+    import('remark-parse'),
+    import('remark-frontmatter'),
+  ]);
+  const start = performance.now();
+  const processor = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']);
+  const dir = path.join(root, 'capabilities');
+  let files = 0;
+  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!entry.isDirectory()) continue;
+    processor.parse(await readFile(path.join(dir, entry.name, 'PROTOCOL.md'), 'utf8'));
+    files += 1;
+  }
+  process.stdout.write(`${JSON.stringify({ files, inProcessMs: performance.now() - start })}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+/** Reports the child's resource usage on fd 2 when it exits (loaded with --import). */
+const RUSAGE_PRELOAD = `data:text/javascript,${encodeURIComponent(
+  "import{writeSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();" +
+    "writeSync(2,'\\n@@rusage '+JSON.stringify({maxRSS:u.maxRSS,cpuMs:(u.userCPUTime+u.systemCPUTime)/1000,inProcessMs:performance.now()})+'\\n')})",
+)}`;
+
+function runChild(args, { timeoutMs, env = {} }) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(process.execPath, ['--import', RUSAGE_PRELOAD, ...args], {
+      cwd: repo,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const wallMs = performance.now() - start;
+      const match = /\n@@rusage (\{.*\})\n/.exec(stderr);
+      const usage = match ? JSON.parse(match[1]) : undefined;
+      stderr = stderr.replace(/\n@@rusage \{.*\}\n/, '');
+      if (signal) return reject(new Error(`${args.join(' ')}: killed by ${signal} after ${(wallMs / 1000).toFixed(1)} s (timeout ${timeoutMs / 1000} s)`));
+      if (code !== 0 || !usage) return reject(new Error(`${args.join(' ')}: exit code ${code}\n${stderr}${stdout.slice(0, 2000)}`));
+      resolve({ wallMs, cpuMs: usage.cpuMs, maxRssKb: usage.maxRSS, inProcessMs: usage.inProcessMs, stdout, stderr });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and output
+
+const median = (list) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+function table(rows, columns) {
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => String(row[column] ?? '').length)));
+  const line = (cells) => `| ${cells.map((cell, i) => String(cell ?? '').padEnd(widths[i])).join(' | ')} |`;
+  return [line(columns), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map((row) => line(columns.map((c) => row[c])))].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const count = Number(values.count);
+  const runs = Number(values.runs);
+  const timeoutMs = Number(values.timeout) * 1000;
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(runs) || runs < 1 || !(timeoutMs > 0)) {
+    console.error('usage: node bench/build.mjs [--count N] [--runs N] [--timeout SECONDS] [--keep DIR] [--json]');
+    process.exit(2);
+  }
+  if (!existsSync(path.join(repo, 'lib', 'cli', 'main.js'))) {
+    console.error('bench/build.mjs: lib/ is missing; run `npm run build:ts` first');
+    process.exit(2);
+  }
+  const { generateRegistry, capabilityIdentity, makeToolsets } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
+  const root = values.keep ? path.resolve(values.keep) : await mkdtemp(path.join(os.tmpdir(), 'capreg-bench-'));
+  const loadBefore = os.loadavg();
+  const started = performance.now();
+  const summary = await generateRegistry(root, { count });
+  const changedId = capabilityIdentity(Math.floor(count / 2), makeToolsets()).id;
+  const changedFile = path.join(root, 'capabilities', changedId, 'PROTOCOL.md');
+  const log = (text) => process.stderr.write(`${text}\n`);
+  log(`bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`);
+
+  const build = (label) => async () => {
+    const result = await runChild([bin, 'build', '--root', root], { timeoutMs });
+    if (!/wrote /.test(result.stderr)) throw new Error(`${label}: build did not write the manifest:\n${result.stderr}`);
+    return result;
+  };
+  const measures = {
+    baseline: async () => {
+      const result = await runChild([fileURLToPath(import.meta.url), '--baseline', root], { timeoutMs });
+      const report = JSON.parse(result.stdout);
+      if (report.files !== count) throw new Error(`baseline parsed ${report.files} files, expected ${count}`);
+      return { ...result, parseMs: report.inProcessMs };
+    },
+    cold: async () => {
+      await rm(path.join(root, '.capreg', 'cache'), { recursive: true, force: true });
+      return build('cold')();
+    },
+    noChange: build('no change'),
+    oneFile: async (round) => {
+      await appendFile(changedFile, `\nRevision ${round} of desk ${Math.floor(count / 2)}: the benchmark appended this paragraph to change one file.\n`);
+      return build('one file')();
+    },
+  };
+  const results = Object.fromEntries(Object.keys(measures).map((key) => [key, []]));
+  const original = await readFile(changedFile, 'utf8');
+  let manifestAfterCold;
+  for (let round = 1; round <= runs; round += 1) {
+    await writeFile(changedFile, original);
+    for (const [key, measure] of Object.entries(measures)) {
+      const result = await measure(round);
+      results[key].push(result);
+      log(`  round ${round} ${key.padEnd(9)} ${result.wallMs.toFixed(0).padStart(7)} ms wall ${result.cpuMs.toFixed(0).padStart(7)} ms cpu ${(result.maxRssKb / 1024).toFixed(0).padStart(5)} MiB`);
+      if (key === 'cold') manifestAfterCold = await readFile(path.join(root, 'dist', 'manifest.json'), 'utf8');
+      if (key === 'noChange' && (await readFile(path.join(root, 'dist', 'manifest.json'), 'utf8')) !== manifestAfterCold) {
+        throw new Error('the no-change rebuild wrote a different manifest than the cold build');
+      }
+    }
+  }
+  await writeFile(changedFile, original);
+
+  const base = {
+    wall: median(results.baseline.map((r) => r.wallMs)),
+    rss: median(results.baseline.map((r) => r.maxRssKb)),
+  };
+  const targets = { baseline: '', cold: '≤ 1.0×', noChange: '≤ 0.1×', oneFile: '' };
+  const limits = { cold: 1.0, noChange: 0.1 };
+  const names = { baseline: 'baseline: bare parse (read + remark-parse + frontmatter, 1 thread)', cold: 'cold build (no cache)', noChange: 'rebuild, nothing changed', oneFile: 'rebuild, one file changed' };
+  const rows = Object.keys(measures).map((key) => {
+    const wall = median(results[key].map((r) => r.wallMs));
+    const ratio = wall / base.wall;
+    return {
+      measure: names[key],
+      'wall ms (median)': wall.toFixed(0),
+      'cpu ms': median(results[key].map((r) => r.cpuMs)).toFixed(0),
+      'runs (wall ms)': results[key].map((r) => r.wallMs.toFixed(0)).join(', '),
+      'vs baseline': `${ratio.toFixed(2)}×`,
+      target: targets[key],
+      ok: limits[key] === undefined ? '' : ratio <= limits[key] ? 'yes' : 'NO',
+    };
+  });
+  const peak = Math.max(...['cold', 'noChange', 'oneFile'].map((key) => median(results[key].map((r) => r.maxRssKb))));
+  const memoryRows = Object.keys(measures).map((key) => {
+    const rss = median(results[key].map((r) => r.maxRssKb));
+    return {
+      measure: names[key],
+      'peak RSS MiB (median)': (rss / 1024).toFixed(0),
+      'vs baseline': `${(rss / base.rss).toFixed(2)}×`,
+      target: key === 'baseline' ? '' : '≤ 2.0×',
+      ok: key === 'baseline' ? '' : rss / base.rss <= 2 ? 'yes' : 'NO',
+    };
+  });
+  const loadAfter = os.loadavg();
+  const baselineParse = median(results.baseline.map((r) => r.parseMs));
+  const output = [
+    '',
+    `capreg build benchmark — ${count} capabilities (${(summary.bytes / 1024).toFixed(0)} KiB), ${runs} round(s), node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'cpu'}), load avg ${loadBefore[0].toFixed(1)} → ${loadAfter[0].toFixed(1)}`,
+    `baseline in-process (read + parse only, without node start-up and imports): ${baselineParse.toFixed(0)} ms`,
+    '',
+    table(rows, ['measure', 'wall ms (median)', 'cpu ms', 'runs (wall ms)', 'vs baseline', 'target', 'ok']),
+    '',
+    table(memoryRows, ['measure', 'peak RSS MiB (median)', 'vs baseline', 'target', 'ok']),
+    '',
+    `total bench time ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  ].join('\n');
+  console.log(output);
+  if (values.json) {
+    console.log(JSON.stringify({ count, runs, node: process.version, cores: os.availableParallelism(), loadBefore, loadAfter, baselineParseMs: baselineParse, peakRssKb: peak, results: Object.fromEntries(Object.entries(results).map(([k, list]) => [k, list.map(({ stdout: _o, stderr: _e, ...rest }) => rest)])) }));
+  }
+  if (!values.keep) await rm(root, { recursive: true, force: true });
+}
+
+if (values.baseline !== undefined) await baselineChild(values.baseline);
+else await main();
