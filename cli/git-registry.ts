@@ -44,9 +44,20 @@ function gitMessage(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).trim().split('\n')[0] ?? '';
 }
 
-async function repositoryPrefix(git: SimpleGit, root: string): Promise<string> {
+interface RepositoryState {
+  /** The registry root's path inside the repository, `''` or ending in `/`. */
+  prefix: string;
+  shallow: boolean;
+  /** The commit `ref` names, when it exists here. */
+  commit: string | undefined;
+}
+
+/** One `git rev-parse` for everything the gate needs to know before reading: where, how deep, which commit. */
+async function inspectRepository(git: SimpleGit, root: string, ref: string): Promise<RepositoryState> {
+  let output: string;
   try {
-    return (await git.raw(['rev-parse', '--show-prefix'])).trim();
+    // With --quiet an unknown ref exits 1 without a message; simple-git then resolves with the other lines.
+    output = await git.raw(['rev-parse', '--show-prefix', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
   } catch (error) {
     const message = gitMessage(error);
     if (/not a git repository/i.test(message)) {
@@ -57,16 +68,14 @@ async function repositoryPrefix(git: SimpleGit, root: string): Promise<string> {
     }
     throw new GitRegistryError('git-failed', `cannot run git in ${root}: ${message}`);
   }
+  const [prefix = '', shallow = '', commit = ''] = output.split('\n').map((line) => line.trim());
+  return { prefix, shallow: shallow === 'true', commit: /^[0-9a-f]{40,64}$/.test(commit) ? commit : undefined };
 }
 
-/** Resolve `ref` to a commit, or explain how to get it (a shallow clone is the usual cause in CI). */
-export async function resolveCommit(git: SimpleGit, ref: string): Promise<string> {
-  if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
-  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).catch(() => '')).trim();
-  if (/^[0-9a-f]{40,64}$/.test(commit)) return commit;
-  const shallow = (await git.raw(['rev-parse', '--is-shallow-repository']).catch(() => '')).trim() === 'true';
+/** Explain how to get a ref that is not here (a shallow clone is the usual cause in CI). */
+async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): Promise<GitRegistryError> {
   if (shallow) {
-    throw new GitRegistryError(
+    return new GitRegistryError(
       'shallow-clone',
       `cannot find "${ref}": this is a shallow clone and the base commit was not fetched. ` +
         'Fetch the history with `git fetch --unshallow` (and the base branch, e.g. `git fetch origin main`); ' +
@@ -80,7 +89,7 @@ export async function resolveCommit(git: SimpleGit, ref: string): Promise<string
     remote !== undefined && remotes.includes(remote)
       ? `fetch it with \`git fetch ${remote} ${ref.slice(slash + 1)}\``
       : 'check the name with `git branch -a` or `git log --oneline`, and fetch it if it lives on a remote';
-  throw new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${hint}`);
+  return new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${hint}`);
 }
 
 async function listTree(git: SimpleGit, commit: string, prefix: string): Promise<TreeEntry[]> {
@@ -170,9 +179,10 @@ function linkTarget(linkPath: string, target: string): string | undefined {
  * subfolder of the repository: paths are taken relative to it.
  */
 export async function readGitRegistry(root: string, ref: string, options: { maxFileBytes: number }): Promise<GitRegistry> {
+  if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
   const git = simpleGit({ baseDir: root });
-  const prefix = await repositoryPrefix(git, root);
-  const commit = await resolveCommit(git, ref);
+  const { prefix, shallow, commit } = await inspectRepository(git, root, ref);
+  if (commit === undefined) throw await missingRefError(git, ref, shallow);
   const entries = await listTree(git, commit, prefix);
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
 

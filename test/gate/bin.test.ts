@@ -1,0 +1,36 @@
+// The gate through the real executable (bin/capreg.js over the lib/ that globalSetup compiled):
+// exit codes and stdout/stderr as CI sees them.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, expect, it } from 'vitest';
+import { commitAll, createBaseRepository, edit, REPORTS_FILE } from './fixture.js';
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/capreg.js');
+const dir = createBaseRepository();
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function capreg(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+it('fails a change without a bump with exit 1 and a GitHub annotation at the protocol_version line', () => {
+  edit(dir, REPORTS_FILE, '  - log my work\n', '');
+  commitAll(dir, 'drop a trigger');
+  const result = capreg('check', '--against', 'base', '--format', 'github');
+  expect(result.stdout).toBe(
+    '::error file=capabilities/reports/PROTOCOL.md,line=10,col=1,endLine=10,endColumn=24,title=version-bump::needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)\n',
+  );
+  expect(result.stderr).toMatch(/against base \([0-9a-f]{12}\): 1 changed, 0 added, 0 removed, 2 unchanged; 1 failed the version gate/);
+  expect(result.status).toBe(1);
+});
+
+it('exits 2 for a ref that does not exist', () => {
+  const result = capreg('check', '--against', 'release-1');
+  expect(result.status).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toContain('capreg check: unknown Git ref "release-1"');
+});
+

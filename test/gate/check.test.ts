@@ -1,0 +1,397 @@
+// capreg check end to end: a real Git repository per scenario (a copy of one base repository),
+// one commit per scenario, the command run in-process. The diagnostics asserted are the gate's
+// own (version-bump, version-date, capability-removed); the fixture lints clean (fixture-sanity).
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CapabilityChange } from '../../compiler/gate/index.js';
+import type { Diagnostic } from '../../compiler/types.js';
+import { ARCHIVE, commitAll, copyRepository, createBaseRepository, edit, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';
+
+const GATE_RULES = new Set(['version-bump', 'version-date', 'capability-removed']);
+const created: string[] = [];
+let baseDir: string;
+
+beforeAll(() => {
+  baseDir = createBaseRepository();
+  created.push(baseDir);
+});
+afterAll(() => {
+  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function scenario(): string {
+  const dir = copyRepository(baseDir);
+  created.push(dir);
+  return dir;
+}
+
+/** Set the fixture capability's version fields. */
+function setVersion(root: string, version: string, updated = '2026-02-01'): void {
+  const text = read(root, REPORTS_FILE);
+  write(root, REPORTS_FILE, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`));
+}
+
+/** The line of `protocol_version` in the fixture capability as it is now. */
+function versionLine(root: string): number {
+  return read(root, REPORTS_FILE).split('\n').findIndex((line) => line.startsWith('protocol_version:')) + 1;
+}
+
+interface JsonOutput {
+  diagnostics: Diagnostic[];
+  errorCount: number;
+  warningCount: number;
+  gate: { against: string; baseCommit: string; passed: boolean; unchanged: number; changes: CapabilityChange[]; lint: { errorCount: number } };
+}
+
+async function check(dir: string, ...extra: string[]): Promise<{ code: number; json: JsonOutput; gateDiagnostics: Diagnostic[]; stderr: string }> {
+  const result = await runCli(['check', '--against', 'base', '--format', 'json', ...extra], dir);
+  if (result.code === 2) throw new Error(`capreg check failed: ${result.stderr}`);
+  const json = JSON.parse(result.stdout) as JsonOutput;
+  return { code: result.code, json, gateDiagnostics: json.diagnostics.filter((d) => GATE_RULES.has(d.ruleId)), stderr: result.stderr };
+}
+
+function change(json: JsonOutput, id: string): CapabilityChange | undefined {
+  return json.gate.changes.find((entry) => entry.id === id);
+}
+
+const edits = {
+  requiredToolsetAdded: (root: string) => edit(root, REPORTS_FILE, '[work-logs]', '[work-logs, billing]'),
+  toolRemoved: (root: string) => edit(root, REPORTS_FILE, '| `work_log_list` | list entries |\n', ''),
+  stateRemoved: (root: string) => {
+    edit(root, REPORTS_FILE, '[PENDING, DONE]', '[PENDING]');
+    edit(root, REPORTS_FILE, '- **DONE**: show the report exactly as returned.\n', '');
+  },
+  triggerRemoved: (root: string) => edit(root, REPORTS_FILE, '  - log my work\n', ''),
+  retiredToolAdded: (root: string) => {
+    edit(root, REPORTS_FILE, 'states:', 'retiredTools: [work_log_archive]\nstates:');
+    edit(root, REPORTS_FILE, 'Never invent entries', 'Never call `work_log_archive`; it no longer exists. Never invent entries');
+  },
+  triggerAdded: (root: string) => edit(root, REPORTS_FILE, '  - log my work\n', '  - log my work\n  - send my report\n'),
+  optionalToolsetAdded: (root: string) => edit(root, REPORTS_FILE, '[calendar]', '[calendar, billing]'),
+  stateAdded: (root: string) => {
+    edit(root, REPORTS_FILE, '[PENDING, DONE]', '[PENDING, DONE, FAILED]');
+    edit(root, REPORTS_FILE, '- **DONE**', '- **FAILED**: tell the user what failed; do not retry more than once.\n- **DONE**');
+  },
+  toolAdded: (root: string) => edit(root, REPORTS_FILE, '| `work_log_generate` | start a report |\n', '| `work_log_generate` | start a report |\n| `calendar_list` | find the days of a week |\n'),
+  sectionAdded: (root: string) => write(root, REPORTS_FILE, `${read(root, REPORTS_FILE)}\n## Sources\n\nCite the date of every entry you use.\n`),
+  wording: (root: string) => edit(root, REPORTS_FILE, 'add an entry', 'add one entry'),
+};
+
+const reasonCases: { name: string; apply: (root: string) => void; level: 'major' | 'minor' | 'patch'; reason: string; expected: string }[] = [
+  { name: 'requiredToolsets gained', apply: edits.requiredToolsetAdded, level: 'major', reason: 'requiredToolsets gained `billing`', expected: '2.0.0' },
+  { name: 'a tool removed from the tools table', apply: edits.toolRemoved, level: 'major', reason: 'tools table lost `work_log_list`', expected: '2.0.0' },
+  { name: 'a state removed', apply: edits.stateRemoved, level: 'major', reason: 'states lost `DONE`', expected: '2.0.0' },
+  { name: 'a trigger removed', apply: edits.triggerRemoved, level: 'major', reason: 'whenToUse lost `log my work`', expected: '2.0.0' },
+  { name: 'a new retiredTools entry', apply: edits.retiredToolAdded, level: 'major', reason: 'retiredTools gained `work_log_archive`', expected: '2.0.0' },
+  { name: 'a trigger added', apply: edits.triggerAdded, level: 'minor', reason: 'whenToUse gained `send my report`', expected: '1.3.0' },
+  { name: 'an optional toolset added', apply: edits.optionalToolsetAdded, level: 'minor', reason: 'optionalToolsets gained `billing`', expected: '1.3.0' },
+  { name: 'a state added', apply: edits.stateAdded, level: 'minor', reason: 'states gained `FAILED`', expected: '1.3.0' },
+  { name: 'a tool added to the tools table', apply: edits.toolAdded, level: 'minor', reason: 'tools table gained `calendar_list`', expected: '1.3.0' },
+  { name: 'a section added', apply: edits.sectionAdded, level: 'minor', reason: 'section added: `Sources`', expected: '1.3.0' },
+  { name: 'wording', apply: edits.wording, level: 'patch', reason: 'protocol wording changed', expected: '1.2.4' },
+];
+
+describe.concurrent('capreg check: the bump each change needs', () => {
+  for (const testCase of reasonCases) {
+    it(`${testCase.name} needs ${testCase.level}; a ${testCase.level} bump passes, a smaller one fails and says why`, async ({ expect }) => {
+      const dir = scenario();
+      testCase.apply(dir);
+      setVersion(dir, testCase.expected);
+      commitAll(dir, `${testCase.name} with the right bump`);
+      const passing = await check(dir);
+      expect(passing.gateDiagnostics).toEqual([]);
+      expect(passing.json.gate.lint.errorCount).toBe(0);
+      expect(passing.code).toBe(0);
+      const entry = change(passing.json, 'reports');
+      expect(entry).toMatchObject({ kind: 'changed', verdict: 'pass', move: testCase.level, required: { level: testCase.level } });
+      expect(entry?.required.reasons[0]?.text).toBe(testCase.reason);
+
+      if (testCase.level === 'patch') return;
+      setVersion(dir, '1.2.4');
+      commitAll(dir, `${testCase.name} with a patch bump`);
+      const failing = await check(dir);
+      const line = versionLine(dir);
+      expect(failing.code).toBe(1);
+      expect(failing.gateDiagnostics).toEqual([
+        expect.objectContaining({
+          file: REPORTS_FILE,
+          line,
+          column: 1,
+          endLine: line,
+          endColumn: 24,
+          severity: 'error',
+          ruleId: 'version-bump',
+          capabilityId: 'reports',
+          message: `needs ${testCase.level}: ${testCase.reason}; got patch 1.2.3 → 1.2.4 (expected ${testCase.expected} or higher)`,
+        }),
+      ]);
+      expect(change(failing.json, 'reports')).toMatchObject({ verdict: 'fail', move: 'patch' });
+    });
+  }
+});
+
+describe.concurrent('capreg check: failures', () => {
+  const failureCases: { name: string; apply: (root: string) => void; ruleId: string; message: string }[] = [
+    {
+      name: 'no bump',
+      apply: edits.wording,
+      ruleId: 'version-bump',
+      message: 'needs patch: protocol wording changed; protocol_version is still 1.2.3 (expected 1.2.4 or higher)',
+    },
+    {
+      name: 'too small a bump for several reasons',
+      apply: (root) => {
+        edits.triggerAdded(root);
+        edits.stateAdded(root);
+        setVersion(root, '1.2.4');
+      },
+      ruleId: 'version-bump',
+      message: 'needs minor: whenToUse gained `send my report`; states gained `FAILED`; got patch 1.2.3 → 1.2.4 (expected 1.3.0 or higher)',
+    },
+    {
+      name: 'version went down',
+      apply: (root) => setVersion(root, '1.2.2'),
+      ruleId: 'version-bump',
+      message: 'protocol_version went down from 1.2.3 to 1.2.2; a version only increases (expected 1.2.4 or higher)',
+    },
+    {
+      name: 'version not valid semver',
+      apply: (root) => {
+        edits.wording(root);
+        setVersion(root, 'v1.2.4');
+      },
+      ruleId: 'version-bump',
+      message: 'protocol_version "v1.2.4" is not a valid version: expected MAJOR.MINOR.PATCH, e.g. 1.2.4',
+    },
+    {
+      name: 'protocol_updated unchanged with a new version',
+      apply: (root) => {
+        edits.wording(root);
+        setVersion(root, '1.2.4', '2026-01-10');
+      },
+      ruleId: 'version-date',
+      message: 'protocol_updated is still 2026-01-10 though protocol_version changed 1.2.3 → 1.2.4; set it to the date of this change (YYYY-MM-DD)',
+    },
+    {
+      name: 'protocol_updated moved backwards',
+      apply: (root) => {
+        edits.wording(root);
+        setVersion(root, '1.2.4', '2026-01-09');
+      },
+      ruleId: 'version-date',
+      message: 'protocol_updated moved backwards from 2026-01-10 to 2026-01-09; it is the date of the latest change and only moves forward',
+    },
+  ];
+  for (const testCase of failureCases) {
+    it(testCase.name, async ({ expect }) => {
+      const dir = scenario();
+      testCase.apply(dir);
+      commitAll(dir, testCase.name);
+      const result = await check(dir);
+      expect(result.code).toBe(1);
+      expect(result.gateDiagnostics.map((d) => [d.ruleId, d.line, d.message])).toContainEqual([testCase.ruleId, versionLine(dir), testCase.message]);
+      expect(result.gateDiagnostics.every((d) => d.ruleId === 'version-bump' || d.ruleId === 'version-date')).toBe(true);
+      expect(result.json.gate.passed).toBe(false);
+    });
+  }
+
+  it('lint errors in the new tree fail the check even when every bump is right', async ({ expect }) => {
+    const dir = scenario();
+    edit(dir, 'capabilities/notes/PROTOCOL.md', 'id: notes', 'id: memo');
+    edit(dir, 'capabilities/notes/PROTOCOL.md', '0.3.0', '0.3.1');
+    edit(dir, 'capabilities/notes/PROTOCOL.md', '2026-01-02', '2026-02-01');
+    commitAll(dir, 'id no longer matches its folder');
+    const result = await check(dir);
+    expect(result.gateDiagnostics).toEqual([]);
+    expect(result.json.diagnostics).toContainEqual(expect.objectContaining({ ruleId: 'id-matches-folder', severity: 'error' }));
+    expect(result.code).toBe(1);
+  });
+
+  it('compares the working tree: an uncommitted change counts', async ({ expect }) => {
+    const dir = scenario();
+    edits.triggerRemoved(dir); // not committed
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.gateDiagnostics.map((d) => d.message)).toEqual([
+      'needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)',
+    ]);
+    expect(git(dir, 'status', '--porcelain', '--', 'capabilities')).toContain('reports/PROTOCOL.md');
+  });
+});
+
+describe.concurrent('capreg check: what needs no bump, and whole capabilities', () => {
+  it('passes an unchanged registry', async ({ expect }) => {
+    const dir = scenario();
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(result.json.gate).toMatchObject({ passed: true, unchanged: 3, changes: [] });
+    expect(result.stderr).toContain('0 changed, 0 added, 0 removed, 3 unchanged');
+  });
+
+  it('needs no bump for line endings (CRLF) or YAML layout alone', async ({ expect }) => {
+    const dir = scenario();
+    write(dir, REPORTS_FILE, read(dir, REPORTS_FILE).replace(/\n/g, '\r\n'));
+    edit(dir, 'capabilities/notes/PROTOCOL.md', 'requiredToolsets: []', '# nothing needed\nrequiredToolsets:    []');
+    commitAll(dir, 'CRLF and YAML layout');
+    expect(git(dir, 'show', 'HEAD:capabilities/reports/PROTOCOL.md')).toContain('\r\n');
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(result.gateDiagnostics).toEqual([]);
+    expect(result.json.gate.changes.map((entry) => [entry.id, entry.kind, entry.servedUnchanged])).toEqual([
+      ['notes', 'unchanged', true],
+      ['reports', 'unchanged', true],
+    ]);
+  });
+
+  it('passes a version-only bump that moves the date', async ({ expect }) => {
+    const dir = scenario();
+    setVersion(dir, '1.2.4');
+    commitAll(dir, 'republish');
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(change(result.json, 'reports')).toMatchObject({ kind: 'changed', required: { level: 'none' }, move: 'patch', verdict: 'pass' });
+  });
+
+  it('accepts a new capability', async ({ expect }) => {
+    const dir = scenario();
+    write(dir, 'capabilities/meetings/PROTOCOL.md', ARCHIVE.replace(/archive/gi, 'meetings').replace('2.0.0', '1.0.0'));
+    commitAll(dir, 'new capability');
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(change(result.json, 'meetings')).toMatchObject({ kind: 'added', verdict: 'pass', after: { version: '1.0.0' } });
+  });
+
+  it('reports a removed capability as breaking: a warning, which --max-warnings 0 turns into a failure', async ({ expect }) => {
+    const dir = scenario();
+    fs.rmSync(path.join(dir, 'capabilities/archive'), { recursive: true });
+    commitAll(dir, 'remove archive');
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(result.gateDiagnostics).toEqual([
+      expect.objectContaining({
+        file: 'capabilities/archive/PROTOCOL.md',
+        line: 1,
+        severity: 'warning',
+        ruleId: 'capability-removed',
+        message: 'capability `archive` was removed: agents and user capabilities that load it by id will no longer find it (a breaking change)',
+      }),
+    ]);
+    expect(change(result.json, 'archive')).toMatchObject({ kind: 'removed', verdict: 'breaking', before: { version: '2.0.0' } });
+    expect((await check(dir, '--max-warnings', '0')).code).toBe(1);
+  });
+
+  it('reports a renamed folder as removed + added, and says it was a rename', async ({ expect }) => {
+    const dir = scenario();
+    git(dir, 'mv', 'capabilities/archive', 'capabilities/archive-search');
+    edit(dir, 'capabilities/archive-search/PROTOCOL.md', 'id: archive', 'id: archive-search');
+    commitAll(dir, 'rename archive');
+    const result = await check(dir);
+    expect(result.code).toBe(0);
+    expect(change(result.json, 'archive')).toMatchObject({ kind: 'removed', renamedTo: 'archive-search', verdict: 'breaking' });
+    expect(change(result.json, 'archive-search')).toMatchObject({ kind: 'added', renamedFrom: 'archive' });
+    expect(result.gateDiagnostics.map((d) => d.message)).toEqual([
+      'capability folder `archive` was renamed to `archive-search`: agents and user capabilities that load `archive` by id will no longer find it (a breaking change)',
+    ]);
+  });
+});
+
+describe.concurrent('capreg check: output', () => {
+  it('appends the markdown summary to --summary FILE and prints github annotations', async ({ expect }) => {
+    const dir = scenario();
+    edits.requiredToolsetAdded(dir);
+    setVersion(dir, '1.2.4');
+    commitAll(dir, 'too small');
+    const summary = path.join(dir, 'summary.md');
+    fs.writeFileSync(summary, '# Earlier step\n\n');
+    const result = await runCli(['check', '--against', 'base', '--format', 'github', '--summary', 'summary.md'], dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      '::error file=capabilities/reports/PROTOCOL.md,line=11,col=1,endLine=11,endColumn=24,title=version-bump::needs major: requiredToolsets gained `billing`; got patch 1.2.3 → 1.2.4 (expected 2.0.0 or higher)\n',
+    );
+    const markdown = fs.readFileSync(summary, 'utf8');
+    expect(markdown.startsWith('# Earlier step\n\n### capreg protocol gate: ❌ failed\n')).toBe(true);
+    expect(markdown).toContain('| `reports` | 1.2.3 → 1.2.4 | major | requiredToolsets gained `billing` | ❌ fail (got patch) |');
+  });
+
+  it('prints stylish by default, with the gate diagnostics at the protocol_version line', async ({ expect }) => {
+    const dir = scenario();
+    edits.wording(dir);
+    const result = await runCli(['check', '--against', 'base'], dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('capabilities/reports/PROTOCOL.md\n  11:1  error  needs patch: protocol wording changed;');
+    expect(result.stdout).toContain('version-bump');
+  });
+});
+
+describe.concurrent('capreg check: Git problems are exit 2 with a way out', () => {
+  it('a ref that does not exist', async ({ expect }) => {
+    const result = await runCli(['check', '--against', 'no-such-branch'], scenario());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown Git ref "no-such-branch"');
+  });
+
+  it('a remote branch that was not fetched says how to fetch it', async ({ expect }) => {
+    const dir = scenario();
+    git(dir, 'remote', 'add', 'origin', 'https://example.invalid/registry.git');
+    const result = await runCli(['check', '--against', 'origin/main'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('fetch it with `git fetch origin main`');
+  });
+
+  it('a shallow clone without the base commit', async ({ expect }) => {
+    const origin = scenario();
+    edits.wording(origin);
+    setVersion(origin, '1.2.4');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    created.push(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--depth', '1', `file://${origin}`, clone);
+    expect(git(clone, 'rev-parse', '--is-shallow-repository').trim()).toBe('true');
+    const result = await runCli(['check', '--against', 'HEAD~1'], clone);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('shallow clone');
+    expect(result.stderr).toContain('git fetch --unshallow');
+    expect(result.stderr).toContain('fetch-depth: 0');
+  });
+
+  it('a registry outside any Git repository', async ({ expect }) => {
+    const dir = tempDir();
+    created.push(dir);
+    fs.cpSync(path.join(baseDir, 'capabilities'), path.join(dir, 'capabilities'), { recursive: true });
+    const result = await runCli(['check', '--against', 'main'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('is not inside a Git repository');
+  });
+
+  it('--against is required', async ({ expect }) => {
+    const result = await runCli(['check'], scenario());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--against <git-ref> is required');
+  });
+});
+
+describe.concurrent('capreg check: a registry in a subfolder of its repository', () => {
+  it('reads the base from <prefix>/capabilities and reports paths relative to the registry root', async ({ expect }) => {
+    const dir = tempDir();
+    created.push(dir);
+    initRepository(dir);
+    write(dir, 'README.md', 'A monorepo.\n');
+    fs.cpSync(path.join(baseDir, 'capabilities'), path.join(dir, 'registry/capabilities'), { recursive: true });
+    commitAll(dir, 'registry in a subfolder');
+    git(dir, 'tag', 'base');
+    edits.triggerRemoved(path.join(dir, 'registry'));
+    commitAll(dir, 'drop a trigger');
+    for (const [cwd, args] of [
+      [dir, ['--root', 'registry']],
+      [path.join(dir, 'registry/capabilities/reports'), []],
+    ] as const) {
+      const result = await check(cwd, ...args);
+      expect(result.code).toBe(1);
+      expect(result.gateDiagnostics.map((d) => [d.file, d.message])).toEqual([
+        [REPORTS_FILE, 'needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)'],
+      ]);
+      expect(result.json.gate.unchanged).toBe(2);
+    }
+  });
+});

@@ -1,0 +1,70 @@
+// Golden output of `--format markdown` (and the json summary) for a fixed pair of trees: every kind
+// of row (changed pass/fail, added, removed, renamed) and the problems list.
+import { describe, expect, it } from 'vitest';
+import { countsOf } from '../../compiler/formatters/index.js';
+import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport } from '../../compiler/gate/index.js';
+import { compareDiagnostics } from '../../compiler/lint.js';
+import { parseCapability } from '../../compiler/parse.js';
+import type { Diagnostic } from '../../compiler/types.js';
+import { ARCHIVE, NOTES, REPORTS, REPORTS_FILE } from './fixture.js';
+
+function report(): GateReport {
+  const base = [
+    parseCapability('capabilities/archive/PROTOCOL.md', ARCHIVE),
+    parseCapability('capabilities/notes/PROTOCOL.md', NOTES),
+    parseCapability(REPORTS_FILE, REPORTS),
+    parseCapability('capabilities/legacy/PROTOCOL.md', NOTES.replace(/notes/g, 'legacy').replace('name: Notes', 'name: Legacy').replace('Write down', 'Keep')),
+  ];
+  const head = [
+    parseCapability('capabilities/archive-search/PROTOCOL.md', ARCHIVE.replace('id: archive', 'id: archive-search')),
+    parseCapability('capabilities/notes/PROTOCOL.md', NOTES.replace('0.3.0', '0.4.0').replace('2026-01-02', '2026-02-01').replace('  - take a note\n', '  - take a note\n  - jot this | down\n')),
+    parseCapability(REPORTS_FILE, REPORTS.replace('[work-logs]', '[work-logs, billing]').replace('1.2.3', '1.2.4').replace('2026-01-10', '2026-02-01')),
+    parseCapability('capabilities/meetings/PROTOCOL.md', NOTES.replace(/notes/g, 'meetings').replace('name: Notes', 'name: Meetings').replace('0.3.0', '1.0.0').replace('Write down', 'Record')),
+  ];
+  const gate = compareRegistries(base, head);
+  const lintWarning: Diagnostic = {
+    file: 'capabilities/meetings/PROTOCOL.md',
+    line: 14,
+    column: 1,
+    endLine: 14,
+    endColumn: 10,
+    severity: 'warning',
+    ruleId: 'duplicate-content',
+    message: 'paragraph copied from capabilities/notes/PROTOCOL.md',
+  };
+  const counts = countsOf([...gate.diagnostics, lintWarning].sort(compareDiagnostics));
+  return {
+    ...counts,
+    gate: {
+      against: 'origin/main',
+      baseCommit: '0123456789abcdef0123456789abcdef01234567',
+      passed: false,
+      changes: gate.changes,
+      lint: { errorCount: 0, warningCount: 1 },
+    },
+  };
+}
+
+describe('markdown summary', () => {
+  it('matches the golden file', async () => {
+    await expect(formatGateMarkdown(report())).toMatchFileSnapshot('./golden/summary.md');
+  });
+
+  it('says so when nothing changed', () => {
+    const unchanged = compareRegistries([parseCapability(REPORTS_FILE, REPORTS)], [parseCapability(REPORTS_FILE, REPORTS)]);
+    const text = formatGateMarkdown({
+      ...countsOf([]),
+      gate: { against: 'main', baseCommit: 'abcdef1234567890', passed: true, changes: unchanged.changes, lint: { errorCount: 0, warningCount: 0 } },
+    });
+    expect(text).toBe(
+      '### capreg protocol gate: ✅ passed\n\nCompared with `main` (`abcdef123456`): 0 changed, 0 added, 0 removed, 1 unchanged.\n\nNo capability changed.\n\nLint of the new tree: 0 errors, 0 warnings.\n',
+    );
+  });
+
+  it('json carries the lint object of SPEC §3 plus the gate summary without the unchanged entries', () => {
+    const json = JSON.parse(formatGateJson(report())) as Record<string, unknown> & { gate: { changes: { id: string }[]; unchanged: number } };
+    expect(Object.keys(json)).toEqual(['diagnostics', 'errorCount', 'warningCount', 'gate']);
+    expect(json.gate.changes.map((change) => change.id)).toEqual(['archive', 'archive-search', 'legacy', 'meetings', 'notes', 'reports']);
+    expect(json.gate.unchanged).toBe(0);
+  });
+});
