@@ -34,6 +34,11 @@ export function namesPattern(names: Iterable<string>, flags = 'gu'): RegExp | un
   return sources.length > 0 ? new RegExp(sources.join('|'), flags) : undefined;
 }
 
+/** A well-formed `retiredTools` entry (the schema's pattern); rules skip others, which frontmatter-schema reports. */
+export function isRetiredEntry(entry: string): boolean {
+  return /^[A-Za-z0-9_.-]+\*?$/.test(entry);
+}
+
 /** Whether a `retiredTools` entry is a `prefix*` glob. */
 export function isGlob(entry: string): boolean {
   return entry.endsWith('*');

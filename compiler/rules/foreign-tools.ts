@@ -7,7 +7,7 @@
 // Mentions are whole-word, case-sensitive matches of tool names anywhere in the body (code included:
 // see compiler/mentions.ts). Rows of the tools table are left to `tools-table`, and tools covered
 // by `retiredTools` are left to `retired-tools` (forbidding a retired tool is the right thing to do).
-import { findNames, matchesRetiredEntry } from '../mentions.js';
+import { findNames, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
 import type { Rule } from '../rule.js';
 
 export const foreignTools: Rule = {
@@ -53,7 +53,7 @@ export const foreignTools: Rule = {
       // Without a well-typed `requiredToolsets` the capability's own toolsets are unknown.
       if (fm.requiredToolsets === undefined) continue;
       const own = new Set([...fm.requiredToolsets, ...(fm.optionalToolsets ?? [])]);
-      const retired = fm.retiredTools ?? [];
+      const retired = (fm.retiredTools ?? []).filter(isRetiredEntry);
       const tableRows = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => `${row.range.line}\u0000${row.tool}`)));
       const isForeign = (candidate: string): boolean => {
         const owners = registry.toolOwners.get(candidate);

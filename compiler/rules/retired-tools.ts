@@ -1,7 +1,7 @@
 // retired-tools: every `retiredTools` entry (a tool name or a `prefix_*` glob) is named in the body
 // inside a sentence that forbids it. Agents with old habits, or old conversations, keep calling a
 // removed tool; only an explicit "never call `x`" in the protocol stops them.
-import { findPattern, retiredEntryPattern } from '../mentions.js';
+import { findPattern, isRetiredEntry, retiredEntryPattern } from '../mentions.js';
 import { DEFAULT_PROHIBITION_MARKERS, MARKERS_OPTION_SCHEMA, exampleMarkers, prohibitionMatcher, splitSentences, type MarkersOptions } from '../prohibitions.js';
 import type { Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
@@ -31,7 +31,8 @@ export const retiredTools: Rule<MarkersOptions> = {
       const sentences = document.blocks.flatMap((block) => splitSentences(block.text).map((sentence) => sentence.text));
       const seen = new Set<string>();
       entries.forEach((entry, index) => {
-        if (seen.has(entry)) return; // a duplicate entry is the schema's business (uniqueItems)
+        // Malformed and duplicate entries are the schema's business (pattern, uniqueItems).
+        if (seen.has(entry) || !isRetiredEntry(entry)) return;
         seen.add(entry);
         const pattern = retiredEntryPattern(entry);
         const forbidden = sentences.some((sentence) => {

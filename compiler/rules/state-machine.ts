@@ -9,7 +9,7 @@
 // a Chinese character counts as two).
 // Undeclared entries (a lesser finding, always a warning): a list item or table row whose text
 // starts with an ALL-CAPS identifier (`**STALE** — …`, `STALE: …`, `| STALE | … |`) that no
-// declared state matches, in a section whose heading mentions states (state, status, 状态) or that
+// declared state matches, in a section whose heading mentions states (the word state(s) or status(es), or 状态) or that
 // holds entries for declared states. Both conditions together keep "IMPORTANT: …" or "CSV export …"
 // in ordinary sections from being taken for states.
 import { findNameIn, namesPattern } from '../mentions.js';
@@ -19,7 +19,7 @@ import { rangeForPath } from '../yaml-source.js';
 
 /** An ALL-CAPS identifier at the start of an entry (two or more characters). */
 const LEADING_STATE = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?![A-Za-z0-9_])/;
-const STATE_SECTION = /state|status|状态/i;
+const STATE_SECTION = /\b(?:states?|status(?:es)?)\b|状态/i;
 const MIN_WEIGHT = 3;
 
 const LETTER = /\p{L}/u;
@@ -103,7 +103,8 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
   const fmStates = fm.states ?? [];
   const required = new Map<string, { index: number } | { tool: string; row: ToolsTableRow }>();
   fmStates.forEach((state, index) => {
-    if (!required.has(state)) required.set(state, { index });
+    // An empty name is the schema's business (minLength).
+    if (state.trim() !== '' && !required.has(state)) required.set(state, { index });
   });
   for (const table of document.toolsTables) {
     for (const row of table.rows) {

@@ -113,6 +113,11 @@ ruleTable(foreignTools, {
       errors: [{ line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],
     },
     {
+      name: 'a malformed retiredTools entry hides nothing',
+      files: { [ALPHA]: alpha('Use automation_create_task.\n', { retiredTools: ['*'] }) },
+      errors: [{ line: 14, column: 5, message: 'tool `automation_create_task`' }],
+    },
+    {
       name: 'level warn',
       files: { [ALPHA]: alpha('Use automation_create_task.\n') },
       level: 'warn',

@@ -29,6 +29,7 @@ ruleTable(retiredTools, {
       files: { [FILE]: protocol({ id: 'alpha', retiredTools: 'old_tool' }, 'Use old_tool.\n') },
     },
     { name: 'no frontmatter', files: { [FILE]: 'Use old_tool.\n' } },
+    { name: 'malformed entries are the schema rule\'s business', files: { [FILE]: protocol({ id: 'alpha', retiredTools: ['*', 'bad tool!', ''] }) } },
   ],
   invalid: [
     {

@@ -27,6 +27,11 @@ ruleTable(stateMachine, {
       files: declared(`${ENTRIES}\n## Rules\n\n- IMPORTANT: never guess.\n- CSV export only when asked.\n`),
     },
     { name: 'a state of an own tool that the table does not list is declared', files: withTool('## States\n\n- **PENDING** — keep polling.\n') },
+    {
+      name: 'a heading that only contains "state" in a longer word is not a state section',
+      files: declared(`${ENTRIES}\n## Statements\n\n- STALE: regenerate.\n`),
+    },
+    { name: 'an empty state name is the schema rule\'s business', files: declared('- Do not guess.\n', ['']) },
     { name: 'no states, no tools table', files: { [FILE]: protocol({ id: 'alpha' }) } },
     { name: 'empty body, no states', files: { [FILE]: protocol({ id: 'alpha' }, '') } },
     { name: 'states that failed the schema are the schema rule\'s business', files: declared('Do not guess.\n', 'PENDING') },
