@@ -84,6 +84,19 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       return;
     }
     const path = (req.url ?? '/').split('?')[0];
+    if (origin !== undefined) {
+      // An allowed browser origin may read the answers (CORS); every other origin was refused above.
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Vary', 'Origin');
+      res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
+      if (req.method === 'OPTIONS') {
+        res.setHeader('Access-Control-Allow-Methods', path === MCP_PATH ? 'POST' : 'GET, HEAD');
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version');
+        res.setHeader('Access-Control-Max-Age', '600');
+        res.writeHead(204).end();
+        return;
+      }
+    }
     if (path === MCP_PATH) {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');

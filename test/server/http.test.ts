@@ -239,7 +239,18 @@ describe('HTTP surface', () => {
           headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer key-alice-reports', Origin: origin },
           body: rpc('tools/list'),
         });
-      expect((await call('https://app.example.com')).status).toBe(200);
+      const allowed = await call('https://app.example.com');
+      expect(allowed.status).toBe(200);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      const preflight = await fetch(`${server.url}/mcp`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');
+      const foreignPreflight = await fetch(`${server.url}/mcp`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example' } });
+      expect(foreignPreflight.status).toBe(403);
+      expect(foreignPreflight.headers.get('access-control-allow-origin')).toBeNull();
       expect((await call('http://localhost:6274')).status).toBe(403);
       expect((await call('https://app.example.com.evil.example')).status).toBe(403);
     } finally {
