@@ -215,10 +215,15 @@ function checkFence(node: Code, text: string, out: Collected): void {
   const fence = open[1] ?? '```';
   const lines = source.split('\n');
   const last = lines.length > 1 ? (lines[lines.length - 1] ?? '') : '';
+  // `source` starts at the opening fence, but its last line starts at the beginning of the line,
+  // with the prefix of the containers the block sits in (`> `, list indentation): drop as many
+  // columns as the opening fence is indented by.
+  const prefixWidth = (node.position?.start.column ?? 1) - 1;
+  const lastInContainer = /^[ \t>]*$/.test(last.slice(0, prefixWidth)) ? last.slice(prefixWidth) : last;
   const closing = new RegExp(`^ {0,3}${fence[0] === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
-  if (!closing.test(last)) {
+  if (!closing.test(lastInContainer)) {
     out.bodyProblems.push({
-      message: `code fence opened with ${fence} on line ${node.position?.start.line} is never closed; everything after it is treated as code`,
+      message: `code fence opened with ${fence} on line ${node.position?.start.line} is never closed, so the text after it is read as code, not as instructions; close it with a ${fence} line`,
       range: toRange(node),
     });
   }

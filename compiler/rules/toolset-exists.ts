@@ -15,12 +15,17 @@ export const toolsetExists: Rule = {
     },
   },
   check({ registry, report }) {
-    const known = Object.keys(registry.toolsets);
+    const source = registry.toolsetsSource;
+    // A missing or unparsable toolsets.yaml is reported once, by toolsets-schema, not here once
+    // per toolset. A toolset that is defined but malformed exists (toolsets-schema says what is wrong with it).
+    if (!source.present || source.problems.length > 0) return;
+    const defined = typeof source.data === 'object' && source.data !== null && !Array.isArray(source.data) ? source.data : {};
+    const known = Object.keys(defined);
     for (const capability of registry.capabilities) {
       const { document, fm } = capability;
       for (const field of ['requiredToolsets', 'optionalToolsets'] as const) {
         (fm[field] ?? []).forEach((toolset, index) => {
-          if (Object.hasOwn(registry.toolsets, toolset)) return;
+          if (Object.hasOwn(defined, toolset)) return;
           report({
             capability,
             range: rangeForPath(document.frontmatter.ranges, `/${field}/${index}`, document.frontmatter.range),

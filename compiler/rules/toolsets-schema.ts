@@ -9,6 +9,12 @@ import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' 
 const validateToolsets = createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema);
 const toolsetKeys = Object.keys(toolsetsSchema.additionalProperties.properties);
 const toolKeys = Object.keys(toolsetsSchema.additionalProperties.properties.tools.additionalProperties.properties);
+/** What a well-formed name looks like, keyed by the schema path of its `propertyNames`. */
+const NAME_HINTS: Record<string, string> = {
+  '#/propertyNames': 'a toolset id is lowercase letters and digits in words joined by single hyphens, e.g. "work-logs"',
+  '#/additionalProperties/properties/tools/propertyNames':
+    'a tool name starts with a letter and has only letters, digits, "_", "." and "-", e.g. "work_log_record"',
+};
 
 export const toolsetsSchemaRule: Rule = {
   meta: {
@@ -38,7 +44,7 @@ export const toolsetsSchemaRule: Rule = {
       const problems = schemaProblems(validateToolsets.errors, source.ranges, FILE_START, (path) => {
         const depth = path.split('/').length - 1;
         return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
-      });
+      }, NAME_HINTS);
       for (const problem of problems) report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message } });
     }
   },
