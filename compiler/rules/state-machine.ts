@@ -9,9 +9,9 @@
 // a Chinese character counts as two).
 // Undeclared entries (a lesser finding, always a warning): a list item or table row whose text
 // starts with an ALL-CAPS identifier (`**STALE** — …`, `STALE: …`, `| STALE | … |`) that no
-// declared state matches, in a section whose heading mentions states (the word state(s) or status(es), or 状态) or that
-// holds entries for declared states. Both conditions together keep "IMPORTANT: …" or "CSV export …"
-// in ordinary sections from being taken for states.
+// declared state matches, in a section whose heading mentions states (the word state(s) or
+// status(es), or 状态) or that holds entries for declared states. Both conditions together keep
+// "IMPORTANT: …" or "CSV export …" in ordinary sections from being taken for states.
 import { findNameIn, namesPattern } from '../mentions.js';
 import type { LintCapability, LintRegistry, Rule, RuleContext } from '../rule.js';
 import type { TextBlock, ToolsTableRow } from '../types.js';

@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { foreignTools } from '../../compiler/rules/foreign-tools.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [one toolset]}) starts the body on line 12.
@@ -124,4 +126,10 @@ ruleTable(foreignTools, {
       errors: [{ line: 12, column: 5, severity: 'warning' }],
     },
   ],
+});
+
+describe('foreign-tools without positions', () => {
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(foreignTools, EVERYTHING).length).toBeGreaterThan(0);
+  });
 });

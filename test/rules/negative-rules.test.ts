@@ -4,6 +4,7 @@ import { DEFAULT_PROHIBITION_MARKERS, isProhibition, splitSentences } from '../.
 import { negativeRules } from '../../compiler/rules/negative-rules.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id}) puts 9 frontmatter lines between the fences: the body starts on line 11.
@@ -123,5 +124,11 @@ describe('negative-rules options', () => {
     expect(config('{markers: ["  "]}')).toThrow(ConfigError);
     expect(config('{markers: avoid}')).toThrow(ConfigError);
     expect(config('{marker: [avoid]}')).toThrow(/unknown option "marker"; did you mean "markers"/);
+  });
+});
+
+describe('negative-rules without positions', () => {
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(negativeRules, EVERYTHING).length).toBeGreaterThan(0);
   });
 });

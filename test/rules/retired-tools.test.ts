@@ -3,6 +3,7 @@ import { matchesRetiredEntry, retiredEntryPattern } from '../../compiler/mention
 import { retiredTools } from '../../compiler/rules/retired-tools.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
 // With one `retiredTools` entry the entry is on line 11 (column 5) and the body starts on line 13;
@@ -123,5 +124,11 @@ describe('retired entry matching', () => {
   it('finds glob mentions in text', () => {
     const found = (text: string): string[] => [...text.matchAll(retiredEntryPattern('work_log_schedule_*'))].map((m) => m[0]);
     expect(found('a work_log_schedule_* b work_log_schedule_run. my_work_log_schedule_x')).toEqual(['work_log_schedule_*', 'work_log_schedule_run']);
+  });
+});
+
+describe('retired-tools without positions', () => {
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(retiredTools, EVERYTHING).length).toBeGreaterThan(0);
   });
 });

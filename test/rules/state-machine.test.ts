@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { stateMachine } from '../../compiler/rules/state-machine.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
 // declared(): `states` items PENDING and DONE on lines 11 and 12 (column 5), body from line 14.
@@ -157,4 +159,10 @@ ruleTable(stateMachine, {
       errors: [{ line: 12, column: 5, severity: 'warning' }],
     },
   ],
+});
+
+describe('state-machine without positions', () => {
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(stateMachine, EVERYTHING).length).toBeGreaterThan(0);
+  });
 });

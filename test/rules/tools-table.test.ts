@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { toolsTable } from '../../compiler/rules/tools-table.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [work-logs]}): `requiredToolsets:` on line 7, its item on line 8,
@@ -125,4 +127,10 @@ ruleTable(toolsTable, {
       errors: [{ line: 19, column: 4, severity: 'warning' }],
     },
   ],
+});
+
+describe('tools-table without positions', () => {
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(toolsTable, EVERYTHING).length).toBeGreaterThan(0);
+  });
 });
