@@ -22,6 +22,12 @@ export interface CatalogReferencesOptions {
 
 /** A run of word characters; a hyphen joins words, so `non-personal-automation-x` is one word. */
 const WORD = /[A-Za-z0-9_-]+/g;
+/**
+ * The same words, only those that contain a hyphen (the default: several times faster than
+ * looking at every word). A word without a hyphen has no suffix with one, so a match always
+ * starts at the beginning of its word.
+ */
+const HYPHENATED_WORD = /[A-Za-z0-9_]+(?:-[A-Za-z0-9_]*)+|-[A-Za-z0-9_-]*/g;
 
 export const catalogReferences: Rule<CatalogReferencesOptions> = {
   meta: {
@@ -51,6 +57,18 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
       if (!idByFolder.has(capability.document.folder)) idByFolder.set(capability.document.folder, capability.id);
     }
     const knownIds = [...registry.byId.keys()];
+    // A mistyped id is usually mistyped the same way in many protocols: suggest once per id.
+    const hints = new Map<string, string>();
+    const hintFor = (id: string): string => {
+      let hint = hints.get(id);
+      if (hint === undefined) {
+        // Edit distance is at least the difference in length: skip ids that cannot be close enough.
+        const allowed = Math.max(1, Math.floor(id.length / 3));
+        hint = suggestion(id, knownIds.filter((known) => Math.abs(known.length - id.length) <= allowed));
+        hints.set(id, hint);
+      }
+      return hint;
+    };
     const mentionable = new Set(options.mentions === 'off' ? [] : knownIds.filter((id) => options.mentions === 'all' || id.includes('-')));
 
     for (const capability of registry.capabilities) {
@@ -58,7 +76,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
       for (const link of document.links) {
         const target = linkTarget(link.url, document.file);
         if (target.kind === 'capability') {
-          checkCapabilityLink(capability, link, target.id, registry.byId, knownIds, report);
+          checkCapabilityLink(capability, link, target.id, registry.byId, hintFor, report);
         } else if (target.kind === 'relative' && !target.inside && target.capabilityFolder !== undefined) {
           const id = idByFolder.get(target.capabilityFolder);
           if (id !== undefined && id !== capability.id) {
@@ -66,7 +84,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
           }
         }
       }
-      if (mentionable.size > 0) reportMentions(capability, mentionable, report);
+      if (mentionable.size > 0) reportMentions(capability, mentionable, options.mentions === 'all' ? WORD : HYPHENATED_WORD, report);
     }
   },
 };
@@ -76,7 +94,7 @@ function checkCapabilityLink(
   link: LinkRef,
   id: string,
   byId: ReadonlyMap<string, LintCapability>,
-  knownIds: string[],
+  hintFor: (id: string) => string,
   report: (report: Report) => void,
 ): void {
   const range = link.range;
@@ -85,7 +103,7 @@ function checkCapabilityLink(
     return;
   }
   if (!byId.has(id)) {
-    report({ capability, range, messageId: 'unknown', data: { id, hint: suggestion(id, knownIds) } });
+    report({ capability, range, messageId: 'unknown', data: { id, hint: hintFor(id) } });
     return;
   }
   // Self-links are reported here only; `reference-cycle` leaves cycles of one to this rule.
@@ -121,14 +139,24 @@ function excludedSpans(capability: LintCapability, positions: BodyPositions): [n
   return spans.sort((a, b) => a[0] - b[0]);
 }
 
-function reportMentions(capability: LintCapability, ids: ReadonlySet<string>, report: (report: Report) => void): void {
+function reportMentions(
+  capability: LintCapability,
+  ids: ReadonlySet<string>,
+  pattern: RegExp,
+  report: (report: Report) => void,
+): void {
   const { document } = capability;
-  const positions = new BodyPositions(document);
-  const spans = excludedSpans(capability, positions);
+  let positions: BodyPositions | undefined;
+  let spans: [number, number][] = [];
   let next = 0;
-  for (const match of document.body.matchAll(WORD)) {
+  for (const match of document.body.matchAll(pattern)) {
     const word = match[0];
     if (word === capability.id || !ids.has(word)) continue;
+    // Most protocols name no other capability: positions and excluded spans only when one does.
+    if (positions === undefined) {
+      positions = new BodyPositions(document);
+      spans = excludedSpans(capability, positions);
+    }
     const start = match.index;
     while (next < spans.length && (spans[next]?.[1] ?? 0) <= start) next += 1;
     if (next < spans.length && (spans[next]?.[0] ?? Infinity) <= start) continue;

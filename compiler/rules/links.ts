@@ -29,10 +29,16 @@ export const links: Rule = {
   },
   check({ registry, report }) {
     const capabilityFolders = new Set(registry.capabilities.map((capability) => capability.document.folder));
+    // Built only when a link is broken: every folder, and the files of each capability folder.
     let folders: Set<string> | undefined;
     const isFolder = (path: string): boolean => {
       folders ??= foldersOf(registry.allPaths);
       return folders.has(path);
+    };
+    let filesByFolder: Map<string, string[]> | undefined;
+    const filesUnder = (folder: string): string[] => {
+      filesByFolder ??= filesByCapabilityFolder(registry.allPaths);
+      return filesByFolder.get(folder) ?? [];
     };
 
     for (const capability of registry.capabilities) {
@@ -58,7 +64,7 @@ export const links: Rule = {
           } else if (isFolder(resolved) || resolved === folder) {
             report({ capability, range, messageId: 'folder', data: { ...data, resolved } });
           } else {
-            const near = didYouMean(posix.relative(folder, resolved), filesUnder(registry.allPaths, folder));
+            const near = didYouMean(posix.relative(folder, resolved), filesUnder(folder));
             const hint = near ? ` (did you mean ${near}?)` : '';
             report({ capability, range, messageId: 'missing', data: { ...data, resolved, hint } });
           }
@@ -80,7 +86,16 @@ function foldersOf(paths: Iterable<string>): Set<string> {
   return folders;
 }
 
-/** Paths of the files under `folder`, relative to it. */
-function* filesUnder(paths: Iterable<string>, folder: string): Iterable<string> {
-  for (const path of paths) if (path.startsWith(`${folder}/`)) yield path.slice(folder.length + 1);
+/** `capabilities/<folder>` -> paths of the files under it, relative to it. */
+function filesByCapabilityFolder(paths: Iterable<string>): Map<string, string[]> {
+  const files = new Map<string, string[]>();
+  for (const path of paths) {
+    const parts = path.split('/');
+    if (parts[0] !== 'capabilities' || parts.length < 3) continue;
+    const folder = `capabilities/${parts[1]}`;
+    const list = files.get(folder) ?? [];
+    list.push(parts.slice(2).join('/'));
+    files.set(folder, list);
+  }
+  return files;
 }
