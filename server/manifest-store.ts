@@ -17,7 +17,7 @@ export type ManifestStore = ReloadableFile<ServedManifest>;
 
 export function servedManifestFromText(text: string, names: ToolNames): ParseResult<ServedManifest> {
   const parsed = parseManifest(text);
-  if (!parsed.ok) return { ok: false, error: parsed.error };
+  if (!parsed.ok) return { ok: false, error: withoutQuotedSource(parsed.error) };
   return { ok: true, value: { manifest: parsed.manifest, catalog: new Catalog(parsed.manifest, names) } };
 }
 
@@ -28,4 +28,15 @@ export function openManifestStore(options: { file: string; names: ToolNames; log
     parse: (text) => servedManifestFromText(text, options.names),
     ...(options.log ? { log: options.log } : {}),
   });
+}
+
+/**
+ * V8's JSON errors can quote a few characters of the input ("Unexpected token 'x', \"…\" is not
+ * valid JSON"). The reason ends up in the unauthenticated /healthz, and a manifest holds protocols
+ * not every caller may read, so only the position is kept.
+ */
+function withoutQuotedSource(error: string): string {
+  if (!error.startsWith('manifest is not valid JSON')) return error;
+  const position = /position (\d+)/.exec(error)?.[1];
+  return `manifest is not valid JSON${position !== undefined ? ` (error at position ${position})` : ''}; it may be half-written`;
 }

@@ -7,7 +7,7 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type
 import { authenticatedCaller, type Caller } from '../identity.js';
 
 export interface JwtOptions {
-  /** A JWKS as an `https://` (or `http://`) URL or a file path. */
+  /** A JWKS as an `https://` URL (`http://` only on loopback) or a file path. */
   jwks?: string;
   /** A PEM public key (SPKI) file. */
   publicKeyFile?: string;
@@ -71,7 +71,19 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
     }
   }
   const source = options.jwks as string;
-  if (/^https?:\/\//i.test(source)) return createRemoteJWKSet(new URL(source));
+  if (/^https?:\/\//i.test(source)) {
+    let url: URL;
+    try {
+      url = new URL(source);
+    } catch {
+      throw new JwtConfigError(`--jwt-jwks ${source} is not a valid URL`);
+    }
+    // Keys fetched over plain HTTP could be swapped on the way; only loopback may skip TLS.
+    if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+      throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${source}`);
+    }
+    return createRemoteJWKSet(url);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(source, 'utf8'));

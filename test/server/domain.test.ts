@@ -131,6 +131,19 @@ describe('catalog', () => {
   });
 });
 
+describe('manifest errors', () => {
+  it('never quote manifest content', () => {
+    for (const text of ['secret protocol text', '{"a": "secret protocol" x}', '{"schemaVersion": 1, "protocol": "secret']) {
+      const parsed = servedManifestFromText(text, toolNames(''));
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) {
+        expect(parsed.error).toMatch(/^manifest is not valid JSON/);
+        expect(parsed.error).not.toMatch(/secret|protocol/);
+      }
+    }
+  });
+});
+
 describe('ReloadableFile', () => {
   it('refuses to open a bad file with a typed error', async () => {
     const dir = tempDir();

@@ -1,6 +1,8 @@
 // Streamable HTTP on a random loopback port: authentication (API keys and JWTs), the HTTP-level
 // refusals (401/403/405/413), health, metadata, and revocation taking effect on the next request.
 import fs from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -186,6 +188,37 @@ describe('authentication', () => {
       await server.close();
       await jwksRuntime.close();
     }
+  });
+  it('accepts JWTs verified against a JWKS URL, and refuses a plain-HTTP JWKS URL off loopback', async () => {
+    const pair = await generateKeyPair('ES256');
+    const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'url-key', alg: 'ES256' }] });
+    const keyServer = createHttpServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(jwks));
+    await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
+    const jwksUrl = `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}/jwks.json`;
+    const urlRuntime = await startRuntime({
+      manifestFile: path.join(dir, 'manifest.json'),
+      jwt: { jwks: jwksUrl, issuer: ISSUER, audience: AUDIENCE },
+      watch: false,
+    });
+    const server = await startHttpServer(urlRuntime, { port: 0 });
+    try {
+      const token = await new SignJWT({ sub: 'gina', scp: 'calendar:read' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'url-key' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setExpirationTime('5m')
+        .sign(pair.privateKey);
+      const client = await httpClient(server.url, token);
+      expect(ids(structured(await client.callTool({ name: 'list_capabilities' })))).toEqual(['calendar-digest', 'open-help']);
+      await client.close();
+    } finally {
+      await server.close();
+      await urlRuntime.close();
+      keyServer.close();
+    }
+    await expect(
+      startRuntime({ manifestFile: path.join(dir, 'manifest.json'), jwt: { jwks: 'http://keys.example.com/jwks.json', issuer: ISSUER, audience: AUDIENCE }, watch: false }),
+    ).rejects.toThrow(/https/);
   });
 });
 
