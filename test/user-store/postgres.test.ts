@@ -1,4 +1,4 @@
-// The PostgreSQL store against a real server: `eval "$(bash .ci/postgres.sh)"` starts one and sets
+// The PostgreSQL store against a real server: `.ci/postgres.sh` starts one and prints
 // CAPREG_TEST_PG_URL. Without it the suite is skipped locally, and fails in CI (CI must run it).
 // Each test works in its own schema, so parallel runs on one database do not collide.
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,8 @@ import { isUserStoreError, type UserCapabilityStore } from '../../server/user-st
 import { describeUserStoreContract, sampleData, type StoreBackend } from './contract.js';
 
 const url = process.env.CAPREG_TEST_PG_URL;
-const HOW = 'start one with: eval "$(bash .ci/postgres.sh)"';
+const HOW = 'start one with: pg_env=$(bash .ci/postgres.sh) && eval "$pg_env"';
+const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
 
 function uniqueSchema(): string {
   return `capreg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
@@ -97,7 +98,7 @@ describe('PostgreSQL user store without a database', () => {
 });
 
 if (!url) {
-  if (process.env.CI) {
+  if (inCI) {
     describe('PostgreSQL user store', () => {
       it('runs in CI', () => {
         throw new Error(`CAPREG_TEST_PG_URL is not set, and CI must run the PostgreSQL tests: ${HOW}`);
