@@ -12,7 +12,8 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (error) {
-    throw new UsageError(`capreg ${command}: ${(error as Error).message}`);
+    // main() prefixes every usage error with `capreg <command>: `.
+    throw new UsageError((error as Error).message);
   }
 }
 

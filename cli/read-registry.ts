@@ -23,15 +23,43 @@ function sizeProblem(size: number, maxFileBytes: number): string {
   return `file is ${formatBytes(size)}, over the ${formatBytes(maxFileBytes)} limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/`;
 }
 
-/** Decode a text file's bytes or say why it is not a text file capreg can read. */
-export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): { content: string } | { problem: string } {
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** Byte offset of the first byte that is not part of valid UTF-8, or -1. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let offset = 0;
+  for (const char of lenientUtf8.decode(bytes)) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code === 0xfffd && !(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset;
+    offset += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+  }
+  return -1;
+}
+
+/** 1-based line and column (in characters, as editors count them) of a byte offset. */
+function pointOf(bytes: Uint8Array, offset: number): { line: number; column: number } {
+  const lineStart = bytes.lastIndexOf(10, offset - 1) + 1;
+  let line = 1;
+  for (let i = 0; i < lineStart; i += 1) if (bytes[i] === 10) line += 1;
+  return { line, column: lenientUtf8.decode(bytes.subarray(lineStart, offset)).length + 1 };
+}
+
+export type DecodedFile = { content: string } | { problem: string; problemAt?: { line: number; column: number } };
+
+/** Decode a text file's bytes or say why (and where) it is not a text file capreg can read. */
+export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): DecodedFile {
   if (bytes.byteLength > maxFileBytes) return { problem: sizeProblem(bytes.byteLength, maxFileBytes) };
   const nul = bytes.indexOf(0);
-  if (nul !== -1) return { problem: `file is binary (NUL byte at offset ${nul}); it must be UTF-8 text` };
+  if (nul !== -1) return { problem: `file is binary (NUL byte at offset ${nul}); it must be UTF-8 text`, problemAt: pointOf(bytes, nul) };
   try {
     return { content: utf8.decode(bytes) };
   } catch {
-    return { problem: 'file is not valid UTF-8 text; save it as UTF-8' };
+    const offset = Math.max(0, firstInvalidUtf8(bytes));
+    const byte = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
+    return {
+      problem: `file is not valid UTF-8 text: byte 0x${byte} at offset ${offset} is not UTF-8 (was it saved as Latin-1 or Windows-1252?); save it as UTF-8`,
+      problemAt: pointOf(bytes, offset),
+    };
   }
 }
 
@@ -53,13 +81,22 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
   const visited = new Set<string>();
 
   const readText = async (absolute: string, relative: string): Promise<void> => {
-    const info = await stat(absolute);
-    if (info.size > options.maxFileBytes) {
-      files.push({ path: relative, problem: sizeProblem(info.size, options.maxFileBytes) });
-      return;
+    try {
+      const info = await stat(absolute);
+      // A FIFO or device named PROTOCOL.md would block the read or never end.
+      if (!info.isFile()) {
+        files.push({ path: relative, problem: 'not a regular file; it must be a UTF-8 text file' });
+        return;
+      }
+      if (info.size > options.maxFileBytes) {
+        files.push({ path: relative, problem: sizeProblem(info.size, options.maxFileBytes) });
+        return;
+      }
+      const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
+      files.push({ path: relative, ...result });
+    } catch (error) {
+      files.push({ path: relative, problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` });
     }
-    const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
-    files.push({ path: relative, ...result });
   };
 
   const walk = async (absoluteDir: string, relativeDir: string): Promise<void> => {
@@ -77,11 +114,14 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
         try {
           target = await realpath(absolute);
         } catch {
+          if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
           if (isTextInput(relative)) files.push({ path: relative, problem: 'symbolic link is broken' });
           continue;
         }
         if (!isInside(realRoot, target)) {
           allPaths.push(relative);
+          // The folder has its PROTOCOL.md; it is refused, not missing.
+          if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
           if (isTextInput(relative) || relativeDir === 'capabilities') {
             files.push({ path: relative, problem: `symbolic link points outside the registry root (to ${target}); refused` });
           }

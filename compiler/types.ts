@@ -30,6 +30,8 @@ export interface SourceFile {
   content?: string;
   /** Why the file could not be read as text: too large, binary, not UTF-8, symlink outside the root. */
   problem?: string;
+  /** Where in the file the problem is (the NUL byte, the first byte that is not UTF-8), when it has a place. */
+  problemAt?: { line: number; column: number };
 }
 
 /** The whole registry as the pipeline sees it: text files plus the names of every other file. */

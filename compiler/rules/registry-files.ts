@@ -1,7 +1,7 @@
 // registry-files: the registry's files can be read: every capability folder has a PROTOCOL.md, no
 // file is binary, over the size limit, not UTF-8 or a link out of the root, and there is at least
 // one capability.
-import { FILE_START } from '../positions.js';
+import { FILE_START, pointRange } from '../positions.js';
 import type { Rule } from '../rule.js';
 
 export const registryFiles: Rule = {
@@ -18,7 +18,8 @@ export const registryFiles: Rule = {
   },
   check({ registry, report }) {
     for (const file of registry.refusedFiles) {
-      report({ file: file.path, range: FILE_START, messageId: 'refused', data: { problem: file.problem ?? 'file cannot be read' } });
+      const range = file.problemAt ? pointRange(file.problemAt.line, file.problemAt.column) : FILE_START;
+      report({ file: file.path, range, messageId: 'refused', data: { problem: file.problem ?? 'file cannot be read' } });
     }
     for (const folder of registry.foldersWithoutProtocol) {
       report({ file: folder, range: FILE_START, messageId: 'noProtocol', data: { folder } });

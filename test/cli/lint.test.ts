@@ -1,0 +1,310 @@
+// `capreg lint` end to end on real folders: every bad input of the compiler issue reaches the user
+// as a diagnostic with file and position (or a usage error, exit 2), and nothing crashes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cleanProtocol, described, lintJson, run, tempDir, tempRegistry } from './helpers.js';
+
+const ALPHA = 'capabilities/alpha/PROTOCOL.md';
+
+describe('capreg lint: a clean registry', () => {
+  it('prints nothing and exits 0', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': cleanProtocol('beta') });
+    expect(await run(['lint'], { cwd: root })).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('prints exactly one JSON object of the SPEC shape with --format json', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { version: 'latest' }) });
+    const result = await run(['lint', '--format', 'json'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(result.stdout.endsWith('}\n')).toBe(true);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    const report = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(Object.keys(report)).toEqual(['diagnostics', 'errorCount', 'warningCount']);
+    expect(report).toEqual({
+      diagnostics: [
+        {
+          file: ALPHA,
+          line: 8,
+          column: 19,
+          endLine: 8,
+          endColumn: 25,
+          severity: 'error',
+          ruleId: 'frontmatter-schema',
+          message: expect.stringContaining('`protocol_version` "latest" has the wrong form') as unknown,
+          capabilityId: 'alpha',
+        },
+      ],
+      errorCount: 1,
+      warningCount: 0,
+    });
+  });
+});
+
+describe('capreg lint: bad input', () => {
+  it('a folder without PROTOCOL.md', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/drafts/notes.md': 'Notes.\n' });
+    const { code, report, stderr } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/drafts:1:1 registry-files folder capabilities/drafts has no PROTOCOL.md; add one (`capreg new <id>` scaffolds it) or remove the folder',
+    ]);
+    expect({ code, stderr }).toEqual({ code: 1, stderr: '' });
+  });
+
+  it('a binary file, at its first NUL byte', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': Buffer.from('---\nid: beta\nx: a\0b\n') });
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/beta/PROTOCOL.md:3:5 registry-files file is binary (NUL byte at offset 17); it must be UTF-8 text',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('a file that is not UTF-8, at its first bad byte', async () => {
+    const latin1 = Buffer.concat([Buffer.from('---\nid: beta\nname: Caf'), Buffer.from([0xe9]), Buffer.from('\n---\n')]);
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': latin1 });
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/beta/PROTOCOL.md:3:10 registry-files file is not valid UTF-8 text: byte 0xE9 at offset 22 is not UTF-8 (was it saved as Latin-1 or Windows-1252?); save it as UTF-8',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('a file over the size limit set in capreg.config.yaml', async () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxFileBytes: 2048\n',
+      [ALPHA]: cleanProtocol('alpha'),
+      'capabilities/beta/PROTOCOL.md': cleanProtocol('beta', { body: `Never guess.\n\n${'Long text. '.repeat(300)}\n` }),
+    });
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/beta/PROTOCOL.md:1:1 registry-files file is 3.4 KiB, over the 2.0 KiB limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('a toolsets.yaml over the size limit is refused once, not also reported as missing', async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': 'limits: { maxFileBytes: 600 }\n', [ALPHA]: cleanProtocol('alpha'), 'capabilities/toolsets.yaml': `# ${'x'.repeat(700)}\n{}\n` });
+    const { report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/toolsets.yaml:1:1 registry-files file is 706 bytes, over the 600 bytes limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
+    ]);
+  });
+
+  it('symbolic links that point outside the root are refused and never read', async () => {
+    const outside = tempDir('capreg-outside-');
+    fs.writeFileSync(path.join(outside, 'PROTOCOL.md'), cleanProtocol('beta', { body: 'Never read SECRET-OUTSIDE.\n' }));
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    fs.mkdirSync(path.join(root, 'capabilities/beta'));
+    fs.symlinkSync(path.join(outside, 'PROTOCOL.md'), path.join(root, 'capabilities/beta/PROTOCOL.md'));
+    fs.symlinkSync(outside, path.join(root, 'capabilities/gamma'));
+    const { code, report, stdout } = await lintJson(root);
+    expect(described(report)).toEqual([
+      `capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link points outside the registry root (to ${path.join(outside, 'PROTOCOL.md')}); refused`,
+      `capabilities/gamma:1:1 registry-files symbolic link points outside the registry root (to ${outside}); refused`,
+    ]);
+    expect(stdout).not.toContain('SECRET-OUTSIDE');
+    expect(code).toBe(1);
+
+    // Nothing of it reaches a manifest either: the build refuses.
+    const build = await run(['build', '--no-cache'], { cwd: root });
+    expect(build.code).toBe(1);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('a symbolic link inside the root is followed', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'shared/beta.md': cleanProtocol('beta') });
+    fs.mkdirSync(path.join(root, 'capabilities/beta'));
+    fs.symlinkSync(path.join(root, 'shared/beta.md'), path.join(root, 'capabilities/beta/PROTOCOL.md'));
+    const { code, report } = await lintJson(root);
+    expect({ code, diagnostics: described(report) }).toEqual({ code: 0, diagnostics: [] });
+  });
+
+  it('a broken symbolic link', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    fs.mkdirSync(path.join(root, 'capabilities/beta'));
+    fs.symlinkSync(path.join(root, 'nowhere.md'), path.join(root, 'capabilities/beta/PROTOCOL.md'));
+    const { report } = await lintJson(root);
+    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link is broken']);
+  });
+
+  it('a FIFO named PROTOCOL.md is refused instead of blocking the read', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    fs.mkdirSync(path.join(root, 'capabilities/beta'));
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mkfifo', [path.join(root, 'capabilities/beta/PROTOCOL.md')]);
+    const { report } = await lintJson(root);
+    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files not a regular file; it must be a UTF-8 text file']);
+  });
+
+  it('an unclosed code fence', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { body: 'Never guess.\n\n```sh\ncapreg lint\n\n## Rules\n' }) });
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      `${ALPHA}:15:1 markdown-syntax code fence opened with \`\`\` on line 15 is never closed, so the text after it is read as code, not as instructions; close it with a \`\`\` line`,
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('an empty registry', async () => {
+    const root = tempRegistry();
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities:1:1 registry-files the registry has no capabilities: add capabilities/<id>/PROTOCOL.md (`capreg new <id>` scaffolds one)',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('every frontmatter problem of the issue, all in one run, each at its YAML node', async () => {
+    const fm = (id: string, lines: string): string =>
+      `---\nid: ${id}\nname: N\ndescription: D.\nwhenToUse: [use ${id}]\nrequiredToolsets: []\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n${lines}---\nNever guess in ${id}.\n`;
+    const root = tempRegistry({
+      'capabilities/malformed/PROTOCOL.md': fm('malformed', 'tags: [a, b\n'),
+      'capabilities/duplicate/PROTOCOL.md': fm('duplicate', 'name: Again\n'),
+      'capabilities/tabs/PROTOCOL.md': fm('tabs', 'metadata:\n\towner: me\n'),
+      'capabilities/bare/PROTOCOL.md': '# No frontmatter\n\nNever guess.\n',
+      'capabilities/typo/PROTOCOL.md': fm('typo', 'whenToUes: [x]\n'),
+      'capabilities/bomb/PROTOCOL.md': fm('bomb', 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n'),
+      'capabilities/proto/PROTOCOL.md': fm('proto', '__proto__:\n  polluted: yes\nconstructor: x\n'),
+      'capabilities/crlf/PROTOCOL.md': fm('crlf', 'colour: blue\n').replace(/\n/g, '\r\n'),
+    });
+    const { code, stderr, report } = await lintJson(root);
+    expect(described(report).filter((line) => line.includes(' frontmatter-schema '))).toEqual([
+      'capabilities/bare/PROTOCOL.md:1:1 frontmatter-schema no YAML frontmatter: a PROTOCOL.md must start with a `---` line, the frontmatter fields, and a closing `---` line',
+      'capabilities/bomb/PROTOCOL.md:10:8 frontmatter-schema YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors',
+      'capabilities/crlf/PROTOCOL.md:9:1 frontmatter-schema unknown field "colour"',
+      'capabilities/duplicate/PROTOCOL.md:9:1 frontmatter-schema duplicate key "name": a key may appear only once in a mapping',
+      'capabilities/malformed/PROTOCOL.md:9:12 frontmatter-schema invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]',
+      'capabilities/proto/PROTOCOL.md:9:1 frontmatter-schema key "__proto__" is not allowed: it could change object prototypes',
+      'capabilities/proto/PROTOCOL.md:11:1 frontmatter-schema key "constructor" is not allowed: it could change object prototypes',
+      'capabilities/tabs/PROTOCOL.md:10:1 frontmatter-schema invalid YAML: tab characters are not allowed for indentation in YAML; indent with spaces',
+      'capabilities/typo/PROTOCOL.md:9:1 frontmatter-schema unknown field "whenToUes"; did you mean "whenToUse"?',
+    ]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect({ code, stderr }).toEqual({ code: 1, stderr: '' });
+  });
+});
+
+describe('capreg lint: configuration and usage errors exit 2', () => {
+  it('a broken capreg.config.yaml names the file, line and column', async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': 'rules:\n  id-matches-folder: [warn\n', [ALPHA]: cleanProtocol('alpha') });
+    const result = await run(['lint'], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^capreg lint: invalid configuration: capreg\.config\.yaml:3:1: invalid YAML: /);
+  });
+
+  it('an unknown rule in capreg.config.yaml, with "did you mean"', async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': 'rules:\n  id-matches-foldr: warn\n', [ALPHA]: cleanProtocol('alpha') });
+    const result = await run(['lint'], { cwd: root });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg lint: invalid configuration: capreg.config.yaml:2:3: unknown rule "id-matches-foldr"; did you mean "id-matches-folder"?\n',
+    });
+  });
+
+  it('an unknown --format', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    const result = await run(['lint', '--format', 'xml'], { cwd: root });
+    expect(result).toEqual({ code: 2, stdout: '', stderr: 'capreg lint: unknown --format "xml"; expected one of stylish, json, github, sarif\n' });
+  });
+
+  it('an unknown flag', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    const result = await run(['lint', '--fix'], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^capreg lint: Unknown option '--fix'/);
+  });
+
+  it('an unknown command, and no command at all', async () => {
+    const cwd = tempDir();
+    const unknown = await run(['lnt'], { cwd });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^capreg: unknown command "lnt"\n\nusage: capreg <command>/);
+    const none = await run([], { cwd });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^usage: capreg <command>/);
+    const help = await run(['--help'], { cwd });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: capreg <command>/);
+  });
+});
+
+describe('capreg lint --max-warnings', () => {
+  // markdown-syntax set to warn turns the unclosed fence into one warning.
+  const files = {
+    'capreg.config.yaml': 'rules:\n  markdown-syntax: warn\n',
+    [ALPHA]: cleanProtocol('alpha', { body: 'Never guess.\n\n```\nunclosed\n' }),
+  };
+
+  it('warnings alone exit 0', async () => {
+    const result = await run(['lint'], { cwd: tempRegistry(files) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('✖ 1 problem (0 errors, 1 warning)');
+  });
+
+  it('exit 0 at the limit, 1 over it, with a note on stderr', async () => {
+    const root = tempRegistry(files);
+    expect((await run(['lint', '--max-warnings', '1'], { cwd: root })).code).toBe(0);
+    const over = await run(['lint', '--max-warnings', '0'], { cwd: root });
+    expect(over.code).toBe(1);
+    expect(over.stderr).toBe('capreg: too many warnings (1, --max-warnings 0)\n');
+  });
+
+  it('a value that is not a whole number is a usage error', async () => {
+    const root = tempRegistry(files);
+    for (const value of ['-1', 'many', '1.5']) {
+      const result = await run(['lint', `--max-warnings=${value}`], { cwd: root });
+      expect(result).toEqual({ code: 2, stdout: '', stderr: `capreg lint: --max-warnings must be a whole number, not "${value}"\n` });
+    }
+  });
+});
+
+describe('capreg lint: where the registry is', () => {
+  it('walks up from a nested working directory', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { version: 'latest' }), 'docs/deep/er/x.md': 'x' });
+    const result = await run(['lint', '--format', 'json'], { cwd: path.join(root, 'docs/deep/er') });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ diagnostics: [{ file: ALPHA, ruleId: 'frontmatter-schema' }] });
+  });
+
+  it('walks up from inside capabilities/ to the root, not to capabilities/', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    const result = await run(['lint'], { cwd: path.join(root, 'capabilities/alpha') });
+    expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('stops at the first folder with capreg.config.yaml', async () => {
+    const outer = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    fs.mkdirSync(path.join(outer, 'nested/capabilities'), { recursive: true });
+    fs.writeFileSync(path.join(outer, 'nested/capreg.config.yaml'), 'rules: {}\n');
+    const { report } = await (async () => {
+      const result = await run(['lint', '--format', 'json'], { cwd: path.join(outer, 'nested') });
+      return { report: JSON.parse(result.stdout) as { diagnostics: { file: string; ruleId: string }[] } };
+    })();
+    // The nested registry is empty (and has no toolsets.yaml): its own problems, not the outer registry's.
+    expect(report.diagnostics.map((d) => `${d.file} ${d.ruleId}`)).toEqual(['capabilities registry-files', 'capabilities/toolsets.yaml toolsets-schema']);
+  });
+
+  it('--root, relative to the working directory', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { version: 'latest' }) });
+    const elsewhere = tempDir();
+    const result = await run(['lint', '--root', path.relative(elsewhere, root), '--format', 'json'], { cwd: elsewhere });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ diagnostics: [{ file: ALPHA }] });
+  });
+
+  it('--root that is not a registry, and no registry anywhere up, are usage errors', async () => {
+    const empty = tempDir();
+    const notRegistry = await run(['lint', '--root', empty], { cwd: empty });
+    expect(notRegistry.code).toBe(2);
+    expect(notRegistry.stderr).toContain('has no capabilities/ folder');
+    const missing = await run(['lint', '--root', path.join(empty, 'nope')], { cwd: empty });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no such directory');
+    const nowhere = await run(['lint'], { cwd: empty });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain('no registry found');
+  });
+});
