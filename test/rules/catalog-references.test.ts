@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { catalogReferences } from '../../compiler/rules/catalog-references.js';
-import { protocol } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const DR = 'capabilities/daily-report/PROTOCOL.md';
@@ -35,6 +37,7 @@ ruleTable(catalogReferences, {
         [DR]: protocol(
           { id: 'daily-report' },
           'A non-personal-automation-x word, personal-automation_tool, personal-automations.\n\n' +
+            '-personal-automation, personal-automation-, x_personal-automation, personal--automation.\n\n' +
             'See [docs](https://example.com/personal-automation) and <https://example.com/personal-automation>.\n\n' +
             '```\npersonal-automation\n```\n',
         ),
@@ -174,4 +177,30 @@ ruleTable(catalogReferences, {
       ],
     },
   ],
+});
+
+describe('catalog-references documented example and without positions', () => {
+  const files = {
+    [PA]: pa(),
+    'capabilities/personal-automation/references/times.md': 'x',
+    'capabilities/work-reporting/PROTOCOL.md': protocol(
+      { id: 'work-reporting', name: 'Work reporting', description: 'Writes reports from the work log.', whenToUse: ['write my weekly report'] },
+      '# Work reporting\n\nFor reports on a schedule, load [automation](capability:personal-automaton).\n' +
+        'Time zones are explained in [the notes](../personal-automation/references/times.md).\n' +
+        'If a reminder is wanted too, use personal-automation.\n\nNever invent figures.\n',
+    ),
+  };
+
+  it('prints what docs/rules/catalog-references.md shows', () => {
+    expect(lintWith(catalogReferences, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.severity} ${d.message}`)).toEqual([
+      '13:33 error link target "capability:personal-automaton" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?',
+      '14:29 error relative link "../personal-automation/references/times.md" points into the folder of capability "personal-automation"; reference another capability only through the catalog: [personal-automation](capability:personal-automation)',
+      '15:34 warning capability "personal-automation" is named in plain text; make it a catalog reference [personal-automation](capability:personal-automation) so that the agent loads it through the catalog',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    // Without link ranges, the id inside the relative link's URL is found as a mention too.
+    expect(lintWithoutPositions(catalogReferences, files).length).toBe(4);
+  });
 });

@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { duplicateContent } from '../../compiler/rules/duplicate-content.js';
-import { protocol } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -61,4 +63,28 @@ ruleTable(duplicateContent, {
       errors: [{ file: B, line: 11, column: 1, severity: 'error', message: 'copied from capability "alpha"' }],
     },
   ],
+});
+
+describe('duplicate-content documented example and without positions', () => {
+  const copied = 'Before any write, show the user the exact schedule in their time zone and wait for an explicit yes.';
+  const files = {
+    'capabilities/personal-automation/PROTOCOL.md': protocol(
+      { id: 'personal-automation' },
+      `# Personal automation\n\n${copied}\n\nNever create a schedule the user did not ask for.\n`,
+    ),
+    'capabilities/work-reporting/PROTOCOL.md': protocol(
+      { id: 'work-reporting' },
+      `# Work reporting\n\nFor reports on a schedule:\n\n- ${copied}\n\nNever invent figures.\n`,
+    ),
+  };
+
+  it('prints what docs/rules/duplicate-content.md shows', () => {
+    expect(lintWith(duplicateContent, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.line}:${d.related?.column}`)).toEqual([
+      '15:1 list item "Before any write, show the user the exac…" is copied from capability "personal-automation" (capabilities/personal-automation/PROTOCOL.md:13); reference it instead of copying it: [personal-automation](capability:personal-automation) | first written here: 13:1',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(duplicateContent, files).length).toBe(1);
+  });
 });

@@ -1,6 +1,8 @@
+import { describe, expect, it } from 'vitest';
 import { links } from '../../compiler/rules/links.js';
-import { protocol } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -93,4 +95,26 @@ ruleTable(links, {
       errors: [{ line: 11, column: 1, severity: 'warning', message: 'did you mean references/a.md?' }],
     },
   ],
+});
+
+describe('links documented example and without positions', () => {
+  const files = {
+    'capabilities/test-driven-development/PROTOCOL.md': protocol(
+      { id: 'test-driven-development', name: 'Test-driven development', description: 'Adds behaviour test first.', whenToUse: ['add a feature test first'] },
+      '# Test-driven development\n\nNever skip the failing test.\n\nBackground: [why](references/rationle.md), [shared rules](../shared/rules.md),\n[the style guide](/docs/style.md).\n',
+    ),
+    'capabilities/test-driven-development/references/rationale.md': 'x',
+  };
+
+  it('prints what docs/rules/links.md shows', () => {
+    expect(lintWith(links, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.message}`)).toEqual([
+      '15:13 link "references/rationle.md" does not resolve: capabilities/test-driven-development/references/rationle.md does not exist (did you mean references/rationale.md?); link to an existing file inside capabilities/test-driven-development/',
+      '15:44 link "../shared/rules.md" leaves the capability folder capabilities/test-driven-development/ (resolves to capabilities/shared/rules.md); keep linked files inside the folder, or link a web page with https:',
+      '16:1 link "/docs/style.md" is an absolute path; use a path relative to this PROTOCOL.md that stays inside capabilities/test-driven-development/ (e.g. references/notes.md)',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(links, files).length).toBe(3);
+  });
 });

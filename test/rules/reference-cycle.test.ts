@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { referenceCycle, stronglyConnected } from '../../compiler/rules/reference-cycle.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const file = (id: string): string => `capabilities/${id}/PROTOCOL.md`;
@@ -81,5 +82,26 @@ describe('reference-cycle details', () => {
     });
     expect(components).toHaveLength(1);
     expect(components[0]).toHaveLength(n);
+  });
+});
+
+describe('reference-cycle documented example and without positions', () => {
+  const doc = (id: string, target: string): string =>
+    protocol({ id, name: id, description: `Does ${id} things.` }, `# ${id}\n\nNever guess. For the next step, load [${target}](capability:${target}).\n`);
+  const files = {
+    [file('calendar-sync')]: doc('calendar-sync', 'work-reporting'),
+    [file('work-reporting')]: doc('work-reporting', 'personal-automation'),
+    [file('personal-automation')]: doc('personal-automation', 'calendar-sync'),
+  };
+
+  it('prints what docs/rules/reference-cycle.md shows', () => {
+    const diagnostics = lintWith(referenceCycle, registryInput(files));
+    expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.file}:${d.related?.line}:${d.related?.column}`)).toEqual([
+      'capabilities/calendar-sync/PROTOCOL.md:13:38 capability references form a cycle: calendar-sync -> work-reporting -> personal-automation -> calendar-sync; references must run one way (the specific capability links to the general one): remove one of these links | the cycle closes here (personal-automation -> calendar-sync): capabilities/personal-automation/PROTOCOL.md:13:38',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(referenceCycle, files).length).toBe(1);
   });
 });

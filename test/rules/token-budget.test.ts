@@ -4,7 +4,8 @@ import { ConfigError, parseConfig } from '../../compiler/config.js';
 import { compileRegistry } from '../../compiler/compile.js';
 import { tokenBudget } from '../../compiler/rules/token-budget.js';
 import { protocol, registryInput } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -119,5 +120,31 @@ describe('token-budget options', () => {
     expect(() => parseConfig('rules:\n  token-budget: [warn, {bodyWarn: 0}]\n')).toThrow(ConfigError);
     expect(() => parseConfig('rules:\n  token-budget: [warn, {catalog: 1.5}]\n')).toThrow(/catalog must be integer/);
     expect(() => parseConfig('rules:\n  token-budget: [warn, {bodyWarm: 10}]\n')).toThrow(/unknown option "bodyWarm".*did you mean "bodyWarn"/);
+  });
+});
+
+describe('token-budget documented example and without positions', () => {
+  const steps = Array.from({ length: 300 }, (_, i) => `Step ${i + 1}: read the entries of the period, group them by project, and write one line per project.\n`).join('\n');
+  const files = {
+    [A]: protocol(
+      { id: 'work-reporting', name: 'Work reporting', description: 'Writes reports from the work log.', whenToUse: ['write my weekly report'] },
+      `# Work reporting\n\nNever guess.\n\n${steps}\n`,
+    ),
+  };
+
+  it('prints what docs/rules/token-budget.md shows', () => {
+    expect(lintWith(tokenBudget, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.severity} ${d.message}`)).toEqual([
+      '11:1 error protocol body is 6907 tokens, over the limit of 5000 (`bodyError`); split the capability along a seam and link the parts with `capability:` links',
+    ]);
+    expect(
+      lintWith(tokenBudget, registryInput(files), { bodyWarn: 1500, bodyError: 8000, catalog: 30 }).map((d) => `${d.line}:${d.column} ${d.severity} ${d.message}`),
+    ).toEqual([
+      '4:1 warning the catalog (1 entry of `list_capabilities`) is 62 tokens, over the budget of 30 (`catalog`); every listing pays for it. The largest entry is this one (60 tokens): keep `description` to one or two sentences and `whenToUse` to the phrases users really say',
+      '11:1 warning protocol body is 6907 tokens, over the budget of 1500 (`bodyWarn`); every load pays for it: cut what a capable model would do anyway, or split the capability along a seam and link the parts with `capability:` links',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(tokenBudget, files).length).toBe(1);
   });
 });

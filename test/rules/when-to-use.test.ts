@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { whenToUse } from '../../compiler/rules/when-to-use.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
+import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() puts `whenToUse:` on line 5 and its items on lines 6, 7, … (each `  - ` item at column 5).
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -71,5 +72,27 @@ describe('when-to-use related places', () => {
       [A, 7, 'error', A, 6, 'first listed here'],
       [B, 6, 'warning', A, 6, 'also a trigger here'],
     ]);
+  });
+});
+
+describe('when-to-use documented example and without positions', () => {
+  const files = {
+    'capabilities/personal-automation/PROTOCOL.md': protocol({ id: 'personal-automation', whenToUse: ['every Friday'] }),
+    'capabilities/work-reporting/PROTOCOL.md': protocol({
+      id: 'work-reporting',
+      whenToUse: ['write my weekly report', 'Write my  Weekly Report', '', 'every Friday'],
+    }),
+  };
+
+  it('prints what docs/rules/when-to-use.md shows', () => {
+    expect(lintWith(whenToUse, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.severity} ${d.message}`)).toEqual([
+      '7:5 error trigger "Write my  Weekly Report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat',
+      '8:5 error trigger 3 of `whenToUse` is empty; write a phrase users say when they need this capability, or remove the item',
+      '9:5 warning trigger "every Friday" is also a trigger of capability "personal-automation" (capabilities/personal-automation/PROTOCOL.md); the agent cannot tell which one to load: keep the phrase in one capability and make the other more specific',
+    ]);
+  });
+
+  it('does not crash when the parser gives no positions', () => {
+    expect(lintWithoutPositions(whenToUse, files).length).toBe(3);
   });
 });
