@@ -1,0 +1,96 @@
+// The rule registry checks itself (ESLint's build check): every rule in compiler/rules/index.ts is
+// in id order, lives in a file named after its id, has a docs page and a table test, and carries
+// the metadata the CLI, the config loader and the SARIF formatter rely on.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createAjv } from '../../compiler/ajv.js';
+import { ruleDocsPath } from '../../compiler/rule.js';
+import { rules, rulesById } from '../../compiler/rules/index.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const exists = (relative: string): boolean => fs.existsSync(path.join(ROOT, relative));
+
+/** The rules every registry gets by default: their ids are part of the contract (SPEC §3). */
+const CONTRACT_RULES = [
+  'catalog-references',
+  'duplicate-content',
+  'foreign-tools',
+  'frontmatter-schema',
+  'id-matches-folder',
+  'links',
+  'negative-rules',
+  'reference-cycle',
+  'retired-tools',
+  'state-machine',
+  'token-budget',
+  'tools-table',
+  'toolset-exists',
+  'when-to-use',
+];
+
+describe('the rule index', () => {
+  it('is sorted by id, without duplicates', () => {
+    const ids = rules.map((rule) => rule.meta.id);
+    expect(ids).toEqual([...ids].sort());
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(rulesById.size).toBe(ids.length);
+  });
+
+  it('has every rule of the contract', () => {
+    expect(CONTRACT_RULES.filter((id) => !rulesById.has(id))).toEqual([]);
+  });
+
+  it('lists every rule file in compiler/rules/', () => {
+    const files = fs
+      .readdirSync(path.join(ROOT, 'compiler/rules'))
+      .filter((name) => name.endsWith('.ts') && name !== 'index.ts')
+      .map((name) => name.slice(0, -'.ts'.length));
+    expect(files.filter((id) => !rulesById.has(id))).toEqual([]);
+  });
+});
+
+describe.each(rules.map((rule) => [rule.meta.id, rule] as const))('rule %s', (id, rule) => {
+  it('has an id of lowercase words joined by hyphens', () => {
+    expect(id).toMatch(/^[a-z]+(-[a-z]+)*$/);
+  });
+
+  it('lives in compiler/rules/<id>.ts, which exports it', async () => {
+    const file = `compiler/rules/${id}.ts`;
+    expect(exists(file), `${file} is missing`).toBe(true);
+    const module = (await import(/* @vite-ignore */ path.join(ROOT, file))) as Record<string, unknown>;
+    expect(Object.values(module)).toContain(rule);
+  });
+
+  it('has docs/rules/<id>.md, titled with its id', () => {
+    const docs = ruleDocsPath(id);
+    expect(exists(docs), `${docs} is missing`).toBe(true);
+    const text = fs.readFileSync(path.join(ROOT, docs), 'utf8');
+    expect(text.split('\n')[0]).toBe(`# ${id}`);
+    for (const section of ['## Not ok', '## Ok', '## How to fix']) expect(text, `${docs} has no "${section}" section`).toContain(section);
+  });
+
+  it('has a table test, test/rules/<id>.test.ts', () => {
+    const test = `test/rules/${id}.test.ts`;
+    expect(exists(test), `${test} is missing`).toBe(true);
+  });
+
+  it('has a description and messages', () => {
+    expect(rule.meta.description.trim()).not.toBe('');
+    expect(['error', 'warn']).toContain(rule.meta.defaultLevel);
+    const messages = Object.entries(rule.meta.messages);
+    expect(messages.length).toBeGreaterThan(0);
+    for (const [messageId, template] of messages) expect(template.trim(), `message "${messageId}" is empty`).not.toBe('');
+  });
+
+  it('has default options that its options schema accepts', () => {
+    const schema = rule.meta.optionsSchema;
+    if (!schema) {
+      expect(rule.meta.defaultOptions).toEqual({});
+      return;
+    }
+    const validate = createAjv({ strict: false, $data: true }).compile({ ...schema, additionalProperties: false });
+    expect(validate(structuredClone(rule.meta.defaultOptions)), JSON.stringify(validate.errors)).toBe(true);
+  });
+});
