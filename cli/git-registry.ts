@@ -179,10 +179,32 @@ function linkTarget(linkPath: string, target: string): string | undefined {
  * subfolder of the repository: paths are taken relative to it.
  */
 export async function readGitRegistry(root: string, ref: string, options: { maxFileBytes: number }): Promise<GitRegistry> {
+  const base = await openGitBase(root, ref);
+  return { commit: base.commit, input: await base.read(options) };
+}
+
+/** A ref that was found: its commit, and a reader for its registry. */
+export interface GitBase {
+  commit: string;
+  read(options: { maxFileBytes: number }): Promise<RegistryInput>;
+}
+
+/**
+ * Resolve `ref` (every problem the user must fix is thrown here, as a GitRegistryError) and return a
+ * reader for the registry at that commit, so that callers can start reading next to other work.
+ */
+export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
   const git = simpleGit({ baseDir: root });
   const { prefix, shallow, commit } = await inspectRepository(git, root, ref);
   if (commit === undefined) throw await missingRefError(git, ref, shallow);
+  return { commit, read: (options) => readTree({ git, root, ref, commit, prefix }, options) };
+}
+
+async function readTree(
+  { git, root, ref, commit, prefix }: { git: SimpleGit; root: string; ref: string; commit: string; prefix: string },
+  options: { maxFileBytes: number },
+): Promise<RegistryInput> {
   const entries = await listTree(git, commit, prefix);
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
 
@@ -225,11 +247,8 @@ export async function readGitRegistry(root: string, ref: string, options: { maxF
     if (isProtocolFile(entry.path)) protocolFolders.add(folder);
   }
   return {
-    commit,
-    input: {
-      files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
-      allPaths,
-      foldersWithoutProtocol: [...folders].filter((folder) => !protocolFolders.has(folder)).sort(),
-    },
+    files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    allPaths,
+    foldersWithoutProtocol: [...folders].filter((folder) => !protocolFolders.has(folder)).sort(),
   };
 }

@@ -12,7 +12,7 @@ import { compareDiagnostics } from '../../compiler/lint.js';
 import type { CapabilityDocument, RegistryInput } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
-import { readGitRegistry } from '../git-registry.js';
+import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
 import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { parseInWorkers } from '../parse-workers.js';
@@ -57,12 +57,16 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
 
-  // Git first: a missing ref or a shallow clone is reported before any work is done.
+  // Git first: a missing ref or a shallow clone is reported before any work is done. The base tree
+  // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
-  const base = await readGitRegistry(root, values.against, { maxFileBytes: config.maxFileBytes });
-  const { result: lint } = await compileRoot(root, { cache: !values['no-cache'] });
+  const base = await openGitBase(root, values.against);
+  const [baseInput, { result: lint }] = await Promise.all([
+    base.read({ maxFileBytes: config.maxFileBytes }),
+    compileRoot(root, { cache: !values['no-cache'] }),
+  ]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
-  const gate = compareRegistries(await baseDocuments(base.input, headDocuments), headDocuments);
+  const gate = compareRegistries(await baseDocuments(baseInput, headDocuments), headDocuments);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);
