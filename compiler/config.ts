@@ -32,14 +32,15 @@ const TOP_LEVEL_KEYS = ['rules', 'limits'];
 const LIMIT_KEYS = ['maxFileBytes'];
 // `$data` lets an options schema relate two options (token-budget: bodyWarn <= bodyError).
 const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
-const optionValidators = new Map<string, ReturnType<typeof ajv.compile>>();
+// Keyed by the rule itself, not its id: a caller's rule table may hold another rule of the same id.
+const optionValidators = new WeakMap<AnyRule, ReturnType<typeof ajv.compile>>();
 
 function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | undefined {
   if (!rule.meta.optionsSchema) return undefined;
-  let validate = optionValidators.get(rule.meta.id);
+  let validate = optionValidators.get(rule);
   if (!validate) {
     validate = ajv.compile({ ...rule.meta.optionsSchema, additionalProperties: false });
-    optionValidators.set(rule.meta.id, validate);
+    optionValidators.set(rule, validate);
   }
   return validate;
 }
@@ -66,7 +67,7 @@ export function parseConfig(text: string, file = CONFIG_FILE, ruleTable: Readonl
 
   for (const key of Object.keys(data)) {
     if (!TOP_LEVEL_KEYS.includes(key)) {
-      throw new ConfigError(file, at(`/${escapePointer(key)}`, 'key'), `unknown setting "${key}"${suggestion(key, TOP_LEVEL_KEYS)}; expected one of ${TOP_LEVEL_KEYS.join(', ')}`);
+      throw new ConfigError(file, at(`/${escapePointer(key)}`, 'key'), `unknown setting "${key}" (expected one of ${TOP_LEVEL_KEYS.join(', ')})${suggestion(key, TOP_LEVEL_KEYS)}`);
     }
   }
 
@@ -74,7 +75,7 @@ export function parseConfig(text: string, file = CONFIG_FILE, ruleTable: Readonl
     if (!isRecord(data.limits)) throw new ConfigError(file, at('/limits'), '`limits` must be a mapping');
     for (const [key, value] of Object.entries(data.limits)) {
       if (!LIMIT_KEYS.includes(key)) {
-        throw new ConfigError(file, at(`/limits/${escapePointer(key)}`, 'key'), `unknown limit "${key}"${suggestion(key, LIMIT_KEYS)}`);
+        throw new ConfigError(file, at(`/limits/${escapePointer(key)}`, 'key'), `unknown limit "${key}" (expected one of ${LIMIT_KEYS.join(', ')})${suggestion(key, LIMIT_KEYS)}`);
       }
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
         throw new ConfigError(file, at(`/limits/${key}`), `\`limits.${key}\` must be a positive whole number of bytes`);
@@ -88,7 +89,10 @@ export function parseConfig(text: string, file = CONFIG_FILE, ruleTable: Readonl
     for (const [id, value] of Object.entries(data.rules)) {
       const path = `/rules/${escapePointer(id)}`;
       const rule = ruleTable.get(id);
-      if (!rule) throw new ConfigError(file, at(path, 'key'), `unknown rule "${id}"${suggestion(id, ruleTable.keys())}`);
+      if (!rule) {
+        const hint = suggestion(id, ruleTable.keys()) || `; the rules are ${[...ruleTable.keys()].join(', ')}`;
+        throw new ConfigError(file, at(path, 'key'), `unknown rule "${id}"${hint}`);
+      }
       const [level, options] = Array.isArray(value) ? [value[0], value[1]] : [value, undefined];
       if (Array.isArray(value) && (value.length < 1 || value.length > 2)) {
         throw new ConfigError(file, at(path), `rule "${id}" takes a level or [level, options]`);
