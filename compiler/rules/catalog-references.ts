@@ -62,9 +62,14 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     const hintFor = (id: string): string => {
       let hint = hints.get(id);
       if (hint === undefined) {
-        // Edit distance is at least the difference in length: skip ids that cannot be close enough.
+        // Edit distance is at least the difference in length: skip ids that can be neither a few
+        // edits away nor a prefix match (the two kinds of suggestion `didYouMean` makes).
         const allowed = Math.max(1, Math.floor(id.length / 3));
-        hint = suggestion(id, knownIds.filter((known) => Math.abs(known.length - id.length) <= allowed));
+        const lower = id.toLowerCase();
+        const plausible = knownIds.filter(
+          (known) => Math.abs(known.length - id.length) <= allowed || known.startsWith(lower) || lower.startsWith(known),
+        );
+        hint = suggestion(id, plausible);
         hints.set(id, hint);
       }
       return hint;

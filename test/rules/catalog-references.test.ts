@@ -88,6 +88,11 @@ ruleTable(catalogReferences, {
       errors: [{ line: 13, column: 8, message: '"capability:expenses" is not a capability in this registry; link to the id' }],
     },
     {
+      name: 'unknown target that is a prefix of an id',
+      files: { [PA]: pa(), [DR]: protocol({ id: 'daily-report' }, 'Load [x](capability:personal).\n') },
+      errors: [{ file: DR, line: 11, column: 6, message: '"capability:personal" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?' }],
+    },
+    {
       name: 'empty capability: target',
       files: { [DR]: protocol({ id: 'daily-report' }, 'Load [x](capability:).\n') },
       errors: [{ line: 11, column: 6, message: '`capability:` link has no capability id' }],
