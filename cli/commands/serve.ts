@@ -187,8 +187,9 @@ export const serveCommand: Command = async (argv, context) => {
         throw new UsageError(`cannot listen on ${settings.http?.host}:${settings.http?.port}: ${error.code ?? error.message}`);
       });
       const url = `${server.url}${MCP_PATH}`;
-      log(`capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on ${url} (health: ${server.url}/healthz)`);
-      context.stderr(connectionHelp(url));
+      context.stderr(
+        `capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on ${url} (health: ${server.url}/healthz)\n${connectionHelp(url)}`,
+      );
       await signal.promise;
       log('capreg serve: shutting down');
       await server.close();

@@ -130,7 +130,7 @@ describe('capreg serve --http as a process', () => {
         child.stderr.on('data', (chunk: Buffer) => {
           stderr += chunk.toString();
           const match = /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(stderr);
-          if (match) resolve(match[1] as string);
+          if (match && /"mcpServers"[\s\S]*\n}\n/.test(stderr)) resolve(match[1] as string);
         });
         child.once('exit', () => reject(new Error(`exited early: ${stderr}`)));
       });
