@@ -2,9 +2,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
+import { TOOLSETS_FILE } from '../../compiler/toolsets.js';
 import { UsageError, type Command } from '../context.js';
+import { builtAtFrom } from './build.js';
 import { parseCommandArgs } from '../options.js';
 import { findRegistryRoot } from '../root.js';
+
+const EMPTY_TOOLSETS = `# Toolsets of this registry: <toolset-id>: {description, tools: {<tool>: {action, description, states}}}.
+{}
+`;
 
 export const newCommand: Command = async (argv, context) => {
   const { values, positionals } = parseCommandArgs('new', argv, { root: { type: 'string' } }, true);
@@ -15,7 +21,7 @@ export const newCommand: Command = async (argv, context) => {
   }
   const root = findRegistryRoot(context.cwd, values.root);
   const folder = path.join(root, 'capabilities', id);
-  const today = (context.env.SOURCE_DATE_EPOCH ? new Date(Number(context.env.SOURCE_DATE_EPOCH) * 1000) : new Date()).toISOString().slice(0, 10);
+  const today = (builtAtFrom(context.env) ?? new Date().toISOString()).slice(0, 10);
   await mkdir(folder, { recursive: true });
   try {
     await writeFile(path.join(folder, 'PROTOCOL.md'), scaffoldProtocol(id, today), { flag: 'wx' });
@@ -23,6 +29,15 @@ export const newCommand: Command = async (argv, context) => {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`capabilities/${id}/PROTOCOL.md already exists`);
     throw error;
   }
-  context.stdout(`created capabilities/${id}/PROTOCOL.md\nnext: fill it in, then run \`capreg lint\`\n`);
+  context.stdout(`created capabilities/${id}/PROTOCOL.md\n`);
+  // A registry without toolsets.yaml fails lint; a fresh registry gets an empty one so the
+  // scaffold passes as promised.
+  try {
+    await writeFile(path.join(root, TOOLSETS_FILE), EMPTY_TOOLSETS, { flag: 'wx' });
+    context.stdout(`created ${TOOLSETS_FILE} (no toolsets yet)\n`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  context.stdout('next: fill it in, then run `capreg lint`\n');
   return 0;
 };

@@ -1,0 +1,94 @@
+// `capreg new <id>`: a scaffold that lints with zero diagnostics under the real rule set, and clear
+// usage errors for an id that exists or is malformed.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cleanProtocol, lintJson, run, tempRegistry } from './helpers.js';
+
+describe('capreg new', () => {
+  it('scaffolds a capability that lints with zero diagnostics', async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const created = await run(['new', 'expense-notes'], { cwd: root, env: { SOURCE_DATE_EPOCH: '1795953600' } });
+    expect(created).toEqual({ code: 0, stdout: 'created capabilities/expense-notes/PROTOCOL.md\nnext: fill it in, then run `capreg lint`\n', stderr: '' });
+    const text = fs.readFileSync(path.join(root, 'capabilities/expense-notes/PROTOCOL.md'), 'utf8');
+    expect(text).toMatch(/^---\n# yaml-language-server: \$schema=.*\nid: expense-notes\nname: Expense Notes\n/);
+    expect(text).toContain('protocol_updated: 2026-11-29\n');
+
+    const lint = await lintJson(root);
+    expect(lint.report).toEqual({ diagnostics: [], errorCount: 0, warningCount: 0 });
+    expect(lint.code).toBe(0);
+  });
+
+  it('two scaffolds side by side still lint clean (no duplicate content, no ambiguous triggers)', async () => {
+    const root = tempRegistry();
+    expect((await run(['new', 'first-thing'], { cwd: root })).code).toBe(0);
+    expect((await run(['new', 'second-thing'], { cwd: root })).code).toBe(0);
+    expect((await lintJson(root)).report.diagnostics).toEqual([]);
+  });
+
+  it('in a registry without toolsets.yaml, also writes an empty one so the scaffold passes', async () => {
+    const root = tempRegistry({ 'capabilities/toolsets.yaml': null });
+    const created = await run(['new', 'first'], { cwd: root });
+    expect(created.stdout).toBe('created capabilities/first/PROTOCOL.md\ncreated capabilities/toolsets.yaml (no toolsets yet)\nnext: fill it in, then run `capreg lint`\n');
+    const lint = await lintJson(root);
+    expect({ code: lint.code, diagnostics: lint.report.diagnostics }).toEqual({ code: 0, diagnostics: [] });
+  });
+
+  it('leaves an existing toolsets.yaml alone', async () => {
+    const root = tempRegistry();
+    const before = fs.readFileSync(path.join(root, 'capabilities/toolsets.yaml'), 'utf8');
+    await run(['new', 'first'], { cwd: root });
+    expect(fs.readFileSync(path.join(root, 'capabilities/toolsets.yaml'), 'utf8')).toBe(before);
+  });
+
+  it('builds: the scaffold reaches the manifest', async () => {
+    const root = tempRegistry();
+    await run(['new', 'first'], { cwd: root });
+    const build = await run(['build', '--no-cache'], { cwd: root });
+    expect(build.code).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'dist/manifest.json'), 'utf8')) as { capabilities: { id: string }[] };
+    expect(manifest.capabilities.map((c) => c.id)).toEqual(['first']);
+  });
+
+  it('works from a nested folder and with --root', async () => {
+    const root = tempRegistry({ 'docs/notes.md': 'x' });
+    expect((await run(['new', 'from-docs'], { cwd: path.join(root, 'docs') })).code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'capabilities/from-docs/PROTOCOL.md'))).toBe(true);
+    expect((await run(['new', 'from-root', '--root', root], { cwd: path.dirname(root) })).code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'capabilities/from-root/PROTOCOL.md'))).toBe(true);
+  });
+
+  it('refuses an id that exists, and leaves its file untouched', async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const result = await run(['new', 'alpha'], { cwd: root });
+    expect(result).toEqual({ code: 2, stdout: '', stderr: 'capreg new: capabilities/alpha/PROTOCOL.md already exists\n' });
+    expect(fs.readFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), 'utf8')).toBe(cleanProtocol('alpha'));
+  });
+
+  it('refuses a malformed id and creates nothing', async () => {
+    const root = tempRegistry();
+    for (const id of ['Expense', 'expense_notes', '-x', 'a--b', 'x-', '../escape', 'a/b', 'a'.repeat(65), '']) {
+      const result = await run(['new', '--', id], { cwd: root });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `capreg new: "${id}" is not a valid capability id: use lowercase letters and digits in words joined by single hyphens, at most 64 characters\n`,
+      );
+    }
+    expect(fs.readdirSync(path.join(root, 'capabilities'))).toEqual(['toolsets.yaml']);
+    expect(fs.existsSync(path.join(root, 'escape'))).toBe(false);
+  });
+
+  it('takes exactly one id', async () => {
+    const root = tempRegistry();
+    for (const argv of [['new'], ['new', 'a', 'b']]) {
+      expect(await run(argv, { cwd: root })).toEqual({ code: 2, stdout: '', stderr: 'capreg new: usage: capreg new <id> [--root DIR]\n' });
+    }
+  });
+
+  it('refuses a SOURCE_DATE_EPOCH that is not a number instead of crashing', async () => {
+    const root = tempRegistry();
+    const result = await run(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: 'yesterday' } });
+    expect(result).toEqual({ code: 2, stdout: '', stderr: 'capreg new: SOURCE_DATE_EPOCH must be a whole number of seconds, not "yesterday"\n' });
+  });
+});
