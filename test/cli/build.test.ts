@@ -1,0 +1,256 @@
+// `capreg build` end to end: a deterministic manifest, nothing written on a lint error, atomic
+// writes, SOURCE_DATE_EPOCH, --out, and `source` from Git.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseManifest } from '../../compiler/manifest.js';
+import type { Manifest } from '../../compiler/types.js';
+import { cleanProtocol, run, tempDir, tempRegistry, writeFiles } from './helpers.js';
+
+const ALPHA = 'capabilities/alpha/PROTOCOL.md';
+const BETA = 'capabilities/beta/PROTOCOL.md';
+
+function registry(extra: Record<string, string | null> = {}): string {
+  return tempRegistry({
+    [ALPHA]: cleanProtocol('alpha', { body: 'Ask first, then record the alpha entry.\n\n- Never guess an alpha value.\n\nFor reminders, load [beta](capability:beta).\n' }),
+    [BETA]: cleanProtocol('beta'),
+    ...extra,
+  });
+}
+
+const manifestPath = (root: string, out = 'dist'): string => path.join(root, out, 'manifest.json');
+const readManifestText = (root: string, out?: string): string => fs.readFileSync(manifestPath(root, out), 'utf8');
+
+function readManifest(root: string, out?: string): Manifest {
+  const parsed = parseManifest(readManifestText(root, out));
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.manifest;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  }).trim();
+}
+
+describe('capreg build: the manifest', () => {
+  it('writes dist/manifest.json that passes parseManifest, with the SPEC fields', async () => {
+    const root = registry();
+    const result = await run(['build'], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^capreg build: wrote dist\/manifest\.json \(2 capabilities, revision sha256:[0-9a-f]{12}…\)\n$/);
+    const manifest = readManifest(root);
+    expect(manifest.schemaVersion).toBe(1);
+    expect(manifest.revision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(manifest.integrity).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(manifest.source).toBeNull();
+    expect(manifest.builtAt).toBeUndefined();
+    expect(Object.keys(manifest.toolsets)).toEqual(['work-logs']);
+    expect(manifest.capabilities.map((c) => c.id)).toEqual(['alpha', 'beta']);
+    const alpha = manifest.capabilities[0]!;
+    expect(alpha).toMatchObject({
+      id: 'alpha',
+      name: 'alpha name',
+      description: 'Keeps alpha entries for the user.',
+      whenToUse: ['keep a alpha entry'],
+      requiredToolsets: [],
+      optionalToolsets: [],
+      protocolVersion: '1.0.0',
+      protocolUpdated: '2026-11-29',
+      references: ['beta'],
+    });
+    expect(alpha.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(alpha.protocol).toMatch(/^---\nprotocol_version: 1\.0\.0\nprotocol_updated: 2026-11-29\n---\n\n# alpha\n/);
+    expect(alpha.protocol).toContain('call `get_capability_protocol` with `{"capabilityId": "beta"}`');
+    expect(alpha.protocol).not.toContain('capability:beta');
+  });
+
+  it('is byte-identical across two builds, with and without the cache, and from another folder', async () => {
+    const root = registry();
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    const first = readManifestText(root);
+    expect((await run(['build'], { cwd: root })).code).toBe(0); // from the parse cache
+    expect(readManifestText(root)).toBe(first);
+    expect((await run(['build', '--no-cache'], { cwd: root })).code).toBe(0);
+    expect(readManifestText(root)).toBe(first);
+
+    // The same tree at another path: no absolute path or time leaks into the bytes.
+    const copy = tempDir();
+    fs.cpSync(path.join(root, 'capabilities'), path.join(copy, 'capabilities'), { recursive: true });
+    expect((await run(['build', '--no-cache'], { cwd: copy })).code).toBe(0);
+    expect(readManifestText(copy)).toBe(first);
+  });
+
+  it('is the same for CRLF line endings and a BOM', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    const lf = readManifestText(root);
+    const crlf = registry();
+    for (const file of [ALPHA, BETA]) {
+      const target = path.join(crlf, file);
+      fs.writeFileSync(target, `\uFEFF${fs.readFileSync(target, 'utf8').replace(/\n/g, '\r\n')}`);
+    }
+    await run(['build'], { cwd: crlf });
+    expect(readManifest(crlf).revision).toBe(JSON.parse(lf).revision);
+  });
+
+  it('changes revision, integrity and the digest of the changed capability only when a protocol changes', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    const before = readManifest(root);
+    const betaFile = path.join(root, BETA);
+    fs.writeFileSync(betaFile, fs.readFileSync(betaFile, 'utf8').replace('repeat it back', 'read it back'));
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    const after = readManifest(root);
+    expect(after.revision).not.toBe(before.revision);
+    expect(after.integrity).not.toBe(before.integrity);
+    expect(after.capabilities[0]!.digest).toBe(before.capabilities[0]!.digest);
+    expect(after.capabilities[1]!.digest).not.toBe(before.capabilities[1]!.digest);
+  });
+
+  it('changes the revision when only toolsets.yaml changes', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    const before = readManifest(root);
+    fs.appendFileSync(path.join(root, 'capabilities/toolsets.yaml'), 'calendar:\n  description: Events.\n  tools: {}\n');
+    await run(['build'], { cwd: root });
+    expect(readManifest(root).revision).not.toBe(before.revision);
+  });
+
+  it('sets builtAt from SOURCE_DATE_EPOCH, and refuses one that is not a number', async () => {
+    const root = registry();
+    expect((await run(['build'], { cwd: root, env: { SOURCE_DATE_EPOCH: '1795953600' } })).code).toBe(0);
+    const manifest = readManifest(root);
+    expect(manifest.builtAt).toBe('2026-11-29T12:00:00.000Z');
+    const bad = await run(['build'], { cwd: root, env: { SOURCE_DATE_EPOCH: '2026-11-29' } });
+    expect(bad).toEqual({ code: 2, stdout: '', stderr: 'capreg build: SOURCE_DATE_EPOCH must be a whole number of seconds, not "2026-11-29"\n' });
+  });
+
+  it('--out writes to a folder relative to the working directory', async () => {
+    const root = registry({ 'docs/x.md': 'x' });
+    const result = await run(['build', '--out', 'site'], { cwd: path.join(root, 'docs') });
+    expect(result.code).toBe(0);
+    expect(readManifest(path.join(root, 'docs'), 'site').capabilities).toHaveLength(2);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+    const absolute = path.join(tempDir(), 'out');
+    expect((await run(['build', '--out', absolute], { cwd: root })).code).toBe(0);
+    expect(fs.existsSync(path.join(absolute, 'manifest.json'))).toBe(true);
+  });
+
+  it('--format json prints one JSON object on stdout, the progress note on stderr', async () => {
+    const root = registry();
+    const result = await run(['build', '--format', 'json'], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ diagnostics: [], errorCount: 0, warningCount: 0 });
+    expect(result.stderr).toMatch(/^capreg build: wrote /);
+  });
+
+  it('leaves no temporary files next to the manifest', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    await run(['build'], { cwd: root });
+    expect(fs.readdirSync(path.join(root, 'dist')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('capreg build: nothing written on error', () => {
+  it('a lint error writes nothing and leaves an existing manifest byte for byte', async () => {
+    const root = registry();
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    const before = fs.readFileSync(manifestPath(root));
+    const mtime = fs.statSync(manifestPath(root)).mtimeMs;
+    const skill = fs.readFileSync(path.join(root, 'dist/skill/SKILL.md'));
+
+    fs.writeFileSync(path.join(root, BETA), cleanProtocol('beta', { version: 'latest' }));
+    const result = await run(['build'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('`protocol_version` "latest" has the wrong form');
+    expect(result.stderr).toBe('capreg build: 1 error(s); nothing written\n');
+    expect(fs.readFileSync(manifestPath(root)).equals(before)).toBe(true);
+    expect(fs.statSync(manifestPath(root)).mtimeMs).toBe(mtime);
+    expect(fs.readFileSync(path.join(root, 'dist/skill/SKILL.md')).equals(skill)).toBe(true);
+    expect(fs.readdirSync(path.join(root, 'dist')).sort()).toEqual(['manifest.json', 'skill']);
+  });
+
+  it('a lint error in a fresh registry creates no dist/ at all', async () => {
+    const root = registry({ [BETA]: cleanProtocol('beta', { version: '^1.0.0' }) });
+    expect((await run(['build'], { cwd: root })).code).toBe(1);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('too many warnings (--max-warnings) writes nothing', async () => {
+    const root = registry({ 'capreg.config.yaml': 'rules:\n  markdown-syntax: warn\n' });
+    fs.appendFileSync(path.join(root, BETA), '\n```\nunclosed\n');
+    const result = await run(['build', '--max-warnings', '0'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('capreg build: too many warnings; nothing written\n');
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+    // Warnings alone do not stop a build.
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+  });
+
+  it('a broken capreg.config.yaml is exit 2 and writes nothing', async () => {
+    const root = registry({ 'capreg.config.yaml': 'rules: [\n' });
+    const result = await run(['build'], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^capreg build: invalid configuration: capreg\.config\.yaml:2:1: /);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+});
+
+describe('capreg build: source from Git', () => {
+  it('is null outside a Git work tree', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    expect(readManifest(root).source).toBeNull();
+  });
+
+  it('records the commit, and dirty when capabilities/ has uncommitted changes', async () => {
+    const root = registry();
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'registry');
+    const head = git(root, 'rev-parse', 'HEAD');
+
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: head, dirty: false });
+
+    // Build output and files outside the registry do not make it dirty.
+    writeFiles(root, { 'README.md': 'notes\n' });
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: head, dirty: false });
+
+    fs.appendFileSync(path.join(root, BETA), '\nAsk again when unsure.\n');
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: head, dirty: true });
+
+    // An untracked new capability is a change too.
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'more');
+    writeFiles(root, { 'capabilities/gamma/PROTOCOL.md': cleanProtocol('gamma') });
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: git(root, 'rev-parse', 'HEAD'), dirty: true });
+  });
+
+  it('has a null commit in a repository without commits', async () => {
+    const root = registry();
+    git(root, 'init', '-q');
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: null, dirty: true });
+  });
+
+  it('works for a registry in a subfolder of the repository', async () => {
+    const repo = tempDir();
+    git(repo, 'init', '-q');
+    const root = path.join(repo, 'registry');
+    fs.mkdirSync(root);
+    fs.cpSync(path.join(registry(), 'capabilities'), path.join(root, 'capabilities'), { recursive: true });
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'registry');
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifest(root).source).toEqual({ commit: git(repo, 'rev-parse', 'HEAD'), dirty: false });
+  });
+});
