@@ -2,6 +2,8 @@
 // stdio keeps one for the session, HTTP builds a fresh one per request.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+// The package version (read from package.json), so that clients see the capreg they talk to.
+import { CAPREG_VERSION } from '../cli/version.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
 import type { ToolDeps, ToolRegistrar } from './tools/deps.js';
 import { registerGetCapabilityProtocolTool } from './tools/get-capability-protocol.js';
@@ -9,7 +11,7 @@ import { registerGetCurrentUserTool } from './tools/get-current-user.js';
 import { registerListCapabilitiesTool } from './tools/list-capabilities.js';
 
 export const SERVER_NAME = 'capreg';
-export const SERVER_VERSION = '0.1.0';
+export const MAX_TOOL_INPUT_ELEMENTS = 1024;
 
 /** The tools and resources every session gets, in registration order. */
 export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
@@ -28,12 +30,14 @@ export interface ServerDeps extends ToolDeps {
 
 export function createServer(deps: ServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
   const server = new McpServer(
-    { name: SERVER_NAME, version: SERVER_VERSION },
+    { name: SERVER_NAME, version: CAPREG_VERSION },
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: true } },
       instructions:
         `Call ${deps.names.listCapabilities} to see the capabilities you may use, pick one by its whenToUse, ` +
         `load its protocol with ${deps.names.getCapabilityProtocol}, and follow it.`,
+      // Tool arguments are tiny; a payload with thousands of members is refused before validation.
+      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
       ...(deps.jsonSchemaValidator ? { jsonSchemaValidator: deps.jsonSchemaValidator } : {}),
     },
   );

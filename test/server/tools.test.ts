@@ -180,6 +180,15 @@ describe('get_capability_protocol', () => {
     });
   }
 
+  it('refuses an argument bomb before validating it', async () => {
+    const { client, close } = await inMemoryClient(runtime);
+    const bomb = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
+    const result = (await client.callTool({ name: 'get_capability_protocol', arguments: { capabilityId: 'open-help', ...bomb } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result)).toMatch(/maximum of 1024 elements/);
+    await close();
+  });
+
   it('rejects extra arguments and a missing capabilityId with a schema error', async () => {
     const { client, close } = await inMemoryClient(runtime);
     for (const args of [{}, { capabilityId: 'open-help', as: 'bob' }]) {
