@@ -74,20 +74,24 @@ async function inspectRepository(git: SimpleGit, root: string, ref: string): Pro
 
 /** Explain how to get a ref that is not here (a shallow clone is the usual cause in CI). */
 async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): Promise<GitRegistryError> {
+  const remotes = (await git.raw(['remote']).catch(() => '')).split('\n').filter(Boolean);
+  const slash = ref.indexOf('/');
+  const remote = slash > 0 && remotes.includes(ref.slice(0, slash)) ? ref.slice(0, slash) : undefined;
+  const branch = ref.slice(slash + 1);
+  // A single-branch clone (what a shallow clone is by default) does not track other branches, so a
+  // plain `git fetch origin main` would not create origin/main: spell out the refspec.
+  const refspec = `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`;
   if (shallow) {
+    const fetch = remote !== undefined ? `git fetch --unshallow ${remote} ${refspec}` : 'git fetch --unshallow';
     return new GitRegistryError(
       'shallow-clone',
       `cannot find "${ref}": this is a shallow clone and the base commit was not fetched. ` +
-        'Fetch the history with `git fetch --unshallow` (and the base branch, e.g. `git fetch origin main`); ' +
-        'in GitHub Actions, check out with `actions/checkout` and `fetch-depth: 0`',
+        `Fetch the history with \`${fetch}\`; in GitHub Actions, check out with \`actions/checkout\` and \`fetch-depth: 0\``,
     );
   }
-  const remotes = (await git.raw(['remote']).catch(() => '')).split('\n').filter(Boolean);
-  const slash = ref.indexOf('/');
-  const remote = slash > 0 ? ref.slice(0, slash) : undefined;
   const hint =
-    remote !== undefined && remotes.includes(remote)
-      ? `fetch it with \`git fetch ${remote} ${ref.slice(slash + 1)}\``
+    remote !== undefined
+      ? `fetch it with \`git fetch ${remote} ${refspec}\``
       : 'check the name with `git branch -a` or `git log --oneline`, and fetch it if it lives on a remote';
   return new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${hint}`);
 }

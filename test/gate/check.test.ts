@@ -336,23 +336,34 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(dir, 'remote', 'add', 'origin', 'https://example.invalid/registry.git');
     const result = await runCli(['check', '--against', 'origin/main'], dir);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('fetch it with `git fetch origin main`');
+    expect(result.stderr).toContain('fetch it with `git fetch origin +refs/heads/main:refs/remotes/origin/main`');
   });
 
-  it('a shallow clone without the base commit', async ({ expect }) => {
+  it('a shallow clone without the base commit, and the fetch the message gives makes it work', async ({ expect }) => {
     const origin = scenario();
+    git(origin, 'checkout', '-q', '-b', 'feature');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
     const clone = path.join(tempDir(), 'clone');
     created.push(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--depth', '1', `file://${origin}`, clone);
+    git(path.dirname(clone), 'clone', '-q', '--depth', '1', '--branch', 'feature', `file://${origin}`, clone);
     expect(git(clone, 'rev-parse', '--is-shallow-repository').trim()).toBe('true');
-    const result = await runCli(['check', '--against', 'HEAD~1'], clone);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('shallow clone');
-    expect(result.stderr).toContain('git fetch --unshallow');
-    expect(result.stderr).toContain('fetch-depth: 0');
+
+    const parent = await runCli(['check', '--against', 'HEAD~1'], clone);
+    expect(parent.code).toBe(2);
+    expect(parent.stderr).toContain('this is a shallow clone and the base commit was not fetched');
+    expect(parent.stderr).toContain('`git fetch --unshallow`');
+    expect(parent.stderr).toContain('`actions/checkout` and `fetch-depth: 0`');
+
+    const branch = await runCli(['check', '--against', 'origin/main'], clone);
+    expect(branch.code).toBe(2);
+    const fetch = /`(git fetch --unshallow origin \S+)`/.exec(branch.stderr)?.[1];
+    expect(fetch).toBe('git fetch --unshallow origin +refs/heads/main:refs/remotes/origin/main');
+    git(clone, ...fetch!.split(' ').slice(1));
+    const fetched = await runCli(['check', '--against', 'origin/main'], clone);
+    expect(fetched.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
+    expect(fetched.code).toBe(0);
   });
 
   it('a registry outside any Git repository', async ({ expect }) => {
