@@ -3,6 +3,11 @@ import { rulesById } from '../rules/index.js';
 import { ruleDocsPath } from '../rule.js';
 import type { Formatter } from './types.js';
 
+/** A relative path as a SARIF `uri` (a URI reference): each segment percent-encoded, `/` kept. */
+function uriOf(file: string): string {
+  return file.split('/').map(encodeURIComponent).join('/');
+}
+
 export const formatSarif: Formatter = (report) => {
   const usedRuleIds = [...new Set(report.diagnostics.map((d) => d.ruleId))].sort();
   const sarif = {
@@ -29,7 +34,7 @@ export const formatSarif: Formatter = (report) => {
           locations: [
             {
               physicalLocation: {
-                artifactLocation: { uri: d.file, uriBaseId: '%SRCROOT%' },
+                artifactLocation: { uri: uriOf(d.file), uriBaseId: '%SRCROOT%' },
                 region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
               },
             },
@@ -41,7 +46,7 @@ export const formatSarif: Formatter = (report) => {
                     id: 0,
                     message: { text: d.related.message },
                     physicalLocation: {
-                      artifactLocation: { uri: d.related.file, uriBaseId: '%SRCROOT%' },
+                      artifactLocation: { uri: uriOf(d.related.file), uriBaseId: '%SRCROOT%' },
                       region: { startLine: d.related.line, startColumn: d.related.column },
                     },
                   },
