@@ -56,7 +56,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Parse a config file's text. Throws ConfigError (with the position) on any problem. */
-export function parseConfig(text: string, file = CONFIG_FILE, ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
+export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
+  // A BOM would shift every column of the first line by one.
+  const text = content.replace(/^\uFEFF/, '');
   const source = parseYamlSource(text, new LineIndex(text));
   const first = source.problems[0];
   if (first) throw new ConfigError(file, first.range, first.message);

@@ -17,7 +17,8 @@ export interface ParsedToolsets {
 
 export function parseToolsetsFile(file: string, content: string | undefined): ParsedToolsets {
   if (content === undefined) return { file, present: false, data: undefined, ranges: {}, problems: [] };
-  const text = normalizeNewlines(content);
+  // A BOM would shift every column of the first line by one.
+  const text = normalizeNewlines(content.replace(/^\uFEFF/, ''));
   const source = parseYamlSource(text, new LineIndex(text));
   return { file, present: true, data: source.data ?? undefined, ranges: source.ranges, problems: source.problems };
 }

@@ -231,6 +231,11 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     });
   }
 
+  it('counts columns after a byte order mark as an editor does', () => {
+    expect(configError('\uFEFFrule: {}\r\n').message).toMatch(/^capreg\.config\.yaml:1:1: unknown setting "rule"/);
+    expect(parse('\uFEFFrules:\r\n  fake-shape: warn\r\n').rules.get('fake-shape')?.level).toBe('warn');
+  });
+
   it('an alias bomb is refused', () => {
     const bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n';
     expect(configError(bomb).message).toBe(

@@ -101,6 +101,11 @@ ruleTable(toolsetsSchemaRule, {
       ],
     },
     {
+      name: 'positions after a byte order mark and CRLF line endings',
+      files: withToolsets('\uFEFFWork_Logs:\r\n  description: A.\r\n  tools: {}\r\n'),
+      errors: [{ file: FILE, line: 1, column: 1, endColumn: 10, message: 'name "Work_Logs" has the wrong form' }],
+    },
+    {
       name: 'a tool without a description',
       files: withToolsets('a:\n  description: A.\n  tools:\n    t: { action: read }\n'),
       errors: [{ file: FILE, line: 4, column: 8, message: 'missing required field "description" in `a.tools.t`' }],
