@@ -60,6 +60,8 @@ export const GATE_MESSAGES = {
   missing: 'protocol_version is missing: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
   dateUnchanged:
     'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
+  dateMissing: 'protocol_updated is missing: expected the date of this change as YYYY-MM-DD',
+  dateInvalid: 'protocol_updated "{{value}}" is not a date: expected the date of this change as YYYY-MM-DD',
   dateBackwards: 'protocol_updated moved backwards from {{from}} to {{to}}; it is the date of the latest change and only moves forward',
   removed: 'capability `{{id}}` was removed: agents and user capabilities that load it by id will no longer find it (a breaking change)',
   renamed:
@@ -126,9 +128,12 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
     }
   }
 
-  const datesComparable = before.updated !== undefined && after.updated !== undefined && isIsoDate(before.updated) && isIsoDate(after.updated);
-  if (datesComparable) {
-    const [was, is] = [before.updated!, after.updated!];
+  if (after.updated === undefined) {
+    bump(GATE_RULES.versionDate, GATE_MESSAGES.dateMissing, {});
+  } else if (!isIsoDate(after.updated)) {
+    bump(GATE_RULES.versionDate, GATE_MESSAGES.dateInvalid, { value: after.updated });
+  } else if (before.updated !== undefined && isIsoDate(before.updated)) {
+    const [was, is] = [before.updated, after.updated];
     if (is < was) bump(GATE_RULES.versionDate, GATE_MESSAGES.dateBackwards, { from: was, to: is });
     else if (is === was && move !== undefined && move !== 'none' && move !== 'invalid' && move !== 'down') {
       bump(GATE_RULES.versionDate, GATE_MESSAGES.dateUnchanged, { date: is, from: before.version!, to: after.version! });

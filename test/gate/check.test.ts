@@ -182,6 +182,15 @@ describe.concurrent('capreg check: failures', () => {
       ruleId: 'version-date',
       message: 'protocol_updated moved backwards from 2026-01-10 to 2026-01-09; it is the date of the latest change and only moves forward',
     },
+    {
+      name: 'protocol_updated not a real date',
+      apply: (root) => {
+        edits.wording(root);
+        setVersion(root, '1.2.4', '2026-02-30');
+      },
+      ruleId: 'version-date',
+      message: 'protocol_updated "2026-02-30" is not a date: expected the date of this change as YYYY-MM-DD',
+    },
   ];
   for (const testCase of failureCases) {
     it(testCase.name, async ({ expect }) => {
