@@ -72,7 +72,10 @@ const FILE_START: Range = { line: 1, column: 1, endLine: 1, endColumn: 1 };
 
 function versionFields(document: CapabilityDocument): VersionFields {
   const data = document.frontmatter.data ?? {};
-  const text = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : typeof value === 'string' ? value : canonicalJson(value));
+  const text = (value: unknown): string | undefined => {
+    if (value === undefined || value === null) return undefined;
+    return typeof value === 'string' ? value : canonicalJson(value);
+  };
   const fields: VersionFields = {};
   const version = text(data.protocol_version);
   const updated = text(data.protocol_updated);
@@ -84,7 +87,11 @@ function versionFields(document: CapabilityDocument): VersionFields {
 /** Where gate diagnostics point: the `protocol_version` line of the changed file (SPEC §5). */
 export function versionRange(document: CapabilityDocument): Range {
   const ranges = document.frontmatter.ranges['/protocol_version'];
-  if (!ranges) return document.frontmatter.present ? { ...document.frontmatter.range, endLine: document.frontmatter.range.line, endColumn: 4 } : FILE_START;
+  if (!ranges) {
+    // No protocol_version key: point at the opening `---` of the frontmatter.
+    const { range, present } = document.frontmatter;
+    return present ? { line: range.line, column: range.column, endLine: range.line, endColumn: range.column + 3 } : FILE_START;
+  }
   const start = ranges.key ?? ranges.value;
   return { line: start.line, column: start.column, endLine: ranges.value.endLine, endColumn: ranges.value.endColumn };
 }
@@ -151,7 +158,10 @@ function nameOf(document: CapabilityDocument): string | undefined {
 function findRenames(removed: CapabilityDocument[], added: CapabilityDocument[]): Map<string, string> {
   const renames = new Map<string, string>();
   const taken = new Set<string>();
-  for (const match of [(a: CapabilityDocument, b: CapabilityDocument) => a.body === b.body, (a: CapabilityDocument, b: CapabilityDocument) => nameOf(a) !== undefined && nameOf(a) === nameOf(b)]) {
+  const sameBody = (a: CapabilityDocument, b: CapabilityDocument): boolean => a.body === b.body;
+  const sameName = (a: CapabilityDocument, b: CapabilityDocument): boolean => nameOf(a) !== undefined && nameOf(a) === nameOf(b);
+  // Bodies first: a body match is stronger evidence than a name match.
+  for (const match of [sameBody, sameName]) {
     for (const old of removed) {
       if (renames.has(old.folder)) continue;
       const next = added.find((candidate) => !taken.has(candidate.folder) && match(old, candidate));
@@ -180,12 +190,22 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
     const before = baseByFolder.get(after.folder);
     if (!before) {
       const from = renamedFrom.get(after.folder);
-      changes.push({ id: after.folder, kind: 'added', file: after.file, after: versionFields(after), required: none, verdict: 'pass', problems: [], ...(from ? { renamedFrom: from } : {}) });
+      changes.push({
+        id: after.folder,
+        kind: 'added',
+        file: after.file,
+        after: versionFields(after),
+        required: none,
+        verdict: 'pass',
+        problems: [],
+        ...(from ? { renamedFrom: from } : {}),
+      });
       continue;
     }
     const [beforeFields, afterFields] = [versionFields(before), versionFields(after)];
     if (before.contentHash === after.contentHash) {
-      changes.push({ id: after.folder, kind: 'unchanged', file: after.file, before: beforeFields, after: afterFields, required: none, verdict: 'pass', problems: [] });
+      const unchanged: CapabilityChange = { id: after.folder, kind: 'unchanged', file: after.file, before: beforeFields, after: afterFields, required: none, verdict: 'pass', problems: [] };
+      changes.push(unchanged);
       continue;
     }
     const required = servedContent(before) === servedContent(after) ? none : requiredBump(before, after);
