@@ -21,7 +21,8 @@ export function authenticatedCaller(
   scopes: readonly string[],
   method: 'api-key' | 'jwt',
 ): Caller {
-  return { authenticated: true, id, name, scopes: [...scopes], method, grants: new Grants(scopes) };
+  // Frozen: one caller object may serve many requests of the same principal.
+  return Object.freeze({ authenticated: true, id, name, scopes: Object.freeze([...scopes]), method, grants: new Grants(scopes) });
 }
 
 /**

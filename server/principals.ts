@@ -1,7 +1,7 @@
 // The principals file (SPEC §6): `principals: [{id, name, keySha256, scopes}]`. Keys are stored
 // only as SHA-256 hex; a presented key is hashed and compared in constant time against every
 // entry. No MCP SDK code here.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { parseScope } from './permissions.js';
 
@@ -11,7 +11,9 @@ export interface Principal {
   scopes: readonly string[];
 }
 
-interface PrincipalEntry extends Principal {
+interface PrincipalEntry {
+  /** Frozen, and the same object on every lookup, so callers may cache per principal. */
+  principal: Principal;
   keyDigest: Buffer;
 }
 
@@ -46,12 +48,12 @@ export class PrincipalRegistry {
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.keyDigest, digest) && found === undefined) found = entry;
     }
-    return found && { id: found.id, name: found.name, scopes: found.scopes };
+    return found?.principal;
   }
 }
 
 export function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  return hash('sha256', text, 'buffer');
 }
 
 /** Parse and validate a principals file; every problem is a reason to reject the whole file. */
@@ -105,9 +107,7 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
     ids.add(id);
     digests.add(keySha256);
     entries.push({
-      id,
-      name: name ?? id,
-      scopes: Object.freeze([...new Set(scopes as string[])]),
+      principal: Object.freeze({ id, name: name ?? id, scopes: Object.freeze([...new Set(scopes as string[])]) }),
       keyDigest: Buffer.from(keySha256, 'hex'),
     });
   }

@@ -3,7 +3,8 @@
 // principals reload), the client gets `notifications/resources/list_changed`.
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ANONYMOUS, authenticatedCaller, type Caller } from '../identity.js';
+import { principalCaller } from '../auth/api-key.js';
+import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
 import { createServer } from '../create-server.js';
 import type { ToolRegistrar } from '../tools/deps.js';
@@ -31,7 +32,7 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   const caller = (): Caller => {
     if (keyDigest === undefined) return ANONYMOUS;
     const principal = runtime.principals().findByKeyDigest(keyDigest);
-    return principal ? authenticatedCaller(principal.id, principal.name, principal.scopes, 'api-key') : ANONYMOUS;
+    return principal ? principalCaller(principal) : ANONYMOUS;
   };
   if (keyDigest !== undefined && caller() === ANONYMOUS) {
     log('capreg serve: CAPREG_API_KEY is not a key in the principals file; the session is unauthenticated');
