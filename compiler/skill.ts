@@ -7,12 +7,13 @@ export interface ClientSkillOptions {
   toolPrefix: string;
 }
 
-const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{0,64}$/;
+// Same rule as the server's --tool-prefix (server/tool-names.ts).
+const PREFIX_PATTERN = /^(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})?$/;
 
 export function renderClientSkill(options: ClientSkillOptions): string {
   const prefix = options.toolPrefix;
   if (!PREFIX_PATTERN.test(prefix)) {
-    throw new RangeError(`tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and "." (at most 64)`);
+    throw new RangeError(`tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and ".", may not start with "-" or ".", at most 64 characters`);
   }
   const list = `${prefix}list_capabilities`;
   const get = `${prefix}get_capability_protocol`;

@@ -40,6 +40,8 @@ const MAX_CACHED_CLASSES = 256;
 
 export class Catalog {
   readonly revision: string;
+  /** The verified manifest behind this catalog (user capabilities are compiled against it). */
+  readonly manifest: Manifest;
   readonly #byId = new Map<string, ServedCapability>();
   readonly #ordered: readonly ServedCapability[];
   /** Every toolset some capability requires: the only toolsets that decide visibility. */
@@ -48,6 +50,7 @@ export class Catalog {
 
   constructor(manifest: Manifest, names: ToolNames) {
     this.revision = manifest.revision;
+    this.manifest = manifest;
     const rewrite = protocolRewriter(names);
     const ordered: ServedCapability[] = [];
     const deciding = new Set<string>();

@@ -5,10 +5,12 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 // The package version (read from package.json), so that clients see the capreg they talk to.
 import { CAPREG_VERSION } from '../cli/version.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
+import { registerDeleteUserCapabilityTool } from './tools/delete-user-capability.js';
 import type { ToolDeps, ToolRegistrar } from './tools/deps.js';
 import { registerGetCapabilityProtocolTool } from './tools/get-capability-protocol.js';
 import { registerGetCurrentUserTool } from './tools/get-current-user.js';
 import { registerListCapabilitiesTool } from './tools/list-capabilities.js';
+import { registerSaveUserCapabilityTool } from './tools/save-user-capability.js';
 
 export const SERVER_NAME = 'capreg';
 export const MAX_TOOL_INPUT_ELEMENTS = 1024;
@@ -19,6 +21,12 @@ export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
   registerGetCapabilityProtocolTool,
   registerGetCurrentUserTool,
   registerCapabilityResource,
+]);
+
+/** Added when the server has a user store; each registers only for callers who may write. */
+export const USER_CAPABILITY_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
+  registerSaveUserCapabilityTool,
+  registerDeleteUserCapabilityTool,
 ]);
 
 export interface ServerDeps extends ToolDeps {
@@ -41,7 +49,8 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
       ...(deps.jsonSchemaValidator ? { jsonSchemaValidator: deps.jsonSchemaValidator } : {}),
     },
   );
-  for (const register of [...CORE_REGISTRARS, ...(deps.extraRegistrars ?? [])]) register(server, deps);
+  const userRegistrars = deps.userCapabilities ? USER_CAPABILITY_REGISTRARS : [];
+  for (const register of [...CORE_REGISTRARS, ...userRegistrars, ...(deps.extraRegistrars ?? [])]) register(server, deps);
   return {
     server,
     cleanup: async () => {

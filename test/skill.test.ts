@@ -54,6 +54,6 @@ describe('renderClientSkill', () => {
   });
 
   it('refuses a prefix that cannot be part of a tool name', () => {
-    for (const prefix of ['a b', 'x/', '`', 'é_', 'a'.repeat(65)]) expect(() => renderClientSkill({ toolPrefix: prefix })).toThrow(RangeError);
+    for (const prefix of ['a b', 'x/', '`', 'é_', '-x_', '.x', 'a'.repeat(65)]) expect(() => renderClientSkill({ toolPrefix: prefix })).toThrow(RangeError);
   });
 });

@@ -58,7 +58,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
 
   const toolPrefix = values['tool-prefix'] ?? '';
   if (!isValidToolPrefix(toolPrefix)) {
-    throw new UsageError(`--tool-prefix "${toolPrefix}" may use only letters, digits, "_", "-" and "." (at most 64 characters)`);
+    throw new UsageError(`--tool-prefix "${toolPrefix}" may use only letters, digits, "_", "-" and "." (not first), at most 64 characters`);
   }
 
   const httpOnly = (['port', 'host', 'allowed-origins', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(

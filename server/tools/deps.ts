@@ -4,6 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Catalog } from '../catalog.js';
 import type { CallerResolver } from '../identity.js';
 import type { ToolNames } from '../tool-names.js';
+import type { UserCapabilities } from '../user-capabilities.js';
 
 export interface ToolDeps {
   /** The catalog of the manifest being served now. Take it once per call. */
@@ -11,6 +12,8 @@ export interface ToolDeps {
   /** The caller now (stdio re-resolves its key against the current principals every time). */
   caller: CallerResolver;
   names: ToolNames;
+  /** User-defined capabilities (SPEC §8); absent when the server runs without a user store. */
+  userCapabilities?: UserCapabilities | undefined;
 }
 
 /** Registers one tool (or resource) on a fresh server. Later features add their own registrars. */

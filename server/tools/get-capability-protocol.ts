@@ -4,8 +4,10 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ServedCapability } from '../catalog.js';
+import { isUserCapabilityId } from '../user-capabilities.js';
 import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 import { jsonResult, uniformError } from './results.js';
+import { userProtocolResult } from './user-capability-results.js';
 
 const inputSchema = z
   .object({ capabilityId: z.string().describe('The capabilityId from the catalog entry (its protocolInput).') })
@@ -20,6 +22,15 @@ const outputSchema = z.object({
   updatedAt: z.string().optional(),
   protocol: z.string().optional().describe('Markdown to follow step by step; load it again next time, do not keep it.'),
   error: z.string().optional(),
+  // User-defined capabilities (SPEC §8) only:
+  isUserDefined: z.literal(true).optional(),
+  revision: z.string().optional().describe('Pass it as expectedRevision when you save a change to this capability.'),
+  dependencies: z.array(z.string()).optional().describe('The platform capabilities the workflow loads, sorted.'),
+  toolBindings: z
+    .array(z.object({ step: z.string(), capability: z.string(), tools: z.array(z.string()) }))
+    .optional()
+    .describe('Which tools of which linked capability each step uses.'),
+  code: z.string().optional(),
 });
 
 export function protocolResult(capability: ServedCapability | undefined): CallToolResult {
@@ -45,6 +56,12 @@ export function registerGetCapabilityProtocolTool(server: McpServer, deps: ToolD
       outputSchema,
       annotations: READ_ONLY_ANNOTATIONS,
     },
-    ({ capabilityId }) => protocolResult(deps.catalog().accessibleCapability(deps.caller().grants, capabilityId)),
+    ({ capabilityId }) => {
+      const service = deps.userCapabilities;
+      if (service !== undefined && isUserCapabilityId(capabilityId)) {
+        return service.load(deps.caller(), deps.catalog(), capabilityId).then(userProtocolResult);
+      }
+      return protocolResult(deps.catalog().accessibleCapability(deps.caller().grants, capabilityId));
+    },
   );
 }

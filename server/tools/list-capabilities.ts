@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { CatalogListing } from '../catalog.js';
+import type { CallerListing } from '../user-capabilities.js';
 import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 
 const inputSchema = z.object({}).strict();
@@ -15,6 +16,7 @@ const entrySchema = z.object({
   protocolTool: z.string().describe('The tool that returns the protocol.'),
   protocolInput: z.object({ capabilityId: z.string() }).describe('The arguments to pass to protocolTool.'),
   protocolVersion: z.string(),
+  isUserDefined: z.literal(true).optional().describe('Set on your own user-defined capabilities.'),
 });
 
 // Clients get the full entry schema, but the server does not re-check its own entries: the SDK
@@ -27,6 +29,7 @@ const outputSchema = z.object({
   success: z.literal(true),
   catalogVersion: z.string().describe('Digest of exactly what this caller sees; re-list when it changes.'),
   capabilities: z.array(z.any().meta(entryJsonSchema)),
+  warning: z.string().optional().describe('Set when your user-defined capabilities could not be listed this time.'),
 });
 
 // A listing is shared by every caller of its class for the life of a manifest version, so its
@@ -43,6 +46,33 @@ export function listCapabilitiesResult(listing: CatalogListing): CallToolResult 
   return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.structured };
 }
 
+// The platform entries of a listing as JSON without the brackets, so that an owner's answer splices
+// its own few entries in instead of serializing the shared ones again on every call.
+const entriesTexts = new WeakMap<CatalogListing, string>();
+
+/** The answer for a caller who may have user-defined capabilities (SPEC §8). */
+export function callerListingResult(listing: CallerListing): CallToolResult {
+  const { platform, user, unavailable } = listing;
+  if (user.length === 0 && unavailable === undefined) return listCapabilitiesResult(platform);
+  let platformText = entriesTexts.get(platform);
+  if (platformText === undefined) {
+    platformText = JSON.stringify(platform.capabilities).slice(1, -1);
+    entriesTexts.set(platform, platformText);
+  }
+  const userText = JSON.stringify(user).slice(1, -1);
+  const separator = platformText !== '' && userText !== '' ? ',' : '';
+  const structured: Record<string, unknown> = {
+    success: true,
+    catalogVersion: listing.catalogVersion,
+    capabilities: [...platform.capabilities, ...user],
+    ...(unavailable !== undefined ? { warning: unavailable } : {}),
+  };
+  const text =
+    `{"success":true,"catalogVersion":${JSON.stringify(listing.catalogVersion)},"capabilities":[${platformText}${separator}${userText}]` +
+    `${unavailable !== undefined ? `,"warning":${JSON.stringify(unavailable)}` : ''}}`;
+  return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
 export function registerListCapabilitiesTool(server: McpServer, deps: ToolDeps): void {
   server.registerTool(
     deps.names.listCapabilities,
@@ -55,6 +85,10 @@ export function registerListCapabilitiesTool(server: McpServer, deps: ToolDeps):
       outputSchema,
       annotations: READ_ONLY_ANNOTATIONS,
     },
-    () => listCapabilitiesResult(deps.catalog().visibleCapabilities(deps.caller().grants)),
+    () => {
+      const service = deps.userCapabilities;
+      if (service === undefined) return listCapabilitiesResult(deps.catalog().visibleCapabilities(deps.caller().grants));
+      return service.listing(deps.caller(), deps.catalog()).then(callerListingResult);
+    },
   );
 }

@@ -39,6 +39,7 @@ describe('capreg serve arguments', () => {
     { label: 'an HTTP flag on stdio', argv: ['--manifest', 'manifest.json', '--port', '9000'], message: /only with --http/ },
     { label: 'a bad port', argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--port', 'eighty'], message: /--port/ },
     { label: 'a bad tool prefix', argv: ['--manifest', 'manifest.json', '--tool-prefix', 'a b'], message: /--tool-prefix/ },
+    { label: 'a tool prefix starting with a dash', argv: ['--manifest', 'manifest.json', '--tool-prefix', '-x'], message: /--tool-prefix/ },
     {
       label: 'a JWT key without issuer and audience',
       argv: ['--manifest', 'manifest.json', '--http', '--jwt-public-key', 'key.pem'],

@@ -1,0 +1,315 @@
+// User-defined capabilities as the server serves them (SPEC §8): saving (compiled against what the
+// author can see now, then stored), deleting, and the owner's view of them, decided on every call:
+// a user capability is listed and served to its owner only while every capability it links to is
+// visible to that owner now. Nothing is cached across calls except rendered protocols keyed by
+// revision (a revision never changes content), so replicas sharing one database agree at once.
+// No MCP SDK code here; the tools are thin adapters over this.
+import { digestOf } from '../compiler/canonical.js';
+import type { CatalogContext } from '../compiler/compile-one.js';
+import { parseCapability } from '../compiler/parse.js';
+import { renderBody } from '../compiler/render.js';
+import type { Diagnostic, Toolsets } from '../compiler/types.js';
+import { compileUserCapability, DEFAULT_MAX_USER_MARKDOWN_BYTES, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
+import type { Catalog, CatalogEntry, CatalogListing } from './catalog.js';
+import type { Caller } from './identity.js';
+import type { Grants } from './permissions.js';
+import type { ToolNames } from './tool-names.js';
+import {
+  isUserStoreError,
+  type ToolBinding,
+  USER_ID_PREFIX,
+  type UserCapabilityData,
+  type UserCapabilityRecord,
+  type UserCapabilityStore,
+} from './user-store/store.js';
+
+/**
+ * The scope `user-capabilities:write` lets a caller save and delete their own user capabilities.
+ * Scopes rank read < write < admin, so it includes `user-capabilities:read`, which is what listing
+ * and loading one's own user capabilities takes: a caller without either never costs a store query.
+ */
+export const USER_CAPABILITIES_TOOLSET = 'user-capabilities';
+export const USER_CAPABILITIES_WRITE_SCOPE = `${USER_CAPABILITIES_TOOLSET}:write`;
+
+/** A `list_capabilities` row for a user capability. `protocolVersion` is its (opaque) revision. */
+export interface UserCatalogEntry extends CatalogEntry {
+  isUserDefined: true;
+}
+
+/** A user capability the caller may load now. */
+export interface ServedUserCapability {
+  id: string;
+  revision: string;
+  updatedAt: string;
+  /** The workflow as served: `capability:` links rendered as catalog instructions. */
+  protocol: string;
+  /** Delivered: the capabilities the workflow links to, sorted. */
+  dependencies: readonly string[];
+  toolBindings: readonly ToolBinding[];
+}
+
+/** A diagnostic as a tool result carries it. */
+export interface ToolDiagnostic {
+  ruleId: string;
+  severity: Diagnostic['severity'];
+  message: string;
+  line: number;
+  column: number;
+}
+
+/** Known failures, each with a message that says what to do; none carries a secret. */
+export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable';
+
+export type SaveOutcome =
+  | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[] }
+  | { kind: 'invalid'; diagnostics: ToolDiagnostic[] }
+  /** Not the caller's, or no such id: answered with the uniform error. */
+  | { kind: 'not-accessible' }
+  | { kind: 'failed'; code: UserCapabilityFailureCode; message: string };
+
+export type DeleteOutcome = { kind: 'deleted' } | { kind: 'not-accessible' } | { kind: 'failed'; code: UserCapabilityFailureCode; message: string };
+
+export type LoadOutcome =
+  | { kind: 'found'; capability: ServedUserCapability }
+  | { kind: 'not-accessible' }
+  | { kind: 'failed'; code: 'store-unavailable'; message: string };
+
+/** What one caller sees: the platform listing (shared by the caller's class) plus their own entries. */
+export interface CallerListing {
+  platform: CatalogListing;
+  /** The caller's visible user capabilities, sorted by id; empty for most callers. */
+  user: readonly UserCatalogEntry[];
+  /** Equal to `platform.catalogVersion` when `user` is empty. */
+  catalogVersion: string;
+  /** Set when the store did not answer: the platform listing is still served. */
+  unavailable?: string;
+}
+
+export interface UserCapabilitiesOptions {
+  store: UserCapabilityStore;
+  names: ToolNames;
+  /** Largest Markdown accepted, in UTF-8 bytes (default 64 KiB). */
+  maxMarkdownBytes?: number;
+  /** Where store outages are reported (stderr in the server), once when they start and when they end. */
+  log?: (line: string) => void;
+}
+
+export const STORE_UNAVAILABLE_MESSAGE =
+  'user-defined capabilities are unavailable right now (the user store does not answer); the platform catalog still works, try again later';
+
+const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
+const RENDERED_CACHE_SIZE = 512;
+
+export function isUserCapabilityId(id: unknown): id is string {
+  return typeof id === 'string' && id.startsWith(USER_ID_PREFIX);
+}
+
+export function mayReadUserCapabilities(caller: Caller): caller is Extract<Caller, { authenticated: true }> {
+  return caller.authenticated && caller.grants.allows(USER_CAPABILITIES_TOOLSET, 'read');
+}
+
+export function mayWriteUserCapabilities(caller: Caller): caller is Extract<Caller, { authenticated: true }> {
+  return caller.authenticated && caller.grants.allows(USER_CAPABILITIES_TOOLSET, 'write');
+}
+
+export class UserCapabilities {
+  readonly #store: UserCapabilityStore;
+  readonly #names: ToolNames;
+  readonly #maxBytes: number;
+  readonly #log: (line: string) => void;
+  /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
+  readonly #rendered = new Map<string, string>();
+  #outage = false;
+
+  constructor(options: UserCapabilitiesOptions) {
+    this.#store = options.store;
+    this.#names = options.names;
+    this.#maxBytes = options.maxMarkdownBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
+    this.#log = options.log ?? (() => {});
+  }
+
+  /**
+   * The catalog this caller sees now: the platform listing, plus, for an owner allowed to read user
+   * capabilities, those of theirs whose delivered dependencies are all visible to them now (one
+   * indexed store query). Callers without the scope get the platform listing as it is.
+   */
+  async listing(caller: Caller, catalog: Catalog): Promise<CallerListing> {
+    const platform = catalog.visibleCapabilities(caller.grants);
+    if (!mayReadUserCapabilities(caller)) return { platform, user: [], catalogVersion: platform.catalogVersion };
+    let records: UserCapabilityRecord[];
+    try {
+      records = await this.#store.listByOwner(caller.id);
+      this.#recovered();
+    } catch (error) {
+      this.#failed(error);
+      return { platform, user: [], catalogVersion: platform.catalogVersion, unavailable: STORE_UNAVAILABLE_MESSAGE };
+    }
+    const visible = records.filter((record) => dependenciesVisible(catalog, caller.grants, record.dependencies));
+    if (visible.length === 0) return { platform, user: [], catalogVersion: platform.catalogVersion };
+    const user = visible.map((record) => this.#entry(record));
+    return {
+      platform,
+      user,
+      // The revision stands for the content: an edit that keeps every listed field still changes it.
+      catalogVersion: digestOf({ platform: platform.catalogVersion, user: user.map((entry) => entry.protocolVersion) }),
+    };
+  }
+
+  /**
+   * The caller's own user capability `id` if it is visible to them now. Another owner's id, a
+   * missing one and a hidden one all come back `not-accessible`, on one path.
+   */
+  async load(caller: Caller, catalog: Catalog, id: string): Promise<LoadOutcome> {
+    if (!mayReadUserCapabilities(caller)) return { kind: 'not-accessible' };
+    let record: UserCapabilityRecord | undefined;
+    try {
+      record = await this.#store.get(id);
+      this.#recovered();
+    } catch (error) {
+      this.#failed(error);
+      return { kind: 'failed', code: 'store-unavailable', message: STORE_UNAVAILABLE_MESSAGE };
+    }
+    if (record === undefined || record.ownerId !== caller.id || !dependenciesVisible(catalog, caller.grants, record.dependencies)) {
+      return { kind: 'not-accessible' };
+    }
+    return {
+      kind: 'found',
+      capability: {
+        id: record.id,
+        revision: record.revision,
+        updatedAt: record.updatedAt,
+        protocol: this.#protocol(record),
+        dependencies: record.dependencies,
+        toolBindings: record.toolBindings,
+      },
+    };
+  }
+
+  /**
+   * Creates a user capability, or updates the caller's own `capabilityId` (only if still at
+   * `expectedRevision`, when given). The Markdown is compiled against the capabilities the caller
+   * can see now; on any error nothing is stored.
+   */
+  async save(
+    caller: Caller,
+    catalog: Catalog,
+    input: { markdown: string; capabilityId?: string | undefined; expectedRevision?: string | undefined },
+  ): Promise<SaveOutcome> {
+    if (!mayWriteUserCapabilities(caller)) return { kind: 'failed', code: 'forbidden', message: FORBIDDEN_MESSAGE };
+    const { capabilityId, expectedRevision } = input;
+    if (expectedRevision !== undefined && capabilityId === undefined) {
+      return { kind: 'failed', code: 'invalid-arguments', message: 'expectedRevision applies to an update: pass the capabilityId it belongs to' };
+    }
+    try {
+      // Ownership first: another owner's id gets the uniform error whatever the Markdown says.
+      if (capabilityId !== undefined) {
+        const existing = isUserCapabilityId(capabilityId) ? await this.#store.get(capabilityId) : undefined;
+        if (existing === undefined || existing.ownerId !== caller.id) return { kind: 'not-accessible' };
+      }
+      const compiled = compileUserCapability(input.markdown, compileContext(catalog, caller.grants), { maxBytes: this.#maxBytes });
+      if (!compiled.ok) return { kind: 'invalid', diagnostics: compiled.diagnostics.map(toToolDiagnostic) };
+      const { name, description, whenToUse, uses, dependencies, toolBindings } = compiled.capability;
+      const data: UserCapabilityData = { markdown: input.markdown, name, description, whenToUse, uses, dependencies, toolBindings };
+      const record =
+        capabilityId === undefined
+          ? await this.#store.create(caller.id, data)
+          : await this.#store.update(caller.id, capabilityId, data, expectedRevision);
+      this.#recovered();
+      return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings: compiled.diagnostics.map(toToolDiagnostic) };
+    } catch (error) {
+      return this.#writeFailure(error);
+    }
+  }
+
+  /** Deletes the caller's own user capability (visible or hidden); anything else is not-accessible. */
+  async delete(caller: Caller, capabilityId: string): Promise<DeleteOutcome> {
+    if (!mayWriteUserCapabilities(caller)) return { kind: 'failed', code: 'forbidden', message: FORBIDDEN_MESSAGE };
+    if (!isUserCapabilityId(capabilityId)) return { kind: 'not-accessible' };
+    try {
+      const deleted = await this.#store.delete(caller.id, capabilityId);
+      this.#recovered();
+      return deleted ? { kind: 'deleted' } : { kind: 'not-accessible' };
+    } catch (error) {
+      return this.#writeFailure(error);
+    }
+  }
+
+  #writeFailure(error: unknown): Exclude<SaveOutcome, { kind: 'saved' } | { kind: 'invalid' }> {
+    if (isUserStoreError(error, 'not-found')) return { kind: 'not-accessible' };
+    // Their messages name only the caller's own id, the revision they sent and the limit.
+    if (isUserStoreError(error, 'stale-revision')) return { kind: 'failed', code: 'stale-revision', message: error.message };
+    if (isUserStoreError(error, 'limit-exceeded')) return { kind: 'failed', code: 'limit-exceeded', message: error.message };
+    if (isUserStoreError(error, 'store-unavailable')) {
+      this.#failed(error);
+      return { kind: 'failed', code: 'store-unavailable', message: STORE_UNAVAILABLE_MESSAGE };
+    }
+    throw error;
+  }
+
+  #entry(record: UserCapabilityRecord): UserCatalogEntry {
+    return {
+      id: record.id,
+      name: record.name,
+      description: record.description,
+      whenToUse: record.whenToUse,
+      protocolTool: this.#names.getCapabilityProtocol,
+      protocolInput: { capabilityId: record.id },
+      protocolVersion: record.revision,
+      isUserDefined: true,
+    };
+  }
+
+  #protocol(record: UserCapabilityRecord): string {
+    const key = `${record.id}\n${record.revision}`;
+    let protocol = this.#rendered.get(key);
+    if (protocol === undefined) {
+      protocol = renderBody(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol).replace(/^\n+/, '');
+      if (this.#rendered.size >= RENDERED_CACHE_SIZE) this.#rendered.delete(this.#rendered.keys().next().value as string);
+      this.#rendered.set(key, protocol);
+    }
+    return protocol;
+  }
+
+  /** The detail (host, database) goes to the log, once per outage; callers get the plain message. */
+  #failed(error: unknown): void {
+    if (!isUserStoreError(error, 'store-unavailable')) throw error;
+    if (this.#outage) return;
+    this.#outage = true;
+    this.#log(`capreg serve: ${error.message}; user-defined capabilities are unavailable, the platform catalog keeps serving`);
+  }
+
+  #recovered(): void {
+    if (!this.#outage) return;
+    this.#outage = false;
+    this.#log('capreg serve: the user store answers again');
+  }
+}
+
+/** Visible iff every delivered dependency is a capability these grants may use in this catalog now. */
+function dependenciesVisible(catalog: Catalog, grants: Grants, dependencies: readonly string[]): boolean {
+  for (const id of dependencies) {
+    if (catalog.accessibleCapability(grants, id) === undefined) return false;
+  }
+  return true;
+}
+
+/**
+ * What the author can see now, and nothing else: capabilities they may use and the toolsets those
+ * name. Links to anything outside it are reported exactly like links to missing capabilities.
+ */
+function compileContext(catalog: Catalog, grants: Grants): CatalogContext {
+  const capabilities = catalog.manifest.capabilities.filter((capability) => catalog.accessibleCapability(grants, capability.id) !== undefined);
+  // No prototype: a toolset id is data, never a key that could reach Object.prototype.
+  const toolsets = Object.create(null) as Toolsets;
+  for (const capability of capabilities) {
+    for (const id of [...capability.requiredToolsets, ...(capability.optionalToolsets ?? [])]) {
+      const toolset = catalog.manifest.toolsets[id];
+      if (toolset !== undefined && Object.hasOwn(catalog.manifest.toolsets, id)) toolsets[id] = toolset;
+    }
+  }
+  return { capabilities, toolsets };
+}
+
+function toToolDiagnostic(diagnostic: Diagnostic): ToolDiagnostic {
+  return { ruleId: diagnostic.ruleId, severity: diagnostic.severity, message: diagnostic.message, line: diagnostic.line, column: diagnostic.column };
+}
