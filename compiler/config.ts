@@ -109,7 +109,7 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
       let resolvedOptions: unknown = structuredClone(rule.meta.defaultOptions);
       if (options !== undefined) {
         const validate = validatorFor(rule);
-        if (!validate) throw new ConfigError(file, at(`${path}/1`), `rule "${id}" takes no options`);
+        if (!validate) throw new ConfigError(file, at(`${path}/1`), `rule "${id}" takes no options; set only its level, e.g. \`${id}: warn\``);
         const merged = { ...(rule.meta.defaultOptions as Record<string, unknown>), ...(isRecord(options) ? options : {}) };
         if (!isRecord(options) || !validate(merged)) {
           const error = validate.errors?.[0];

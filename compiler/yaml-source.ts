@@ -115,7 +115,7 @@ function collectRanges(
       if (FORBIDDEN_KEYS.has(key) && keyRange) {
         problems.push({
           code: 'forbidden-key',
-          message: `key "${key}" is not allowed: it could change object prototypes`,
+          message: `key "${key}" is not allowed: it could change object prototypes; rename it`,
           range: keyRange,
         });
       }

@@ -145,7 +145,7 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     {
       name: 'options for a rule that takes none',
       text: 'rules:\n  fake-shape: [warn, { limit: 3 }]\n',
-      message: 'capreg.config.yaml:2:22: rule "fake-shape" takes no options',
+      message: 'capreg.config.yaml:2:22: rule "fake-shape" takes no options; set only its level, e.g. `fake-shape: warn`',
     },
     {
       name: 'an unknown option, with "did you mean"',
@@ -218,7 +218,7 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     {
       name: 'a __proto__ key',
       text: 'rules:\n  __proto__: { polluted: yes }\n',
-      message: 'capreg.config.yaml:2:3: key "__proto__" is not allowed: it could change object prototypes',
+      message: 'capreg.config.yaml:2:3: key "__proto__" is not allowed: it could change object prototypes; rename it',
     },
   ];
 

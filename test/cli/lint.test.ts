@@ -100,8 +100,8 @@ describe('capreg lint: bad input', () => {
     fs.symlinkSync(outside, path.join(root, 'capabilities/gamma'));
     const { code, report, stdout } = await lintJson(root);
     expect(described(report)).toEqual([
-      `capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link points outside the registry root (to ${path.join(outside, 'PROTOCOL.md')}); refused`,
-      `capabilities/gamma:1:1 registry-files symbolic link points outside the registry root (to ${outside}); refused`,
+      `capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link points outside the registry root (to ${path.join(outside, 'PROTOCOL.md')}); refused: put the file itself inside the registry`,
+      `capabilities/gamma:1:1 registry-files symbolic link points outside the registry root (to ${outside}); refused: put the file itself inside the registry`,
     ]);
     expect(stdout).not.toContain('SECRET-OUTSIDE');
     expect(code).toBe(1);
@@ -125,7 +125,7 @@ describe('capreg lint: bad input', () => {
     fs.mkdirSync(path.join(root, 'capabilities/beta'));
     fs.symlinkSync(path.join(root, 'nowhere.md'), path.join(root, 'capabilities/beta/PROTOCOL.md'));
     const { report } = await lintJson(root);
-    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link is broken']);
+    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link is broken: its target does not exist; replace the link with the file']);
   });
 
   it('a FIFO named PROTOCOL.md is refused instead of blocking the read', async () => {
@@ -175,8 +175,8 @@ describe('capreg lint: bad input', () => {
       'capabilities/crlf/PROTOCOL.md:9:1 frontmatter-schema unknown field "colour"',
       'capabilities/duplicate/PROTOCOL.md:9:1 frontmatter-schema duplicate key "name": a key may appear only once in a mapping',
       'capabilities/malformed/PROTOCOL.md:9:12 frontmatter-schema invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]',
-      'capabilities/proto/PROTOCOL.md:9:1 frontmatter-schema key "__proto__" is not allowed: it could change object prototypes',
-      'capabilities/proto/PROTOCOL.md:11:1 frontmatter-schema key "constructor" is not allowed: it could change object prototypes',
+      'capabilities/proto/PROTOCOL.md:9:1 frontmatter-schema key "__proto__" is not allowed: it could change object prototypes; rename it',
+      'capabilities/proto/PROTOCOL.md:11:1 frontmatter-schema key "constructor" is not allowed: it could change object prototypes; rename it',
       'capabilities/tabs/PROTOCOL.md:10:1 frontmatter-schema invalid YAML: tab characters are not allowed for indentation in YAML; indent with spaces',
       'capabilities/typo/PROTOCOL.md:9:1 frontmatter-schema unknown field "whenToUes"; did you mean "whenToUse"?',
     ]);

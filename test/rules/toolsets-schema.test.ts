@@ -51,7 +51,7 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'a __proto__ toolset',
       files: withToolsets('__proto__:\n  description: A.\n  tools: {}\n'),
-      errors: [{ file: FILE, line: 1, column: 1, message: 'key "__proto__" is not allowed: it could change object prototypes' }],
+      errors: [{ file: FILE, line: 1, column: 1, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
     },
     {
       name: 'a list instead of a mapping',
