@@ -154,6 +154,7 @@ async function load(url, bodies, headers, { requests, seconds, concurrency, chec
   let sent = 0;
   let done = 0;
   let failures = 0;
+  let bytes = 0;
   const deadline = Date.now() + seconds * 1000;
   const one = (body) =>
     new Promise((resolve) => {
@@ -169,6 +170,7 @@ async function load(url, bodies, headers, { requests, seconds, concurrency, chec
           res.on('data', (chunk) => chunks.push(chunk));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString();
+            bytes = text.length;
             if (res.statusCode !== 200 || !check(text)) failures += 1;
             resolve();
           });
@@ -193,7 +195,7 @@ async function load(url, bodies, headers, { requests, seconds, concurrency, chec
   );
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   agent.destroy();
-  return { requests: done, failures, seconds: elapsed, rps: done / elapsed };
+  return { requests: done, failures, seconds: elapsed, rps: done / elapsed, bytes };
 }
 
 function call(name, args, id = 1) {
@@ -237,7 +239,7 @@ async function main() {
       await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up (JIT)
     }
     const result = await load(url, bodies, headers, { ...options, check: ok });
-    console.log(`${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s)`);
+    console.log(`${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s, answers of ${(result.bytes / 1024).toFixed(1)} KiB)`);
     return result;
   };
 
