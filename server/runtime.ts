@@ -7,6 +7,8 @@ import { openManifestStore, type ManifestStore } from './manifest-store.js';
 import { PrincipalRegistry } from './principals.js';
 import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
 import { toolNames, type ToolNames } from './tool-names.js';
+import { UserCapabilities } from './user-capabilities.js';
+import type { UserCapabilityStore } from './user-store/store.js';
 import { watchFile, type FileWatch } from './watch.js';
 
 export interface RuntimeOptions {
@@ -14,6 +16,11 @@ export interface RuntimeOptions {
   principalsFile?: string | undefined;
   toolPrefix?: string | undefined;
   jwt?: JwtOptions | undefined;
+  /**
+   * Opens the store of user-defined capabilities (SPEC §8), once the manifest and principals have
+   * loaded; the runtime closes it. Absent: the feature is off.
+   */
+  openUserStore?: (() => Promise<UserCapabilityStore>) | undefined;
   /** Watch the files and reload them on change (default true). */
   watch?: boolean;
   debounceMs?: number;
@@ -37,6 +44,8 @@ export interface Runtime {
   jwt: JwtVerifier | undefined;
   /** The trusted JWT issuer, announced in the protected-resource metadata. */
   jwtIssuer: string | undefined;
+  /** Absent when the server runs without a user store. */
+  userCapabilities: UserCapabilities | undefined;
   catalog(): Catalog;
   principals(): PrincipalRegistry;
   health(): HealthReport;
@@ -55,6 +64,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const manifests = await openManifestStore({ file: options.manifestFile, names, log });
   const principalsStore = options.principalsFile ? await openPrincipalsStore({ file: options.principalsFile, log }) : undefined;
   const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
+  const userStore = options.openUserStore ? await options.openUserStore() : undefined;
 
   const listeners = new Set<() => void>();
   const notify = (): void => {
@@ -76,6 +86,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     principalsStore,
     jwt,
     jwtIssuer: options.jwt?.issuer,
+    userCapabilities: userStore ? new UserCapabilities({ store: userStore, names, log }) : undefined,
     catalog: () => manifests.current.catalog,
     principals: () => principalsStore?.current ?? PrincipalRegistry.empty,
     health: () => {
@@ -97,6 +108,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       for (const stop of unsubscribe) stop();
       listeners.clear();
       await Promise.all(watches.map((watch) => watch.close()));
+      await userStore?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 // capreg serve: load the manifest (and principals), then serve MCP over stdio (default) or
 // Streamable HTTP (`--http`). Resolves with 0 on SIGINT/SIGTERM (or, on stdio, when the client
-// closes stdin); 2 when the manifest, principals or JWT settings are unusable at start.
+// closes stdin); 2 when the manifest, principals or JWT settings are unusable at start. A user store
+// (SPEC §8) that does not answer does not stop it: the Git catalog keeps serving.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
@@ -9,6 +10,8 @@ import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { isValidToolPrefix } from '../../server/tool-names.js';
 import { MCP_PATH, startHttpServer } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
+import { openUserStore, parseUserStoreSpec } from '../../server/user-store/open.js';
+import { isUserStoreError } from '../../server/user-store/store.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { findRegistryRoot } from '../root.js';
 
@@ -27,6 +30,7 @@ const SERVE_OPTIONS = {
   'jwt-issuer': { type: 'string' },
   'jwt-audience': { type: 'string' },
   'allowed-origins': { type: 'string' },
+  'user-store': { type: 'string' },
 } as const;
 
 // node:util directly rather than cli/options.ts: that module pulls in the formatters and the
@@ -45,16 +49,25 @@ interface ServeSettings {
   toolPrefix: string;
   http: { host: string; port: number; allowedOrigins: string[] | undefined } | undefined;
   jwt: JwtOptions | undefined;
+  /** `--user-store` and the folder its relative `sqlite:` paths start from; undefined: no user store. */
+  userStore: { spec: string | undefined; root: string } | undefined;
 }
 
 function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   const { values } = parseArgsOrUsage(argv);
 
-  // The root only matters for the default manifest path; an explicit --manifest works anywhere.
-  const manifestFile =
-    values.manifest !== undefined
-      ? path.resolve(context.cwd, values.manifest)
-      : path.join(findRegistryRoot(context.cwd, values.root), 'dist', 'manifest.json');
+  // The root matters for the default manifest path and the default user store; an explicit
+  // --manifest works anywhere.
+  let root: string | undefined;
+  let manifestFile: string;
+  if (values.manifest === undefined) {
+    root = findRegistryRoot(context.cwd, values.root);
+    manifestFile = path.join(root, 'dist', 'manifest.json');
+  } else {
+    root = values.root !== undefined ? findRegistryRoot(context.cwd, values.root) : optionalRoot(context.cwd);
+    manifestFile = path.resolve(context.cwd, values.manifest);
+  }
+  const userStore = userStoreSettings(values['user-store'], root, context.cwd);
 
   const toolPrefix = values['tool-prefix'] ?? '';
   if (!isValidToolPrefix(toolPrefix)) {
@@ -102,7 +115,32 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
     };
   }
-  return { manifestFile, principalsFile, toolPrefix, http, jwt };
+  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore };
+}
+
+function optionalRoot(cwd: string): string | undefined {
+  try {
+    return findRegistryRoot(cwd);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The default store lives under the registry root; with no root (a bare --manifest elsewhere) and
+ * no --user-store the feature is off. An explicit relative `sqlite:` path outside a registry is
+ * taken from the working directory, like --manifest.
+ */
+function userStoreSettings(spec: string | undefined, root: string | undefined, cwd: string): ServeSettings['userStore'] {
+  if (spec === undefined && root === undefined) return undefined;
+  const base = root ?? cwd;
+  try {
+    parseUserStoreSpec(spec, base);
+  } catch (error) {
+    if (isUserStoreError(error, 'invalid-config')) throw new UsageError(error.message);
+    throw error;
+  }
+  return { spec, root: base };
 }
 
 function parsePort(value: string | undefined): number {
@@ -159,6 +197,11 @@ export const serveCommand: Command = async (argv, context) => {
   const settings = parseServeArgs(argv, context);
   const log = (line: string): void => context.stderr(`${line}\n`);
 
+  const userStore = settings.userStore;
+  if (userStore === undefined) {
+    log('capreg serve: no registry root, so no user store: user-defined capabilities are off (pass --user-store or --root)');
+  }
+
   let runtime: Runtime;
   try {
     runtime = await startRuntime({
@@ -166,6 +209,8 @@ export const serveCommand: Command = async (argv, context) => {
       principalsFile: settings.principalsFile,
       toolPrefix: settings.toolPrefix,
       jwt: settings.jwt,
+      // Never throws for a database that is down: that is logged, and its calls answer an error.
+      openUserStore: userStore ? () => openUserStore(userStore.spec, { root: userStore.root, log }) : undefined,
       log,
     });
   } catch (error) {

@@ -65,6 +65,7 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       catalog: runtime.catalog,
       caller: () => caller,
       names: runtime.names,
+      userCapabilities: runtime.userCapabilities,
       jsonSchemaValidator,
       ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
     });

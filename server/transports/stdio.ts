@@ -42,6 +42,7 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
     catalog: runtime.catalog,
     caller,
     names: runtime.names,
+    userCapabilities: runtime.userCapabilities,
     ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
   });
 
