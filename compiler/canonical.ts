@@ -4,19 +4,19 @@
 import { createHash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('canonicalJson: non-finite number');
-    if (value === undefined) return 'null';
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) {
-    return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  }
-  const entries = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
+  // JSON.stringify does the escaping and drops undefined members; the replacer only re-inserts
+  // each object's keys in sorted order (UTF-16 code unit order, as Array.prototype.sort does).
+  return (
+    JSON.stringify(value, (_key, member: unknown) => {
+      if (member === null || typeof member !== 'object' || Array.isArray(member)) {
+        if (typeof member === 'number' && !Number.isFinite(member)) throw new TypeError('canonicalJson: non-finite number');
+        return member;
+      }
+      const sorted: Record<string, unknown> = {};
+      for (const key of Object.keys(member).sort()) sorted[key] = (member as Record<string, unknown>)[key];
+      return sorted;
+    }) ?? 'null'
+  );
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
