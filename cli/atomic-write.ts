@@ -9,14 +9,15 @@ export async function writeFileAtomic(target: string, content: string): Promise<
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temporary, 'w');
   try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temporary, target);
   } catch (error) {
+    // A full disk or a failed rename must not leave the temporary file behind.
     await rm(temporary, { force: true });
     throw error;
   }

@@ -148,6 +148,15 @@ describe('capreg build: the manifest', () => {
     expect(result.stderr).toMatch(/^capreg build: wrote /);
   });
 
+  it('writes the manifest again when dist/ was removed since the last build', async () => {
+    const root = registry();
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    const first = readManifestText(root);
+    fs.rmSync(path.join(root, 'dist'), { recursive: true });
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+    expect(readManifestText(root)).toBe(first);
+  });
+
   it('leaves no temporary files next to the manifest', async () => {
     const root = registry();
     await run(['build'], { cwd: root });
