@@ -1,5 +1,10 @@
-// Spread parsing over the machine's cores with worker threads. Small batches are parsed inline:
-// starting a worker costs more than parsing a few files.
+// Spread parsing over the machine's cores. The main thread parses too: with N cores there are N-1
+// worker threads, and every thread takes batches from one shared queue, so a worker that is still
+// loading its modules (unified, micromark, the BPE tables of the tokenizer: a few hundred ms) costs
+// nothing: the main thread has started already, and the worker joins when it is ready. Batches
+// shrink towards the end of the queue so that the threads finish together.
+//
+// Small registries are parsed inline: starting a worker costs more than parsing a few files.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -7,32 +12,119 @@ import { Worker } from 'node:worker_threads';
 import { parseCapability } from '../compiler/parse.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
+/** Up to this many files, one thread; every further INLINE_LIMIT files may use one more core. */
 const INLINE_LIMIT = 64;
 
-export async function parseInWorkers(files: { path: string; content: string }[]): Promise<CapabilityDocument[]> {
-  const workerCount = Math.min(availableParallelism(), Math.ceil(files.length / INLINE_LIMIT));
+export interface ParseInput {
+  path: string;
+  content: string;
+}
+
+/** Messages between the main thread and a parse worker (cli/parse-worker.ts). */
+export type ToWorker = { start: number; files: ParseInput[] };
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'parsed'; start: number; documents: CapabilityDocument[] }
+  | { type: 'failed'; start: number; message: string; stack?: string };
+
+function parseInline(files: readonly ParseInput[]): CapabilityDocument[] {
+  return files.map((file) => parseCapability(file.path, file.content));
+}
+
+/** How many threads (main included) to use for `fileCount` files. */
+export function threadCount(fileCount: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores, Math.ceil(fileCount / INLINE_LIMIT)));
+}
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export async function parseInWorkers(files: readonly ParseInput[], options: { threads?: number } = {}): Promise<CapabilityDocument[]> {
+  const threads = options.threads ?? threadCount(files.length);
   const workerUrl = new URL('./parse-worker.js', import.meta.url);
   // Running from TypeScript sources (tests) there is no compiled worker: parse inline.
-  if (workerCount <= 1 || !existsSync(fileURLToPath(workerUrl))) return files.map((file) => parseCapability(file.path, file.content));
-  const chunks: { path: string; content: string }[][] = Array.from({ length: workerCount }, () => []);
-  files.forEach((file, index) => chunks[index % workerCount]!.push(file));
-  const results = await Promise.all(
-    chunks.map(
-      (chunk) =>
-        new Promise<CapabilityDocument[]>((resolve, reject) => {
-          const worker = new Worker(workerUrl, { workerData: chunk });
-          worker.once('message', (documents: CapabilityDocument[]) => {
-            resolve(documents);
-            void worker.terminate();
-          });
-          worker.once('error', reject);
-          worker.once('exit', (code) => {
-            if (code !== 0) reject(new Error(`parse worker exited with code ${code}`));
-          });
-        }),
-    ),
-  );
-  const byPath = new Map<string, CapabilityDocument>();
-  for (const list of results) for (const document of list) byPath.set(document.file, document);
-  return files.map((file) => byPath.get(file.path)!);
+  if (threads <= 1 || files.length === 0 || !existsSync(fileURLToPath(workerUrl))) return parseInline(files);
+
+  const results: (CapabilityDocument | undefined)[] = new Array<CapabilityDocument | undefined>(files.length);
+  let next = 0;
+  /** The next batch [start, end) of the queue, or undefined when it is empty. */
+  const take = (): [number, number] | undefined => {
+    if (next >= files.length) return undefined;
+    const remaining = files.length - next;
+    const size = Math.max(4, Math.min(32, Math.ceil(remaining / (threads * 4))));
+    const start = next;
+    next = Math.min(files.length, next + size);
+    return [start, next];
+  };
+
+  const workers: Worker[] = [];
+  let failure: Error | undefined;
+  let inFlight = 0;
+  let settle: (() => void) | undefined;
+  const drained = new Promise<void>((resolve) => (settle = resolve));
+  const checkDrained = (): void => {
+    if ((failure || next >= files.length) && inFlight === 0) settle?.();
+  };
+
+  try {
+    for (let i = 1; i < threads; i += 1) {
+      const worker = new Worker(workerUrl);
+      workers.push(worker);
+      let busy = 0;
+      // Two batches in flight per worker, so that it never waits for the main thread, which
+      // answers messages only between its own batches.
+      const feed = (): void => {
+        while (!failure && busy < 2) {
+          const batch = take();
+          if (!batch) break;
+          const message: ToWorker = { start: batch[0], files: files.slice(batch[0], batch[1]) };
+          worker.postMessage(message);
+          busy += 1;
+          inFlight += 1;
+        }
+        checkDrained();
+      };
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') return feed();
+        busy -= 1;
+        inFlight -= 1;
+        if (message.type === 'failed') {
+          // The same error an inline parse would have thrown.
+          failure ??= Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {});
+        } else {
+          message.documents.forEach((document, offset) => (results[message.start + offset] = document));
+        }
+        feed();
+      });
+      worker.on('error', (error) => {
+        failure ??= error;
+        inFlight -= busy;
+        busy = 0;
+        checkDrained();
+      });
+      worker.on('exit', (code) => {
+        if (busy > 0) {
+          failure ??= new Error(`parse worker exited with code ${code}`);
+          inFlight -= busy;
+          busy = 0;
+          checkDrained();
+        }
+      });
+    }
+
+    // The main thread's share: batch after batch, answering the workers in between.
+    for (let batch = take(); batch && !failure; batch = take()) {
+      const [start, end] = batch;
+      for (let index = start; index < end; index += 1) results[index] = parseCapability(files[index]!.path, files[index]!.content);
+      await yieldToEventLoop();
+    }
+    checkDrained();
+    await drained;
+    if (failure) throw failure;
+  } finally {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+  return results.map((document, index) => {
+    if (!document) throw new Error(`parse: no result for ${files[index]!.path}`);
+    return document;
+  });
 }
