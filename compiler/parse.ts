@@ -2,7 +2,7 @@
 // unified + remark-parse + remark-frontmatter build the syntax tree; the frontmatter goes through
 // the YAML reader that keeps positions. The tree itself is not kept: rules need prose blocks,
 // links, code and tools tables with their positions, which are small and cacheable.
-import { unified } from 'unified';
+import { unified, type Processor } from 'unified';
 import remarkParse from 'remark-parse';
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
@@ -14,6 +14,27 @@ import { parseYamlSource } from './yaml-source.js';
 import type { CapabilityDocument, Frontmatter, LinkRef, Range, TextBlock, ToolsTable } from './types.js';
 
 const markdownParser = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
+
+/**
+ * The same parser without GFM autolink literals (`www.example.com`, `https://…`, `a@b.co` in plain
+ * text). They are a quarter of the parse: the email construct is tried at every letter, and a
+ * transform walks every text node. In a text without `@`, `&` (a character reference can decode
+ * to one), `www` and `http` (any case) there can be none, and both parsers build the same tree.
+ */
+const markdownParserWithoutAutolinkLiterals = unified()
+  .use(remarkParse)
+  .use(remarkFrontmatter, ['yaml'])
+  .use(remarkGfm)
+  .use(function withoutAutolinkLiterals(this: Processor) {
+    const data = this.data();
+    // micromark skips the constructs named in `disable.null`.
+    data.micromarkExtensions = [...(data.micromarkExtensions ?? []), { disable: { null: ['wwwAutolink', 'protocolAutolink', 'emailAutolink'] } }];
+    // mdast-util-gfm-autolink-literal: its tokens no longer occur, and its transform would find nothing.
+    data.fromMarkdownExtensions = (data.fromMarkdownExtensions ?? []).map((extension) =>
+      Array.isArray(extension) ? extension.filter((item) => !(item.enter && 'literalAutolink' in item.enter)) : extension,
+    );
+  });
+const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
 
 /** `capabilities/<folder>/PROTOCOL.md` -> `<folder>`. */
 export function folderOf(file: string): string {
@@ -36,7 +57,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
   let tree: Root;
   let collected: Collected;
   try {
-    tree = markdownParser.parse(text) as Root;
+    tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text) as Root;
     collected = collect(tree, text);
   } catch (error) {
     // Thousands of nested `>` or list levels overflow the recursion of the Markdown tools. Keep
