@@ -1,17 +1,15 @@
 // capreg's command line: pick the subcommand, run it, turn errors into exit codes.
 // 0 success, 1 problems found, 2 usage, configuration or internal error.
-import { buildCommand } from './commands/build.js';
-import { checkCommand } from './commands/check.js';
-import { lintCommand } from './commands/lint.js';
-import { newCommand } from './commands/new.js';
+// Each command's module is imported only when that command runs: start-up is paid by every
+// invocation, and a rebuild answered from the build cache should not load the compiler at all.
 import { processContext, UsageError, type CliContext, type Command } from './context.js';
 import { CAPREG_VERSION } from './version.js';
 
-const commands: Record<string, { run: Command; summary: string }> = {
-  lint: { run: lintCommand, summary: 'lint every capability of the registry' },
-  build: { run: buildCommand, summary: 'lint, then write dist/manifest.json and dist/skill/SKILL.md' },
-  check: { run: checkCommand, summary: 'compare with a Git ref and enforce protocol_version bumps (the version gate)' },
-  new: { run: newCommand, summary: 'scaffold capabilities/<id>/PROTOCOL.md' },
+const commands: Record<string, { load: () => Promise<Command>; summary: string }> = {
+  lint: { load: async () => (await import('./commands/lint.js')).lintCommand, summary: 'lint every capability of the registry' },
+  build: { load: async () => (await import('./commands/build.js')).buildCommand, summary: 'lint, then write dist/manifest.json and dist/skill/SKILL.md' },
+  check: { load: async () => (await import('./commands/check.js')).checkCommand, summary: 'compare with a Git ref and enforce protocol_version bumps (the version gate)' },
+  new: { load: async () => (await import('./commands/new.js')).newCommand, summary: 'scaffold capabilities/<id>/PROTOCOL.md' },
 };
 
 function usage(): string {
@@ -44,7 +42,8 @@ export async function main(argv: string[], context: CliContext = processContext(
     return 2;
   }
   try {
-    return await command.run(rest, context);
+    const run = await command.load();
+    return await run(rest, context);
   } catch (error) {
     if (error instanceof UsageError) {
       context.stderr(`capreg ${name}: ${error.message}\n`);

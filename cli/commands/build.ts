@@ -1,12 +1,12 @@
 // capreg build: lint, then write dist/manifest.json (and the thin client skill) atomically.
 // On any lint error nothing is written and an existing manifest is left untouched.
+// The compiler is imported only when the build cache cannot answer: a rebuild with nothing changed
+// loads none of it (see build-cache.ts).
 import path from 'node:path';
 import { watch } from 'chokidar';
-import { emitManifest } from '../../compiler/compile.js';
-import { serializeManifest } from '../../compiler/manifest.js';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic } from '../atomic-write.js';
-import { compileRoot } from '../compile-root.js';
+import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
 import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
@@ -33,24 +33,56 @@ interface BuildSettings {
 }
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
+  const source = await gitSource(settings.root);
+  const keyOptions: BuildKeyOptions = { outDir: settings.outDir, builtAt: settings.builtAt, source, extra: { clientSkill: settings.clientSkill } };
+  const key = settings.cache ? buildKey(settings.root, keyOptions) : undefined;
+  const cached = key === undefined ? undefined : await cachedBuild(settings.root, key);
+  if (cached && (cached.wroteOutputs || cached.report.errorCount > 0)) {
+    context.stdout(settings.formatter(cached.report));
+    const code = exitCodeFor(cached.report.errorCount, cached.report.warningCount, settings.maxWarnings);
+    if (code !== 0) {
+      context.stderr(`capreg build: ${cached.report.errorCount > 0 ? `${cached.report.errorCount} error(s)` : 'too many warnings'}; nothing written\n`);
+      return code;
+    }
+    context.stderr(`capreg build: ${cached.summary} is up to date (nothing changed since the last build)\n`);
+    return 0;
+  }
+
+  const [{ compileRoot }, { emitManifest }, { serializeManifest }] = await Promise.all([
+    import('../compile-root.js'),
+    import('../../compiler/compile.js'),
+    import('../../compiler/manifest.js'),
+  ]);
   const { result } = await compileRoot(settings.root, { cache: settings.cache });
   context.stdout(settings.formatter(result));
   const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
   if (code !== 0) {
     context.stderr(`capreg build: ${result.errorCount > 0 ? `${result.errorCount} error(s)` : 'too many warnings'}; nothing written\n`);
+    if (key !== undefined && result.errorCount > 0) await recordBuild(settings.root, key, keyOptions, { report: result, outputs: [], summary: '' });
     return code;
   }
   const manifest = emitManifest(result, {
-    source: await gitSource(settings.root),
+    source,
     generator: `capreg ${CAPREG_VERSION}`,
     ...(settings.builtAt ? { builtAt: settings.builtAt } : {}),
   });
   const manifestPath = path.join(settings.outDir, 'manifest.json');
-  await writeFileAtomic(manifestPath, serializeManifest(manifest));
-  await writeFileAtomic(path.join(settings.outDir, 'skill', 'SKILL.md'), settings.clientSkill);
-  context.stderr(
-    `capreg build: wrote ${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)\n`,
-  );
+  const manifestText = serializeManifest(manifest);
+  const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
+  await writeFileAtomic(manifestPath, manifestText);
+  await writeFileAtomic(skillPath, settings.clientSkill);
+  const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)`;
+  context.stderr(`capreg build: wrote ${summary}\n`);
+  if (key !== undefined) {
+    await recordBuild(settings.root, key, keyOptions, {
+      report: result,
+      outputs: [
+        { path: manifestPath, content: manifestText },
+        { path: skillPath, content: settings.clientSkill },
+      ],
+      summary,
+    });
+  }
   return 0;
 }
 
@@ -74,7 +106,7 @@ export const buildCommand: Command = async (argv, context) => {
   const settings: BuildSettings = {
     root,
     outDir: path.resolve(values.out !== undefined ? context.cwd : root, values.out ?? 'dist'),
-    formatter: pickFormatter(values.format),
+    formatter: await pickFormatter(values.format),
     maxWarnings: parseMaxWarnings(values['max-warnings']),
     cache: !values['no-cache'],
     builtAt: builtAtFrom(context.env),

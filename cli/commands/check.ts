@@ -53,7 +53,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   if (values.against === undefined) {
     throw new UsageError('--against <git-ref> is required: the Git ref to compare with, e.g. `capreg check --against origin/main`');
   }
-  const formatter = pickFormatter(values.format, { json: formatGateJson, markdown: formatGateMarkdown });
+  const formatter = await pickFormatter(values.format, { json: formatGateJson, markdown: formatGateMarkdown });
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
 

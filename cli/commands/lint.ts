@@ -11,7 +11,7 @@ export const lintCommand: Command = async (argv, context) => {
     'max-warnings': { type: 'string' },
     'no-cache': { type: 'boolean' },
   });
-  const formatter = pickFormatter(values.format);
+  const formatter = await pickFormatter(values.format);
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
   const { result } = await compileRoot(root, { cache: !values['no-cache'] });

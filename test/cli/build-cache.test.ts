@@ -1,0 +1,134 @@
+// The whole-build cache (cli/build-cache.ts): a rebuild with nothing changed prints the last
+// build's diagnostics and writes nothing; anything the build reads or writes that changed makes it
+// build again.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
+import { cleanProtocol, run, tempRegistry, writeFiles } from './helpers.js';
+
+const ALPHA = 'capabilities/alpha/PROTOCOL.md';
+const BETA = 'capabilities/beta/PROTOCOL.md';
+const UP_TO_DATE = /^capreg build: dist\/manifest\.json \(2 capabilities, revision sha256:[0-9a-f]{12}…\) is up to date/;
+const WROTE = /^capreg build: wrote dist\/manifest\.json/;
+
+function registry(extra: Record<string, string | null> = {}): string {
+  return tempRegistry({ [ALPHA]: cleanProtocol('alpha'), [BETA]: cleanProtocol('beta'), ...extra });
+}
+
+const manifest = (root: string): string => fs.readFileSync(path.join(root, 'dist', 'manifest.json'), 'utf8');
+
+function git(cwd: string, ...args: string[]): void {
+  execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd });
+}
+
+describe('capreg build: the build cache', () => {
+  it('answers a rebuild with nothing changed from the cache, with the same output and exit code', async () => {
+    const root = registry({ [BETA]: cleanProtocol('beta', { body: 'Mention alpha here.\n\n- Never guess.\n' }) });
+    const first = await run(['build'], { cwd: root });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(WROTE);
+    const bytes = manifest(root);
+    const mtime = fs.statSync(path.join(root, 'dist', 'manifest.json')).mtimeMs;
+    const second = await run(['build'], { cwd: root });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stderr).toMatch(UP_TO_DATE);
+    expect(manifest(root)).toBe(bytes);
+    expect(fs.statSync(path.join(root, 'dist', 'manifest.json')).mtimeMs).toBe(mtime);
+    // Other formats and --max-warnings apply to the cached diagnostics.
+    const json = await run(['build', '--format', 'json'], { cwd: root });
+    expect(JSON.parse(json.stdout)).toMatchObject({ errorCount: 0 });
+    expect(json.stderr).toMatch(UP_TO_DATE);
+    const warnings = JSON.parse(json.stdout).warningCount as number;
+    if (warnings > 0) {
+      const strict = await run(['build', '--max-warnings', '0'], { cwd: root });
+      expect(strict.code).toBe(1);
+      expect(strict.stderr).toMatch(/too many warnings; nothing written/);
+    }
+  });
+
+  it('builds again when a protocol, toolsets.yaml, the config or the set of files changes', async () => {
+    const root = registry();
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    const changes: (() => void)[] = [
+      () => fs.appendFileSync(path.join(root, ALPHA), '\nAsk before you record anything else.\n'),
+      () => fs.appendFileSync(path.join(root, 'capabilities/toolsets.yaml'), '\n# a comment\n'),
+      () => writeFiles(root, { 'capreg.config.yaml': 'rules:\n  duplicate-content: off\n' }),
+      () => writeFiles(root, { 'capabilities/alpha/references/notes.md': 'notes\n' }),
+      () => fs.rmSync(path.join(root, 'capabilities/alpha/references'), { recursive: true }),
+    ];
+    for (const change of changes) {
+      change();
+      const rebuilt = await run(['build'], { cwd: root });
+      expect(rebuilt.code).toBe(0);
+      expect(rebuilt.stderr).toMatch(WROTE);
+      expect((await run(['build'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
+    }
+  });
+
+  it('ignores dot-files, as the registry reader does', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    writeFiles(root, { 'capabilities/alpha/.PROTOCOL.md.swp': 'editor state' });
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
+  });
+
+  it('builds again when an output was changed or removed, or the build options differ', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    const bytes = manifest(root);
+    fs.writeFileSync(path.join(root, 'dist', 'manifest.json'), '{}');
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    expect(manifest(root)).toBe(bytes);
+    fs.rmSync(path.join(root, 'dist', 'skill', 'SKILL.md'));
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    expect(fs.existsSync(path.join(root, 'dist', 'skill', 'SKILL.md'))).toBe(true);
+    expect((await run(['build', '--tool-prefix', 'yi_'], { cwd: root })).stderr).toMatch(WROTE);
+    expect((await run(['build', '--tool-prefix', 'yi_'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
+    expect((await run(['build'], { cwd: root, env: { SOURCE_DATE_EPOCH: '1700000000' } })).stderr).toMatch(WROTE);
+    expect(JSON.parse(manifest(root)).builtAt).toBe('2023-11-14T22:13:20.000Z');
+    expect((await run(['build', '--out', 'other'], { cwd: root })).stderr).toMatch(/wrote other\/manifest\.json/);
+  });
+
+  it('replays a failed build: same diagnostics, exit 1, nothing written', async () => {
+    const root = registry({ [BETA]: cleanProtocol('beta').replace('id: beta', 'id: not-beta') });
+    const first = await run(['build'], { cwd: root });
+    expect(first.code).toBe(1);
+    const second = await run(['build'], { cwd: root });
+    expect(second).toEqual(first);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('is not used with --no-cache, and not for a registry with a symbolic link', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    expect((await run(['build', '--no-cache'], { cwd: root })).stderr).toMatch(WROTE);
+    fs.symlinkSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), path.join(root, 'capabilities/alpha/LINK.md'));
+    expect(registryFingerprint(root)).toBeUndefined();
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+  });
+
+  it('builds again after a commit (the manifest records the commit)', async () => {
+    const root = registry();
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'one');
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'two');
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    const source = JSON.parse(manifest(root)).source as { commit: string };
+    expect(source.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('survives a corrupt cache file', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    fs.writeFileSync(buildCacheFile(root), '{not json');
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
+    expect((await run(['build'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
+  });
+});
