@@ -147,12 +147,8 @@ export class UserCapabilities {
     const visible = records.filter((record) => dependenciesVisible(catalog, caller.grants, record.dependencies));
     if (visible.length === 0) return { platform, user: [], catalogVersion: platform.catalogVersion };
     const user = visible.map((record) => this.#entry(record));
-    return {
-      platform,
-      user,
-      // The revision stands for the content: an edit that keeps every listed field still changes it.
-      catalogVersion: digestOf({ platform: platform.catalogVersion, user: user.map((entry) => entry.protocolVersion) }),
-    };
+    // The entries carry the revisions: an edit that keeps every listed field still changes it.
+    return { platform, user, catalogVersion: digestOf({ platform: platform.catalogVersion, user }) };
   }
 
   /**

@@ -47,13 +47,40 @@ export function listCapabilitiesResult(listing: CatalogListing): CallToolResult 
 }
 
 // The platform entries of a listing as JSON without the brackets, so that an owner's answer splices
-// its own few entries in instead of serializing the shared ones again on every call.
+// its own few entries in instead of serializing the shared ones again.
 const entriesTexts = new WeakMap<CatalogListing, string>();
 
-/** The answer for a caller who may have user-defined capabilities (SPEC §8). */
-export function callerListingResult(listing: CallerListing): CallToolResult {
+// An owner's answer, keyed by its catalogVersion: a digest of the platform listing and the owner's
+// entries (revisions included), so a key always names the same bytes and nothing here can go stale.
+// The store is still asked on every call; this only spares rebuilding (and V8 re-flattening) a text
+// block as large as the catalog. Bounded by the bytes of text it holds.
+const ownerAnswers = new Map<string, { structured: Record<string, unknown>; text: string }>();
+const OWNER_ANSWERS_MAX_CHARS = 32 * 1024 * 1024;
+let ownerAnswersChars = 0;
+
+function cachedOwnerAnswer(listing: CallerListing): { structured: Record<string, unknown>; text: string } {
+  const key = listing.catalogVersion;
+  const cached = ownerAnswers.get(key);
+  if (cached !== undefined) {
+    ownerAnswers.delete(key);
+    ownerAnswers.set(key, cached);
+    return cached;
+  }
+  const answer = buildOwnerAnswer(listing);
+  if (answer.text.length <= OWNER_ANSWERS_MAX_CHARS / 4) {
+    while (ownerAnswersChars + answer.text.length > OWNER_ANSWERS_MAX_CHARS) {
+      const [oldestKey, oldest] = ownerAnswers.entries().next().value as [string, { text: string }];
+      ownerAnswers.delete(oldestKey);
+      ownerAnswersChars -= oldest.text.length;
+    }
+    ownerAnswers.set(key, answer);
+    ownerAnswersChars += answer.text.length;
+  }
+  return answer;
+}
+
+function buildOwnerAnswer(listing: CallerListing): { structured: Record<string, unknown>; text: string } {
   const { platform, user, unavailable } = listing;
-  if (user.length === 0 && unavailable === undefined) return listCapabilitiesResult(platform);
   let platformText = entriesTexts.get(platform);
   if (platformText === undefined) {
     platformText = JSON.stringify(platform.capabilities).slice(1, -1);
@@ -64,13 +91,21 @@ export function callerListingResult(listing: CallerListing): CallToolResult {
   const structured: Record<string, unknown> = {
     success: true,
     catalogVersion: listing.catalogVersion,
-    capabilities: [...platform.capabilities, ...user],
+    capabilities: Object.freeze([...platform.capabilities, ...user]),
     ...(unavailable !== undefined ? { warning: unavailable } : {}),
   };
   const text =
     `{"success":true,"catalogVersion":${JSON.stringify(listing.catalogVersion)},"capabilities":[${platformText}${separator}${userText}]` +
     `${unavailable !== undefined ? `,"warning":${JSON.stringify(unavailable)}` : ''}}`;
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  return { structured, text };
+}
+
+/** The answer for a caller who may have user-defined capabilities (SPEC §8). */
+export function callerListingResult(listing: CallerListing): CallToolResult {
+  if (listing.user.length === 0 && listing.unavailable === undefined) return listCapabilitiesResult(listing.platform);
+  // An outage answer is rare and carries a warning; it is built, not cached.
+  const answer = listing.unavailable === undefined ? cachedOwnerAnswer(listing) : buildOwnerAnswer(listing);
+  return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.structured };
 }
 
 export function registerListCapabilitiesTool(server: McpServer, deps: ToolDeps): void {
