@@ -10,6 +10,7 @@ const commands: Record<string, { load: () => Promise<Command>; summary: string }
   build: { load: async () => (await import('./commands/build.js')).buildCommand, summary: 'lint, then write dist/manifest.json and dist/skill/SKILL.md' },
   check: { load: async () => (await import('./commands/check.js')).checkCommand, summary: 'compare with a Git ref and enforce protocol_version bumps (the version gate)' },
   new: { load: async () => (await import('./commands/new.js')).newCommand, summary: 'scaffold capabilities/<id>/PROTOCOL.md' },
+  serve: { load: async () => (await import('./commands/serve.js')).serveCommand, summary: 'serve the manifest over MCP (stdio, or Streamable HTTP with --http)' },
 };
 
 function usage(): string {
