@@ -171,14 +171,7 @@ export function ids(listing: Record<string, unknown>): string[] {
 
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
-/**
- * argv (after `node`) that runs the compiled `capreg serve`: the real bin once the CLI dispatcher
- * knows `serve`, otherwise a fixture that calls the same compiled command.
- */
+/** argv (after `node`) that runs the real, compiled `capreg serve`. */
 export function serveArgv(args: string[]): string[] {
-  const main = path.join(REPO, 'lib/cli/main.js');
-  const dispatches = fs.existsSync(main) && fs.readFileSync(main, 'utf8').includes('serveCommand');
-  return dispatches
-    ? [path.join(REPO, 'bin/capreg.js'), 'serve', ...args]
-    : [path.join(REPO, 'test/server/fixtures/serve.mjs'), ...args];
+  return [path.join(REPO, 'bin/capreg.js'), 'serve', ...args];
 }
