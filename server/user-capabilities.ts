@@ -21,6 +21,7 @@ import {
   type UserCapabilityData,
   type UserCapabilityRecord,
   type UserCapabilityStore,
+  type UserCapabilitySummary,
 } from './user-store/store.js';
 
 /**
@@ -136,9 +137,9 @@ export class UserCapabilities {
   async listing(caller: Caller, catalog: Catalog): Promise<CallerListing> {
     const platform = catalog.visibleCapabilities(caller.grants);
     if (!mayReadUserCapabilities(caller)) return { platform, user: [], catalogVersion: platform.catalogVersion };
-    let records: UserCapabilityRecord[];
+    let records: UserCapabilitySummary[];
     try {
-      records = await this.#store.listByOwner(caller.id);
+      records = await this.#store.listSummariesByOwner(caller.id);
       this.#recovered();
     } catch (error) {
       this.#failed(error);
@@ -147,8 +148,10 @@ export class UserCapabilities {
     const visible = records.filter((record) => dependenciesVisible(catalog, caller.grants, record.dependencies));
     if (visible.length === 0) return { platform, user: [], catalogVersion: platform.catalogVersion };
     const user = visible.map((record) => this.#entry(record));
-    // The entries carry the revisions: an edit that keeps every listed field still changes it.
-    return { platform, user, catalogVersion: digestOf({ platform: platform.catalogVersion, user }) };
+    // An entry is a function of its record's revision (every write makes a new one) and of the
+    // protocol tool's name, so those stand for the entries in the digest, cheaply.
+    const revisions = visible.map((record) => [record.id, record.revision]);
+    return { platform, user, catalogVersion: digestOf({ platform: platform.catalogVersion, protocolTool: this.#names.getCapabilityProtocol, revisions }) };
   }
 
   /**
@@ -242,7 +245,7 @@ export class UserCapabilities {
     throw error;
   }
 
-  #entry(record: UserCapabilityRecord): UserCatalogEntry {
+  #entry(record: UserCapabilitySummary): UserCatalogEntry {
     return {
       id: record.id,
       name: record.name,

@@ -50,8 +50,9 @@ export function listCapabilitiesResult(listing: CatalogListing): CallToolResult 
 // its own few entries in instead of serializing the shared ones again.
 const entriesTexts = new WeakMap<CatalogListing, string>();
 
-// An owner's answer, keyed by its catalogVersion: a digest of the platform listing and the owner's
-// entries (revisions included), so a key always names the same bytes and nothing here can go stale.
+// An owner's answer, keyed by its catalogVersion: a digest of the platform listing, the protocol
+// tool's name and each user entry's id and revision (an entry is a function of those), so a key
+// always names the same bytes and nothing here can go stale.
 // The store is still asked on every call; this only spares rebuilding (and V8 re-flattening) a text
 // block as large as the catalog. Bounded by the bytes of text it holds.
 const ownerAnswers = new Map<string, { structured: Record<string, unknown>; text: string }>();

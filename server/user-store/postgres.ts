@@ -16,6 +16,7 @@ import {
   type UserCapabilityData,
   type UserCapabilityRecord,
   type UserCapabilityStore,
+  type UserCapabilitySummary,
   UserStoreError,
   type UserStoreOptions,
   newRevision,
@@ -318,6 +319,19 @@ export class PostgresUserStore implements UserCapabilityStore {
     return this.#use(async () => {
       const { rows } = await this.#pool.query<Row>('SELECT * FROM user_capabilities WHERE owner_id = $1 ORDER BY id', [ownerId]);
       return rows.map(toRecord);
+    });
+  }
+
+  listSummariesByOwner(ownerId: string): Promise<UserCapabilitySummary[]> {
+    return this.#use(async () => {
+      // Named: prepared once per connection, since it runs on every list_capabilities of an owner.
+      const { rows } = await this.#pool.query<UserCapabilitySummary>({
+        name: 'capreg-list-summaries-by-owner',
+        text: `SELECT id, name, description, when_to_use AS "whenToUse", dependencies, revision
+          FROM user_capabilities WHERE owner_id = $1 ORDER BY id`,
+        values: [ownerId],
+      });
+      return rows;
     });
   }
 

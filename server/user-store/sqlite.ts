@@ -17,6 +17,7 @@ import {
   type UserCapabilityData,
   type UserCapabilityRecord,
   type UserCapabilityStore,
+  type UserCapabilitySummary,
   UserStoreError,
   type UserStoreOptions,
   newRevision,
@@ -82,6 +83,19 @@ function toRecord(row: Row): UserCapabilityRecord {
   };
 }
 
+type SummaryRow = Pick<Row, 'id' | 'name' | 'description' | 'when_to_use' | 'dependencies' | 'revision'>;
+
+function toSummary(row: SummaryRow): UserCapabilitySummary {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    whenToUse: JSON.parse(row.when_to_use) as string[],
+    dependencies: JSON.parse(row.dependencies) as string[],
+    revision: row.revision,
+  };
+}
+
 function dataColumns(data: UserCapabilityData) {
   return {
     markdown: data.markdown,
@@ -134,6 +148,9 @@ function openStatements(db: Database.Database) {
     delete: db.prepare<[string, string]>('DELETE FROM user_capabilities WHERE id = ? AND owner_id = ?'),
     get: db.prepare<[string], Row>('SELECT * FROM user_capabilities WHERE id = ?'),
     list: db.prepare<[string], Row>('SELECT * FROM user_capabilities WHERE owner_id = ? ORDER BY id'),
+    listSummaries: db.prepare<[string], SummaryRow>(
+      'SELECT id, name, description, when_to_use, dependencies, revision FROM user_capabilities WHERE owner_id = ? ORDER BY id',
+    ),
   };
 }
 
@@ -242,6 +259,10 @@ export class SqliteUserStore implements UserCapabilityStore {
 
   listByOwner(ownerId: string): Promise<UserCapabilityRecord[]> {
     return this.#use(({ statements }) => statements.list.all(ownerId).map(toRecord));
+  }
+
+  listSummariesByOwner(ownerId: string): Promise<UserCapabilitySummary[]> {
+    return this.#use(({ statements }) => statements.listSummaries.all(ownerId).map(toSummary));
   }
 
   countByOwner(ownerId: string): Promise<number> {

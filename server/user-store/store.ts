@@ -35,6 +35,9 @@ export interface UserCapabilityRecord extends UserCapabilityData {
   updatedAt: string;
 }
 
+/** What a catalog listing needs of a record: no Markdown, no bindings, no timestamps. */
+export type UserCapabilitySummary = Pick<UserCapabilityRecord, 'id' | 'name' | 'description' | 'whenToUse' | 'dependencies' | 'revision'>;
+
 export interface UserCapabilityStore {
   /** Throws LimitExceededError when the owner already has `maxPerOwner` capabilities. */
   create(ownerId: string, data: UserCapabilityData): Promise<UserCapabilityRecord>;
@@ -50,6 +53,8 @@ export interface UserCapabilityStore {
   get(id: string): Promise<UserCapabilityRecord | undefined>;
   /** Sorted by id (byte order). */
   listByOwner(ownerId: string): Promise<UserCapabilityRecord[]>;
+  /** The same rows as `listByOwner`, only the columns a catalog lists: the query of every `list_capabilities`. */
+  listSummariesByOwner(ownerId: string): Promise<UserCapabilitySummary[]>;
   countByOwner(ownerId: string): Promise<number>;
   /**
    * Resolves when the database is reachable and its schema is migrated; StoreUnavailableError

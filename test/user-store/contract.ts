@@ -99,6 +99,23 @@ export function describeUserStoreContract(label: string, createBackend: () => Pr
       expect(await store.countByOwner('nobody')).toBe(0);
     });
 
+    it('lists summaries by owner: the same rows as listByOwner, only the listed columns', async () => {
+      for (const n of [1, 2, 3]) await store.create('alice', sampleData(String(n)));
+      await store.create('bob', sampleData('b'));
+      const summaries = await store.listSummariesByOwner('alice');
+      expect(summaries).toEqual(
+        (await store.listByOwner('alice')).map(({ id, name, description, whenToUse, dependencies, revision }) => ({
+          id,
+          name,
+          description,
+          whenToUse,
+          dependencies,
+          revision,
+        })),
+      );
+      expect(await store.listSummariesByOwner('nobody')).toEqual([]);
+    });
+
     it('updates with the current revision: new revision, new data, same createdAt', async () => {
       const created = await store.create('alice', sampleData('v1'));
       const next = sampleData('v2', { uses: ['work-reporting'], dependencies: [], toolBindings: [] });
