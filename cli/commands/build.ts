@@ -69,8 +69,13 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
   const manifestPath = path.join(settings.outDir, 'manifest.json');
   const manifestText = serializeManifest(manifest);
   const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
-  await writeFileAtomic(manifestPath, manifestText);
-  await writeFileAtomic(skillPath, settings.clientSkill);
+  try {
+    await writeFileAtomic(manifestPath, manifestText);
+    await writeFileAtomic(skillPath, settings.clientSkill);
+  } catch (error) {
+    // An output folder that cannot be written is the user's to fix, not a crash: exit 2, no stack.
+    throw new UsageError(`cannot write the build output in ${settings.outDir}: ${(error as Error).message}`);
+  }
   const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)`;
   context.stderr(`capreg build: wrote ${summary}\n`);
   if (key !== undefined) {

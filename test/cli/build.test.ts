@@ -68,6 +68,15 @@ describe('capreg build: the manifest', () => {
     expect(alpha.protocol).not.toContain('capability:beta');
   });
 
+  it('reports an output folder that cannot be written as exit 2 with a message, not a crash', async () => {
+    const root = registry();
+    writeFiles(root, { 'blocker': 'a file where the output folder should be' });
+    const result = await run(['build', '--out', 'blocker/dist', '--no-cache'], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('cannot write the build output in');
+    expect(result.stderr).not.toContain('internal error');
+  });
+
   it('is byte-identical across two builds, with and without the cache, and from another folder', async () => {
     const root = registry();
     expect((await run(['build'], { cwd: root })).code).toBe(0);
