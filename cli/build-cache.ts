@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
-import { CAPREG_VERSION } from './version.js';
+import { CODE_FINGERPRINT } from './code-fingerprint.js';
 
 const FORMAT = 1;
 
@@ -103,7 +103,7 @@ export function buildKey(root: string, options: BuildKeyOptions): string | undef
   return sha256(
     JSON.stringify({
       format: FORMAT,
-      capreg: CAPREG_VERSION,
+      capreg: CODE_FINGERPRINT,
       node: process.version,
       registry,
       outDir: path.resolve(options.outDir),

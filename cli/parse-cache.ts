@@ -1,55 +1,132 @@
-// Parsing is the expensive step of a build. Parsed documents are cached on disk by content hash,
-// keyed by the capreg version (a new parser invalidates everything). Rules always run: they are
-// cheap next to parsing and depend on the whole registry.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// Parsing is the expensive step of a build. Parsed documents are cached on disk by path and content
+// hash, in a format tied to the capreg version (a new parser invalidates everything) and to V8's
+// serialization format. Rules always run: they depend on the whole registry. (A rebuild with
+// nothing changed at all does not get here: see build-cache.ts.)
+//
+// Layout: .capreg/cache/documents/<n>.bin, SHARDS files; a document lives in the shard of its path.
+// A shard is a header line, then records: u32 key length, key (UTF-8 `path\0sha256`), u32 document
+// length, document (v8.serialize: lossless, and cheap to produce in the parse workers). Editing one
+// file rewrites one shard, not the whole cache; reading needs no giant JSON string.
+import { readFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
-import { parseCapability } from '../compiler/parse.js';
 import { sha256Hex } from '../compiler/canonical.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
-import { CAPREG_VERSION } from './version.js';
-import { parseInWorkers } from './parse-workers.js';
+import { CODE_FINGERPRINT } from './code-fingerprint.js';
+import { parseAndSerialize, parseInWorkers } from './parse-workers.js';
 
-interface CacheFile {
-  version: string;
-  documents: Record<string, CapabilityDocument>;
-}
+const SHARDS = 16;
+const HEADER = `capreg parse cache 2; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
+const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
 
-export function cacheFilePath(root: string): string {
-  return path.join(root, '.capreg', 'cache', 'documents.json');
+export function cacheDirectory(root: string): string {
+  return path.join(root, '.capreg', 'cache', 'documents');
 }
 
 function cacheKey(file: string, content: string): string {
   return `${file}\0${sha256Hex(content)}`;
 }
 
-async function loadCache(file: string): Promise<Map<string, CapabilityDocument>> {
+/** FNV-1a of the path: the shard a document lives in, stable while the file is edited. */
+function shardOf(file: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < file.length; i += 1) hash = Math.imul(hash ^ file.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % SHARDS;
+}
+
+/** The records of one shard file; empty when it is missing, from another version, or damaged. */
+async function readShard(file: string): Promise<Map<string, Uint8Array>> {
+  const records = new Map<string, Uint8Array>();
+  let data: Buffer;
   try {
-    const data = JSON.parse(await readFile(file, 'utf8')) as CacheFile;
-    if (data.version !== CAPREG_VERSION || typeof data.documents !== 'object') return new Map();
-    return new Map(Object.entries(data.documents));
+    data = await readFile(file);
   } catch {
-    return new Map();
+    return records;
   }
+  if (data.byteLength < HEADER_BYTES.byteLength || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
+  let offset = HEADER_BYTES.byteLength;
+  while (offset < data.byteLength) {
+    if (offset + 4 > data.byteLength) return new Map();
+    const keyLength = data.readUInt32LE(offset);
+    const keyEnd = offset + 4 + keyLength;
+    if (keyEnd + 4 > data.byteLength) return new Map();
+    const key = data.toString('utf8', offset + 4, keyEnd);
+    const documentLength = data.readUInt32LE(keyEnd);
+    const documentEnd = keyEnd + 4 + documentLength;
+    if (documentEnd > data.byteLength) return new Map();
+    records.set(key, data.subarray(keyEnd + 4, documentEnd));
+    offset = documentEnd;
+  }
+  return records;
+}
+
+async function writeShard(file: string, records: Map<string, Uint8Array>): Promise<void> {
+  const parts: Uint8Array[] = [HEADER_BYTES];
+  for (const [key, document] of records) {
+    const keyBytes = Buffer.from(key, 'utf8');
+    const lengths = Buffer.alloc(4);
+    lengths.writeUInt32LE(keyBytes.byteLength);
+    const documentLength = Buffer.alloc(4);
+    documentLength.writeUInt32LE(document.byteLength);
+    parts.push(lengths, keyBytes, documentLength, document);
+  }
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, Buffer.concat(parts));
+  await rename(temporary, file);
+}
+
+function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
+  if (a.size !== b.size) return false;
+  for (const key of a.keys()) if (!b.has(key)) return false;
+  return true;
 }
 
 export async function parseWithCache(root: string, input: RegistryInput, options: { enabled: boolean }): Promise<CapabilityDocument[]> {
   const files = protocolFiles(input);
   if (!options.enabled) return parseInWorkers(files);
-  const cachePath = cacheFilePath(root);
-  const cache = await loadCache(cachePath);
+  const directory = cacheDirectory(root);
+  const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
+
   const keys = files.map((file) => cacheKey(file.path, file.content));
-  const missing = files.filter((_, index) => !cache.has(keys[index]!));
-  const parsed = await parseInWorkers(missing);
-  const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]!]));
-  const documents = files.map((file, index) => cache.get(keys[index]!) ?? fresh.get(file.path) ?? parseCapability(file.path, file.content));
-  if (missing.length > 0 || cache.size !== files.length) {
-    const next: CacheFile = { version: CAPREG_VERSION, documents: Object.fromEntries(keys.map((key, index) => [key, documents[index]!])) };
+  const shardIndex = files.map((file) => shardOf(file.path));
+  const documents = new Array<CapabilityDocument>(files.length);
+  const bytes = new Array<Uint8Array>(files.length);
+  const missing: number[] = [];
+  files.forEach((_, index) => {
+    const record = shards[shardIndex[index]!]!.get(keys[index]!);
+    if (record) {
+      try {
+        documents[index] = deserialize(record) as CapabilityDocument;
+        bytes[index] = record;
+        return;
+      } catch {
+        // a damaged record: parse the file again
+      }
+    }
+    missing.push(index);
+  });
+  if (missing.length > 0) {
+    const parsed = await parseAndSerialize(missing.map((index) => files[index]!));
+    missing.forEach((index, k) => {
+      documents[index] = parsed.documents[k]!;
+      bytes[index] = parsed.serialized[k]!;
+    });
+  }
+
+  // Rewrite the shards whose set of entries changed (a file added, edited or removed).
+  const wanted = Array.from({ length: SHARDS }, () => new Map<string, Uint8Array>());
+  files.forEach((_, index) => wanted[shardIndex[index]!]!.set(keys[index]!, bytes[index]!));
+  const changed: number[] = [];
+  wanted.forEach((records, index) => {
+    if (!sameKeys(records, shards[index]!)) changed.push(index);
+  });
+  if (changed.length > 0) {
     try {
-      await mkdir(path.dirname(cachePath), { recursive: true });
-      const temporary = `${cachePath}.${process.pid}.tmp`;
-      await writeFile(temporary, JSON.stringify(next));
-      await rename(temporary, cachePath);
+      await mkdir(directory, { recursive: true });
+      await Promise.all(changed.map((index) => writeShard(path.join(directory, `${index}.bin`), wanted[index]!)));
+      // The single-file cache of earlier versions.
+      await rm(path.join(root, '.capreg', 'cache', 'documents.json'), { force: true });
     } catch {
       // A cache that cannot be written only costs speed; the build itself is unaffected.
     }
