@@ -4,11 +4,13 @@
 // nothing changed at all does not get here: see build-cache.ts.)
 //
 // Layout: .capreg/cache/documents/<n>.bin, SHARDS files; a document lives in the shard of its path.
-// A shard is a header line, then records: u32 key length, key (UTF-8 `path\0sha256`), u32 document
-// length, document (v8.serialize: lossless, and cheap to produce in the parse workers). Editing one
-// file rewrites one shard, not the whole cache; reading needs no giant JSON string.
+// A shard is a header line, the sha256 of the rest (32 bytes), then records: u32 key length, key
+// (UTF-8 `path\0sha256`), u32 document length, document (v8.serialize: lossless, and cheap to
+// produce in the parse workers). Editing one file rewrites one shard, not the whole cache; reading
+// needs no giant JSON string; a damaged shard is detected and ignored.
 import { readFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
@@ -44,8 +46,11 @@ async function readShard(file: string): Promise<Map<string, Uint8Array>> {
   } catch {
     return records;
   }
-  if (data.byteLength < HEADER_BYTES.byteLength || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
-  let offset = HEADER_BYTES.byteLength;
+  const bodyStart = HEADER_BYTES.byteLength + 32;
+  if (data.byteLength < bodyStart || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
+  const digest = createHash('sha256').update(data.subarray(bodyStart)).digest();
+  if (!digest.equals(data.subarray(HEADER_BYTES.byteLength, bodyStart))) return records;
+  let offset = bodyStart;
   while (offset < data.byteLength) {
     if (offset + 4 > data.byteLength) return new Map();
     const keyLength = data.readUInt32LE(offset);
@@ -62,7 +67,7 @@ async function readShard(file: string): Promise<Map<string, Uint8Array>> {
 }
 
 async function writeShard(file: string, records: Map<string, Uint8Array>): Promise<void> {
-  const parts: Uint8Array[] = [HEADER_BYTES];
+  const parts: Uint8Array[] = [];
   for (const [key, document] of records) {
     const keyBytes = Buffer.from(key, 'utf8');
     const lengths = Buffer.alloc(4);
@@ -72,7 +77,8 @@ async function writeShard(file: string, records: Map<string, Uint8Array>): Promi
     parts.push(lengths, keyBytes, documentLength, document);
   }
   const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, Buffer.concat(parts));
+  const body = Buffer.concat(parts);
+  await writeFile(temporary, Buffer.concat([HEADER_BYTES, createHash('sha256').update(body).digest(), body]));
   await rename(temporary, file);
 }
 

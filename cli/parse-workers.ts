@@ -4,10 +4,15 @@
 // nothing: the main thread has started already, and the worker joins when it is ready. Batches
 // shrink towards the end of the queue so that the threads finish together.
 //
+// For the parse cache, documents can also be returned serialized (v8.serialize, lossless like the
+// structured clone that carries them between threads): a worker then serializes its own documents,
+// in parallel, and sends the bytes instead of the objects.
+//
 // Small registries are parsed inline: starting a worker costs more than parsing a few files.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { deserialize, serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { parseCapability } from '../compiler/parse.js';
 import type { CapabilityDocument } from '../compiler/types.js';
@@ -21,14 +26,23 @@ export interface ParseInput {
 }
 
 /** Messages between the main thread and a parse worker (cli/parse-worker.ts). */
-export type ToWorker = { start: number; files: ParseInput[] };
+export type ToWorker = { start: number; files: ParseInput[]; serialize: boolean };
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'parsed'; start: number; documents: CapabilityDocument[] }
+  /** `bytes` holds the serialized documents back to back; document i is bytes[ends[i-1] ?? 0, ends[i]). */
+  | { type: 'serialized'; start: number; bytes: ArrayBuffer; ends: number[] }
   | { type: 'failed'; start: number; message: string; stack?: string };
 
-function parseInline(files: readonly ParseInput[]): CapabilityDocument[] {
-  return files.map((file) => parseCapability(file.path, file.content));
+/** Several serialized documents in one transferable buffer. */
+export function packSerialized(documents: readonly CapabilityDocument[]): { bytes: ArrayBuffer; ends: number[] } {
+  const parts = documents.map((document) => serialize(document));
+  const ends: number[] = [];
+  let total = 0;
+  for (const part of parts) ends.push((total += part.byteLength));
+  const bytes = new Uint8Array(total);
+  parts.forEach((part, index) => bytes.set(part, ends[index]! - part.byteLength));
+  return { bytes: bytes.buffer, ends };
 }
 
 /** How many threads (main included) to use for `fileCount` files. */
@@ -38,13 +52,51 @@ export function threadCount(fileCount: number, cores = availableParallelism()): 
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+export interface ParsedAndSerialized {
+  documents: CapabilityDocument[];
+  /** v8.serialize of each document (for the parse cache). */
+  serialized: Uint8Array[];
+}
+
 export async function parseInWorkers(files: readonly ParseInput[], options: { threads?: number } = {}): Promise<CapabilityDocument[]> {
+  return (await parseFiles(files, { ...options, serialize: false })).documents;
+}
+
+/** Parse, and also return every document serialized with v8.serialize. */
+export async function parseAndSerialize(files: readonly ParseInput[], options: { threads?: number } = {}): Promise<ParsedAndSerialized> {
+  const { documents, serialized } = await parseFiles(files, { ...options, serialize: true });
+  return { documents, serialized: serialized! };
+}
+
+async function parseFiles(
+  files: readonly ParseInput[],
+  options: { threads?: number; serialize: boolean },
+): Promise<{ documents: CapabilityDocument[]; serialized?: Uint8Array[] }> {
+  const documents: (CapabilityDocument | undefined)[] = new Array<CapabilityDocument | undefined>(files.length);
+  const serialized: Uint8Array[] | undefined = options.serialize ? new Array<Uint8Array>(files.length) : undefined;
+  const parseHere = (start: number, end: number): void => {
+    for (let index = start; index < end; index += 1) {
+      const document = parseCapability(files[index]!.path, files[index]!.content);
+      documents[index] = document;
+      if (serialized) serialized[index] = serialize(document);
+    }
+  };
+  const finish = (): { documents: CapabilityDocument[]; serialized?: Uint8Array[] } => ({
+    documents: documents.map((document, index) => {
+      if (!document) throw new Error(`parse: no result for ${files[index]!.path}`);
+      return document;
+    }),
+    ...(serialized ? { serialized } : {}),
+  });
+
   const threads = options.threads ?? threadCount(files.length);
   const workerUrl = new URL('./parse-worker.js', import.meta.url);
   // Running from TypeScript sources (tests) there is no compiled worker: parse inline.
-  if (threads <= 1 || files.length === 0 || !existsSync(fileURLToPath(workerUrl))) return parseInline(files);
+  if (threads <= 1 || files.length === 0 || !existsSync(fileURLToPath(workerUrl))) {
+    parseHere(0, files.length);
+    return finish();
+  }
 
-  const results: (CapabilityDocument | undefined)[] = new Array<CapabilityDocument | undefined>(files.length);
   let next = 0;
   /** The next batch [start, end) of the queue, or undefined when it is empty. */
   const take = (): [number, number] | undefined => {
@@ -76,7 +128,7 @@ export async function parseInWorkers(files: readonly ParseInput[], options: { th
         while (!failure && busy < 2) {
           const batch = take();
           if (!batch) break;
-          const message: ToWorker = { start: batch[0], files: files.slice(batch[0], batch[1]) };
+          const message: ToWorker = { start: batch[0], files: files.slice(batch[0], batch[1]), serialize: options.serialize };
           worker.postMessage(message);
           busy += 1;
           inFlight += 1;
@@ -90,8 +142,16 @@ export async function parseInWorkers(files: readonly ParseInput[], options: { th
         if (message.type === 'failed') {
           // The same error an inline parse would have thrown.
           failure ??= Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {});
+        } else if (message.type === 'serialized') {
+          let from = 0;
+          message.ends.forEach((end, offset) => {
+            const bytes = new Uint8Array(message.bytes, from, end - from);
+            documents[message.start + offset] = deserialize(bytes) as CapabilityDocument;
+            serialized![message.start + offset] = bytes;
+            from = end;
+          });
         } else {
-          message.documents.forEach((document, offset) => (results[message.start + offset] = document));
+          message.documents.forEach((document, offset) => (documents[message.start + offset] = document));
         }
         feed();
       });
@@ -113,8 +173,7 @@ export async function parseInWorkers(files: readonly ParseInput[], options: { th
 
     // The main thread's share: batch after batch, answering the workers in between.
     for (let batch = take(); batch && !failure; batch = take()) {
-      const [start, end] = batch;
-      for (let index = start; index < end; index += 1) results[index] = parseCapability(files[index]!.path, files[index]!.content);
+      parseHere(batch[0], batch[1]);
       await yieldToEventLoop();
     }
     checkDrained();
@@ -123,8 +182,5 @@ export async function parseInWorkers(files: readonly ParseInput[], options: { th
   } finally {
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
-  return results.map((document, index) => {
-    if (!document) throw new Error(`parse: no result for ${files[index]!.path}`);
-    return document;
-  });
+  return finish();
 }

@@ -1,0 +1,101 @@
+// The parse cache (cli/parse-cache.ts): cached documents are the documents a fresh parse gives,
+// one edited file rewrites one shard, and a damaged or foreign cache is only a slower build.
+import fs from 'node:fs';
+import path from 'node:path';
+import { deserialize } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { cacheDirectory, parseWithCache } from '../../cli/parse-cache.js';
+import { packSerialized, threadCount } from '../../cli/parse-workers.js';
+import { readRegistry } from '../../cli/read-registry.js';
+import { parseCapability } from '../../compiler/parse.js';
+import { cleanProtocol, tempRegistry } from './helpers.js';
+
+const COUNT = 40;
+
+function registry(): string {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < COUNT; i += 1) files[`capabilities/cap-${i}/PROTOCOL.md`] = cleanProtocol(`cap-${i}`, { body: `Body ${i}.\n\n- Never guess ${i}.\n` });
+  return tempRegistry(files);
+}
+
+async function parse(root: string, enabled = true) {
+  const input = await readRegistry(root, { maxFileBytes: 1024 * 1024 });
+  const documents = await parseWithCache(root, input, { enabled });
+  const fresh = input.files
+    .filter((file) => file.path.endsWith('/PROTOCOL.md'))
+    .map((file) => parseCapability(file.path, file.content!));
+  return { documents, fresh };
+}
+
+const shardFiles = (root: string): Map<string, Buffer> =>
+  new Map(fs.readdirSync(cacheDirectory(root)).map((name) => [name, fs.readFileSync(path.join(cacheDirectory(root), name))]));
+
+describe('parse cache', () => {
+  it('gives the documents of a fresh parse, cold and warm', async () => {
+    const root = registry();
+    const cold = await parse(root);
+    expect(cold.documents).toEqual(cold.fresh);
+    const shards = shardFiles(root);
+    expect(shards.size).toBeGreaterThan(1);
+    const warm = await parse(root);
+    expect(warm.documents).toEqual(warm.fresh);
+    expect(shardFiles(root)).toEqual(shards); // nothing rewritten
+  });
+
+  it('rewrites only the shard of an edited file, and drops removed files', async () => {
+    const root = registry();
+    await parse(root);
+    const before = shardFiles(root);
+    fs.appendFileSync(path.join(root, 'capabilities/cap-7/PROTOCOL.md'), '\nAsk again.\n');
+    const edited = await parse(root);
+    expect(edited.documents).toEqual(edited.fresh);
+    expect(edited.documents.find((document) => document.folder === 'cap-7')!.body).toContain('Ask again.');
+    const after = shardFiles(root);
+    const rewritten = [...after.keys()].filter((name) => !after.get(name)!.equals(before.get(name)!));
+    expect(rewritten).toHaveLength(1);
+    fs.rmSync(path.join(root, 'capabilities/cap-8'), { recursive: true });
+    const removed = await parse(root);
+    expect(removed.documents).toEqual(removed.fresh);
+    expect(removed.documents).toHaveLength(COUNT - 1);
+  });
+
+  it('treats a damaged, truncated or foreign shard as missing', async () => {
+    const root = registry();
+    await parse(root);
+    const names = [...shardFiles(root).keys()];
+    const file = (name: string): string => path.join(cacheDirectory(root), name);
+    fs.writeFileSync(file(names[0]!), fs.readFileSync(file(names[0]!)).subarray(0, 100));
+    fs.writeFileSync(file(names[1]!), 'capreg parse cache 2; capreg 0.0.0-other; v8 0\n');
+    const damaged = fs.readFileSync(file(names[2]!));
+    damaged.fill(0xff, damaged.length - 40);
+    fs.writeFileSync(file(names[2]!), damaged);
+    const result = await parse(root);
+    expect(result.documents).toEqual(result.fresh);
+    expect((await parse(root)).documents).toEqual(result.fresh);
+  });
+
+  it('writes nothing when disabled', async () => {
+    const root = registry();
+    const { documents, fresh } = await parse(root, false);
+    expect(documents).toEqual(fresh);
+    expect(fs.existsSync(cacheDirectory(root))).toBe(false);
+  });
+});
+
+describe('parse workers', () => {
+  it('packs serialized documents back to back', () => {
+    const documents = [parseCapability('capabilities/a/PROTOCOL.md', cleanProtocol('a')), parseCapability('capabilities/b/PROTOCOL.md', cleanProtocol('b'))];
+    const { bytes, ends } = packSerialized(documents);
+    expect(ends).toHaveLength(2);
+    expect(deserialize(new Uint8Array(bytes, 0, ends[0]))).toEqual(documents[0]);
+    expect(deserialize(new Uint8Array(bytes, ends[0], ends[1]! - ends[0]!))).toEqual(documents[1]);
+  });
+
+  it('uses one thread per 64 files, up to the number of cores', () => {
+    expect(threadCount(10, 2)).toBe(1);
+    expect(threadCount(64, 2)).toBe(1);
+    expect(threadCount(65, 2)).toBe(2);
+    expect(threadCount(1000, 2)).toBe(2);
+    expect(threadCount(1000, 8)).toBe(8);
+  });
+});
