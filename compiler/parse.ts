@@ -36,6 +36,12 @@ const markdownParserWithoutAutolinkLiterals = unified()
   });
 const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
 
+/**
+ * A body that contains the text of a special token (`<|endoftext|>`) is counted as the text it is;
+ * by default the tokenizer throws on it, which crashed the whole build.
+ */
+const COUNT_SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
+
 /** `capabilities/<folder>/PROTOCOL.md` -> `<folder>`. */
 export function folderOf(file: string): string {
   const parts = file.split('/');
@@ -88,7 +94,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
     body,
     bodyStartLine,
     ...collected,
-    bodyTokens: countTokens(body),
+    bodyTokens: countTokens(body, COUNT_SPECIAL_TOKENS_AS_TEXT),
     contentHash: sha256Hex(content),
   };
 }
