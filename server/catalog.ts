@@ -3,20 +3,11 @@
 // accessible". Built once per manifest load; no MCP SDK code here.
 import { digestOf } from '../compiler/canonical.js';
 import { PROTOCOL_TOOL } from '../compiler/render.js';
-import type { Manifest, ManifestCapability } from '../compiler/types.js';
+import type { CatalogEntry, Manifest, ManifestCapability } from '../compiler/types.js';
 import { canUse, type Grants } from './permissions.js';
 import type { ToolNames } from './tool-names.js';
 
-/** One row of `list_capabilities`. Field names are part of the contract. */
-export interface CatalogEntry {
-  id: string;
-  name: string;
-  description: string;
-  whenToUse: string[];
-  protocolTool: string;
-  protocolInput: { capabilityId: string };
-  protocolVersion: string;
-}
+export type { CatalogEntry };
 
 /** A capability as the server serves it: the protocol text ready to send, the entry ready to list. */
 export interface ServedCapability {

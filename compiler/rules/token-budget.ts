@@ -12,7 +12,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { BodyPositions } from '../body-positions.js';
 import { PROTOCOL_TOOL } from '../render.js';
 import type { LintCapability, Rule } from '../rule.js';
-import type { Range } from '../types.js';
+import type { CatalogEntry, Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export interface TokenBudgetOptions {
@@ -86,16 +86,6 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
 };
 
 /** A row of `list_capabilities` (SPEC §6), built from whatever frontmatter is well-typed. */
-interface CatalogEntry {
-  id: string;
-  name: string;
-  description: string;
-  whenToUse: string[];
-  protocolTool: string;
-  protocolInput: { capabilityId: string };
-  protocolVersion: string;
-}
-
 function catalogEntry({ id, fm }: LintCapability): CatalogEntry {
   return {
     id,
