@@ -4,7 +4,10 @@
 // remark-frontmatter parse of the same files (read + parse, nothing else).
 //
 //   npm run build:ts && node bench/build.mjs [--count 1000] [--runs 3] [--timeout 300] [--keep DIR] [--json]
+//                                            [--against OTHER-CHECKOUT]
 //
+// --against measures the builds of another checkout too (e.g. `git worktree add ../old <commit>`,
+// `npm run build:ts` there), in the same rounds, on its own copy of the registry: before/after.
 // One run, in this order (rounds interleaved so that a change in machine load hits every measure
 // alike), each measure in a child process of its own, timed from spawn to exit:
 //   baseline   node bench/build.mjs --baseline DIR (read + bare parse of every PROTOCOL.md)
@@ -33,6 +36,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     timeout: { type: 'string', default: '300' },
     keep: { type: 'string' },
+    against: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -134,12 +138,37 @@ async function main() {
   const log = (text) => process.stderr.write(`${text}\n`);
   log(`bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`);
 
-  const build = (label) => async () => {
-    const result = await runChild([bin, 'build', '--root', root], { timeoutMs });
-    // A rebuild answered from the build cache says "is up to date" instead of "wrote".
-    if (!/ wrote | is up to date/.test(result.stderr)) throw new Error(`${label}: the build did not succeed:\n${result.stderr}`);
-    return result;
+  /** cold / no change / one file of the checkout whose bin/capreg.js is `binPath`, on the registry at `registryRoot`. */
+  const buildMeasures = (binPath, registryRoot) => {
+    const changed = path.join(registryRoot, 'capabilities', changedId, 'PROTOCOL.md');
+    let manifestAfterCold;
+    const build = (label) => async () => {
+      const result = await runChild([binPath, 'build', '--root', registryRoot], { timeoutMs });
+      // A rebuild answered from the build cache says "is up to date" instead of "wrote".
+      if (!/ wrote | is up to date/.test(result.stderr)) throw new Error(`${label}: the build did not succeed:\n${result.stderr}`);
+      return result;
+    };
+    const manifest = () => readFile(path.join(registryRoot, 'dist', 'manifest.json'), 'utf8');
+    return {
+      cold: async () => {
+        await writeFile(changed, original);
+        await rm(path.join(registryRoot, '.capreg', 'cache'), { recursive: true, force: true });
+        const result = await build('cold')();
+        manifestAfterCold = await manifest();
+        return result;
+      },
+      noChange: async () => {
+        const result = await build('no change')();
+        if ((await manifest()) !== manifestAfterCold) throw new Error('the no-change rebuild wrote a different manifest than the cold build');
+        return result;
+      },
+      oneFile: async (round) => {
+        await appendFile(changed, `\nRevision ${round} of desk ${Math.floor(count / 2)}: the benchmark appended this paragraph to change one file.\n`);
+        return build('one file')();
+      },
+    };
   };
+  const original = await readFile(changedFile, 'utf8');
   const measures = {
     baseline: async () => {
       const result = await runChild([fileURLToPath(import.meta.url), '--baseline', root], { timeoutMs });
@@ -147,29 +176,21 @@ async function main() {
       if (report.files !== count) throw new Error(`baseline parsed ${report.files} files, expected ${count}`);
       return { ...result, parseMs: report.inProcessMs };
     },
-    cold: async () => {
-      await rm(path.join(root, '.capreg', 'cache'), { recursive: true, force: true });
-      return build('cold')();
-    },
-    noChange: build('no change'),
-    oneFile: async (round) => {
-      await appendFile(changedFile, `\nRevision ${round} of desk ${Math.floor(count / 2)}: the benchmark appended this paragraph to change one file.\n`);
-      return build('one file')();
-    },
+    ...buildMeasures(bin, root),
   };
+  const againstRoot = values.against ? path.join(root, 'against') : undefined;
+  if (values.against) {
+    const againstBin = path.join(path.resolve(values.against), 'bin', 'capreg.js');
+    if (!existsSync(againstBin)) throw new Error(`--against: no ${againstBin}`);
+    await generateRegistry(againstRoot, { count });
+    for (const [key, measure] of Object.entries(buildMeasures(againstBin, againstRoot))) measures[`${key}Against`] = measure;
+  }
   const results = Object.fromEntries(Object.keys(measures).map((key) => [key, []]));
-  const original = await readFile(changedFile, 'utf8');
-  let manifestAfterCold;
   for (let round = 1; round <= runs; round += 1) {
-    await writeFile(changedFile, original);
     for (const [key, measure] of Object.entries(measures)) {
       const result = await measure(round);
       results[key].push(result);
-      log(`  round ${round} ${key.padEnd(9)} ${result.wallMs.toFixed(0).padStart(7)} ms wall ${result.cpuMs.toFixed(0).padStart(7)} ms cpu ${(result.maxRssKb / 1024).toFixed(0).padStart(5)} MiB`);
-      if (key === 'cold') manifestAfterCold = await readFile(path.join(root, 'dist', 'manifest.json'), 'utf8');
-      if (key === 'noChange' && (await readFile(path.join(root, 'dist', 'manifest.json'), 'utf8')) !== manifestAfterCold) {
-        throw new Error('the no-change rebuild wrote a different manifest than the cold build');
-      }
+      log(`  round ${round} ${key.padEnd(16)} ${result.wallMs.toFixed(0).padStart(7)} ms wall ${result.cpuMs.toFixed(0).padStart(7)} ms cpu ${(result.maxRssKb / 1024).toFixed(0).padStart(5)} MiB`);
     }
   }
   await writeFile(changedFile, original);
@@ -181,6 +202,10 @@ async function main() {
   const targets = { baseline: '', cold: '≤ 1.0×', noChange: '≤ 0.1×', oneFile: '' };
   const limits = { cold: 1.0, noChange: 0.1 };
   const names = { baseline: 'baseline: bare parse (read + remark-parse + frontmatter, 1 thread)', cold: 'cold build (no cache)', noChange: 'rebuild, nothing changed', oneFile: 'rebuild, one file changed' };
+  for (const key of ['cold', 'noChange', 'oneFile']) {
+    names[`${key}Against`] = `${names[key]} — ${values.against}`;
+    targets[`${key}Against`] = targets[key];
+  }
   const baseCpu = median(results.baseline.map((r) => r.cpuMs));
   const rows = Object.keys(measures).map((key) => {
     const wall = median(results[key].map((r) => r.wallMs));
