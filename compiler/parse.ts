@@ -7,7 +7,7 @@ import remarkParse from 'remark-parse';
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
 import type { Nodes, Root, RootContent, Table, Code } from 'mdast';
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from './tokens.js';
 import { sha256Hex } from './canonical.js';
 import { LineIndex, FILE_START, pointRange } from './positions.js';
 import { parseYamlSource } from './yaml-source.js';
@@ -35,12 +35,6 @@ const markdownParserWithoutAutolinkLiterals = unified()
     );
   });
 const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
-
-/**
- * A body that contains the text of a special token (`<|endoftext|>`) is counted as the text it is;
- * by default the tokenizer throws on it, which crashed the whole build.
- */
-const COUNT_SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** `capabilities/<folder>/PROTOCOL.md` -> `<folder>`. */
 export function folderOf(file: string): string {
@@ -94,7 +88,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
     body,
     bodyStartLine,
     ...collected,
-    bodyTokens: countTokens(body, COUNT_SPECIAL_TOKENS_AS_TEXT),
+    bodyTokens: countTokens(body),
     contentHash: sha256Hex(content),
   };
 }

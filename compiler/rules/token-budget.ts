@@ -8,7 +8,7 @@
 // - The whole catalog (the `capabilities` array of `list_capabilities` as JSON, for a caller who
 //   sees every capability) over `catalog` tokens is reported once, on the capability with the
 //   largest entry, at the bigger of its `description` and `whenToUse`.
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from '../tokens.js';
 import { BodyPositions } from '../body-positions.js';
 import { PROTOCOL_TOOL } from '../render.js';
 import type { LintCapability, Rule } from '../rule.js';

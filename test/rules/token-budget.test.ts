@@ -18,6 +18,10 @@ ruleTable(tokenBudget, {
   valid: [
     { name: 'a small protocol', files: { [A]: protocol({ id: 'alpha' }) } },
     { name: 'exactly at the warning budget', options: small, files: { [A]: protocol({ id: 'alpha' }, words(9)) } },
+    {
+      name: 'special-token text in a catalog entry and the body is counted as text, not a crash',
+      files: { [A]: protocol({ id: 'alpha', description: 'Explains <|endoftext|> markers.' }, 'Never emit <|endoftext|> yourself.\n') },
+    },
     { name: 'empty body, broken frontmatter', options: { ...small, catalog: 1000 }, files: { [A]: '---\nid: [\n---\n', [B]: '' } },
   ],
   invalid: [
