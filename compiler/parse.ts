@@ -52,23 +52,50 @@ function frontmatterBlock(text: string): string {
   return /^---[ \t]*\n(?:[^]*?\n)?---[ \t]*(?:\n|$)/.exec(text)?.[0] ?? '';
 }
 
+/**
+ * Protocols nest a few levels at most. Hundreds of nested quotes or list levels make micromark's
+ * work grow much faster than the file (a 1 MB nested list took minutes), so such a body is refused
+ * before parsing: a hostile pull request cannot stall CI.
+ */
+export const MAX_NESTING = 100;
+const NESTING_PREFIX = /^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))+/;
+
+/** 1-based line of the first line nested deeper than MAX_NESTING, or 0. */
+export function tooDeeplyNestedLine(text: string): number {
+  let line = 0;
+  for (const row of text.split('\n')) {
+    line += 1;
+    const indentation = /^[ \t]*/.exec(row)?.[0].length ?? 0;
+    if (indentation / 2 > MAX_NESTING) return line;
+    const prefix = NESTING_PREFIX.exec(row)?.[0];
+    if (prefix && prefix.replace(/[ \t]/g, '').replace(/\d{1,9}/g, '').length + (prefix.length - prefix.trimStart().length) / 2 > MAX_NESTING) return line;
+  }
+  return 0;
+}
+
 export function parseCapability(file: string, content: string): CapabilityDocument {
   const text = normalizeNewlines(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content);
-  let tree: Root;
-  let collected: Collected;
-  try {
-    tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text) as Root;
-    collected = collect(tree, text);
-  } catch (error) {
-    // Thousands of nested `>` or list levels overflow the recursion of the Markdown tools. Keep
-    // the frontmatter (short, parsed on its own) and report the body instead of crashing the run.
-    if (!(error instanceof RangeError)) throw error;
+  let tree: Root | undefined;
+  let collected: Collected | undefined;
+  let deepLine = tooDeeplyNestedLine(text);
+  if (deepLine === 0) {
+    try {
+      tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text) as Root;
+      collected = collect(tree, text);
+    } catch (error) {
+      // Deep nesting below the pre-check can still overflow the recursion of the Markdown tools.
+      if (!(error instanceof RangeError)) throw error;
+    }
+  }
+  if (tree === undefined || collected === undefined) {
+    // Keep the frontmatter (short, parsed on its own) and report the body instead of crashing the run.
     tree = markdownParser.parse(frontmatterBlock(text)) as Root;
     collected = { blocks: [], links: [], code: [], toolsTables: [], bodyProblems: [] };
     const bodyLine = (tree.children[0]?.type === 'yaml' ? (tree.children[0].position?.end.line ?? 0) : 0) + 1;
+    if (deepLine < bodyLine) deepLine = bodyLine;
     collected.bodyProblems.push({
-      message: 'the Markdown body nests too deeply to be parsed (thousands of nested quotes or list levels); flatten it',
-      range: pointRange(bodyLine, 1),
+      message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it`,
+      range: pointRange(deepLine, 1),
     });
   }
   const first = tree.children[0];
