@@ -1,6 +1,6 @@
 // Argument parsing shared by the commands (node:util parseArgs, strict: unknown flags are usage errors).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Formatter } from '../compiler/formatters/index.js';
+import { formatterLoaders, type Formatter } from '../compiler/formatters/index.js';
 import { UsageError } from './context.js';
 
 export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
@@ -17,23 +17,11 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   }
 }
 
-/**
- * The built-in formatters (the same as compiler/formatters/index.ts), each imported only when
- * chosen: `sarif` describes every rule and so loads the whole compiler, which a rebuild answered
- * from the build cache never needs.
- */
-const BUILT_IN_FORMATTERS: Readonly<Record<string, () => Promise<Formatter>>> = {
-  stylish: async () => (await import('../compiler/formatters/stylish.js')).formatStylish,
-  json: async () => (await import('../compiler/formatters/json.js')).formatJson,
-  github: async () => (await import('../compiler/formatters/github.js')).formatGithub,
-  sarif: async () => (await import('../compiler/formatters/sarif.js')).formatSarif,
-};
-
 export async function pickFormatter(name: string | undefined, extra: Record<string, Formatter> = {}): Promise<Formatter> {
   const chosen = name ?? 'stylish';
   if (Object.hasOwn(extra, chosen)) return extra[chosen]!;
-  if (Object.hasOwn(BUILT_IN_FORMATTERS, chosen)) return BUILT_IN_FORMATTERS[chosen]!();
-  const names = [...new Set([...Object.keys(BUILT_IN_FORMATTERS), ...Object.keys(extra)])];
+  if (Object.hasOwn(formatterLoaders, chosen)) return formatterLoaders[chosen]!();
+  const names = [...new Set([...Object.keys(formatterLoaders), ...Object.keys(extra)])];
   throw new UsageError(`unknown --format "${name}"; expected one of ${names.join(', ')}`);
 }
 

@@ -1,7 +1,7 @@
 // Golden output of every formatter for one fixed list of diagnostics: the exact text CI logs,
 // GitHub annotations and code-scanning dashboards receive.
 import { describe, expect, it } from 'vitest';
-import { countsOf, formatters } from '../compiler/formatters/index.js';
+import { countsOf, formatterLoaders } from '../compiler/formatters/index.js';
 import { formatGithub } from '../compiler/formatters/github.js';
 import { formatJson } from '../compiler/formatters/json.js';
 import { formatSarif } from '../compiler/formatters/sarif.js';
@@ -57,8 +57,12 @@ const DIAGNOSTICS: Diagnostic[] = [
 const REPORT = countsOf(DIAGNOSTICS);
 
 describe('formatters', () => {
-  it('are the four of the contract', () => {
-    expect(Object.keys(formatters)).toEqual(['stylish', 'json', 'github', 'sarif']);
+  it('are the four of the contract, each loading its own module', async () => {
+    expect(Object.keys(formatterLoaders)).toEqual(['stylish', 'json', 'github', 'sarif']);
+    expect(await formatterLoaders.stylish!()).toBe(formatStylish);
+    expect(await formatterLoaders.json!()).toBe(formatJson);
+    expect(await formatterLoaders.github!()).toBe(formatGithub);
+    expect(await formatterLoaders.sarif!()).toBe(formatSarif);
     expect(REPORT).toMatchObject({ errorCount: 2, warningCount: 2 });
   });
 
