@@ -1,5 +1,6 @@
 // The protocol as served to agents: a short frontmatter with only the version fields, then the body
 // with every `capability:` link turned into an instruction to load that capability through the catalog.
+import { bodyText } from './mentions.js';
 import type { CapabilityDocument, LinkRef } from './types.js';
 
 export const CAPABILITY_SCHEME = 'capability:';
@@ -16,27 +17,16 @@ export function catalogInstruction(text: string, id: string, protocolTool = PROT
   return `${label} (a separate capability: call \`${protocolTool}\` with \`{"capabilityId": "${id}"}\` to load its protocol from the catalog)`;
 }
 
-/** Offsets of a range inside the body (ranges are file positions). */
-function bodyOffsets(document: CapabilityDocument, bodyIndex: number[], link: LinkRef): [number, number] {
-  const toOffset = (line: number, column: number): number => (bodyIndex[line - document.bodyStartLine] ?? 0) + column - 1;
-  return [toOffset(link.range.line, link.range.column), toOffset(link.range.endLine, link.range.endColumn)];
-}
-
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i += 1) if (text.charCodeAt(i) === 10) starts.push(i + 1);
-  return starts;
-}
-
 export function renderBody(document: CapabilityDocument, protocolTool = PROTOCOL_TOOL): string {
-  const starts = lineStarts(document.body);
+  const positions = bodyText(document);
   const replacements = document.links
     .filter((link) => link.kind === 'link' && capabilityTarget(link.url) !== undefined)
-    .map((link) => ({ link, offsets: bodyOffsets(document, starts, link) }))
-    .sort((a, b) => b.offsets[0] - a.offsets[0]);
+    .map((link) => ({ link, offsets: positions.offsets(link.range) }))
+    .filter((entry): entry is { link: LinkRef; offsets: { start: number; end: number } } => entry.offsets !== undefined)
+    .sort((a, b) => b.offsets.start - a.offsets.start);
   let body = document.body;
   for (const { link, offsets } of replacements) {
-    body = body.slice(0, offsets[0]) + catalogInstruction(link.text, capabilityTarget(link.url) ?? '', protocolTool) + body.slice(offsets[1]);
+    body = body.slice(0, offsets.start) + catalogInstruction(link.text, capabilityTarget(link.url) ?? '', protocolTool) + body.slice(offsets.end);
   }
   return body;
 }

@@ -10,8 +10,8 @@
 // deliberate mention); fenced and indented code blocks, link URLs and the text of `capability:`
 // links do not. Matches are case-sensitive whole words, a hyphen being part of a word.
 import { suggestion } from '../did-you-mean.js';
-import { BodyPositions } from '../body-positions.js';
 import { linkTarget } from '../link-target.js';
+import { bodyText, type BodyText } from '../mentions.js';
 import type { LintCapability, Report, Rule } from '../rule.js';
 import type { LinkRef } from '../types.js';
 
@@ -123,11 +123,13 @@ function checkCapabilityLink(
 }
 
 /** Body offsets [start, end) that are not prose for the purpose of mentions. */
-function excludedSpans(capability: LintCapability, positions: BodyPositions): [number, number][] {
+function excludedSpans(capability: LintCapability, positions: BodyText): [number, number][] {
   const { document } = capability;
   const spans: [number, number][] = [];
   for (const link of document.links) {
-    const [start, end] = positions.offsets(link.range);
+    const offsets = positions.offsets(link.range);
+    if (!offsets) continue;
+    const { start, end } = offsets;
     const target = linkTarget(link.url, document.file);
     if (link.kind !== 'link' || target.kind === 'capability') {
       spans.push([start, end]);
@@ -139,7 +141,8 @@ function excludedSpans(capability: LintCapability, positions: BodyPositions): [n
     spans.push([destination >= 0 ? start + destination : start, end]);
   }
   for (const code of document.code) {
-    if (!code.inline) spans.push(positions.offsets(code.range));
+    const offsets = code.inline ? undefined : positions.offsets(code.range);
+    if (offsets) spans.push([offsets.start, offsets.end]);
   }
   return spans.sort((a, b) => a[0] - b[0]);
 }
@@ -151,7 +154,7 @@ function reportMentions(
   report: (report: Report) => void,
 ): void {
   const { document } = capability;
-  let positions: BodyPositions | undefined;
+  let positions: BodyText | undefined;
   let spans: [number, number][] = [];
   let next = 0;
   for (const match of document.body.matchAll(pattern)) {
@@ -159,7 +162,7 @@ function reportMentions(
     if (word === capability.id || !ids.has(word)) continue;
     // Most protocols name no other capability: positions and excluded spans only when one does.
     if (positions === undefined) {
-      positions = new BodyPositions(document);
+      positions = bodyText(document);
       spans = excludedSpans(capability, positions);
     }
     const start = match.index;

@@ -9,7 +9,7 @@
 //   sees every capability) over `catalog` tokens is reported once, on the capability with the
 //   largest entry, at the bigger of its `description` and `whenToUse`.
 import { countTokens } from '../tokens.js';
-import { BodyPositions } from '../body-positions.js';
+import { bodyText } from '../mentions.js';
 import { PROTOCOL_TOOL } from '../render.js';
 import type { LintCapability, Rule } from '../rule.js';
 import type { CatalogEntry, Range } from '../types.js';
@@ -102,5 +102,5 @@ function catalogEntry({ id, fm }: LintCapability): CatalogEntry {
 function bodyRange(capability: LintCapability): Range {
   const { body } = capability.document;
   const start = body.search(/\S/);
-  return new BodyPositions(capability.document).range(start < 0 ? 0 : start, body.length);
+  return bodyText(capability.document).range(start < 0 ? 0 : start, body.length);
 }
