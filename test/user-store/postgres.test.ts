@@ -5,27 +5,17 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { inspect } from 'node:util';
 import pg from 'pg';
+import { closedPort, describeMissingPostgres, TEST_PG_URL } from '../support/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openUserStore } from '../../server/user-store/open.js';
 import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString } from '../../server/user-store/postgres.js';
 import { isUserStoreError, type UserCapabilityStore } from '../../server/user-store/store.js';
 import { describeUserStoreContract, sampleData, type StoreBackend } from './contract.js';
 
-const url = process.env.CAPREG_TEST_PG_URL;
-const HOW = 'start one with: pg_env=$(bash .ci/postgres.sh) && eval "$pg_env"';
-const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
+const url = TEST_PG_URL;
 
 function uniqueSchema(): string {
   return `capreg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-}
-
-/** A port on the loopback interface where nothing listens. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A TCP relay to the real server that the test can cut and restore, to play a database outage. */
@@ -98,18 +88,7 @@ describe('PostgreSQL user store without a database', () => {
 });
 
 if (!url) {
-  if (inCI) {
-    describe('PostgreSQL user store', () => {
-      it('runs in CI', () => {
-        throw new Error(`CAPREG_TEST_PG_URL is not set, and CI must run the PostgreSQL tests: ${HOW}`);
-      });
-    });
-  } else {
-    process.stderr.write(`test/user-store/postgres.test.ts: skipping the PostgreSQL tests: CAPREG_TEST_PG_URL is not set (${HOW})\n`);
-    describe.skip(`PostgreSQL user store (skipped: CAPREG_TEST_PG_URL is not set; ${HOW})`, () => {
-      it('needs a database', () => {});
-    });
-  }
+  describeMissingPostgres('PostgreSQL user store', 'test/user-store/postgres.test.ts');
 } else {
   const databaseUrl = url;
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
