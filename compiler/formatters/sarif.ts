@@ -1,7 +1,15 @@
-// `--format sarif`: SARIF 2.1.0 for code-scanning dashboards. Rules carry their description and docs path.
+// `--format sarif`: SARIF 2.1.0 for code-scanning dashboards. Rules carry their description and docs page.
+import { GATE_RULE_DESCRIPTIONS } from '../gate/compare.js';
 import { rulesById } from '../rules/index.js';
 import { ruleDocsPath } from '../rule.js';
 import type { Formatter } from './types.js';
+
+/** The project's home (package.json `repository`); rule docs are linked from its main branch. */
+export const REPOSITORY_URL = 'https://github.com/capreg/capreg';
+
+function describeRule(id: string): string {
+  return rulesById.get(id)?.meta.description ?? GATE_RULE_DESCRIPTIONS[id] ?? id;
+}
 
 /** A relative path as a SARIF `uri` (a URI reference): each segment percent-encoded, `/` kept. */
 function uriOf(file: string): string {
@@ -18,11 +26,11 @@ export const formatSarif: Formatter = (report) => {
         tool: {
           driver: {
             name: 'capreg',
-            informationUri: 'https://github.com/capreg/capreg',
+            informationUri: REPOSITORY_URL,
             rules: usedRuleIds.map((id) => ({
               id,
-              shortDescription: { text: rulesById.get(id)?.meta.description ?? id },
-              helpUri: `https://github.com/capreg/capreg/blob/main/${ruleDocsPath(id)}`,
+              shortDescription: { text: describeRule(id) },
+              helpUri: `${REPOSITORY_URL}/blob/main/${ruleDocsPath(id)}`,
             })),
           },
         },

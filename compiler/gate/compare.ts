@@ -52,6 +52,13 @@ export const GATE_RULES = {
   capabilityRemoved: 'capability-removed',
 } as const;
 
+/** One line per gate rule id, for formatters that describe rules (SARIF); docs in docs/rules/<id>.md. */
+export const GATE_RULE_DESCRIPTIONS: Record<string, string> = {
+  [GATE_RULES.versionBump]: 'a changed capability raises protocol_version by at least the level the change needs',
+  [GATE_RULES.versionDate]: 'protocol_updated is a real date that changes with protocol_version and never moves backwards',
+  [GATE_RULES.capabilityRemoved]: 'a capability that existed at the base ref was removed or renamed (a breaking change)',
+};
+
 export const GATE_MESSAGES = {
   notBumped: 'needs {{level}}: {{reasons}}; protocol_version is still {{from}} (expected {{expected}} or higher)',
   tooSmall: 'needs {{level}}: {{reasons}}; got {{move}} {{from}} → {{to}} (expected {{expected}} or higher)',
