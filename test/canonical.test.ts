@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, digestOf } from '../compiler/canonical.js';
+import { CanonicalJsonError, MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from '../compiler/canonical.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {
@@ -17,5 +17,40 @@ describe('canonicalJson', () => {
   it('gives equal digests for equal data written in any key order', () => {
     expect(digestOf({ a: 1, b: [1, 2] })).toBe(digestOf({ b: [1, 2], a: 1 }));
     expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: 2 }));
+  });
+});
+
+describe('nesting depth', () => {
+  const nested = (depth: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < depth; level += 1) value = level % 2 === 0 ? [value] : { k: value };
+    return value;
+  };
+
+  it('finds the first value nested deeper than the limit, without recursion', () => {
+    expect(tooDeepPath(nested(MAX_JSON_DEPTH))).toBeUndefined();
+    const path = tooDeepPath({ fine: [1, 2], deep: nested(MAX_JSON_DEPTH) });
+    expect(path?.slice(0, 2)).toEqual(['deep', 'k']);
+    expect(path).toHaveLength(MAX_JSON_DEPTH);
+    // 200,000 levels would overflow any recursive walk.
+    expect(tooDeepPath(nested(200_000))).toHaveLength(MAX_JSON_DEPTH);
+  });
+  it('counts nesting, not size: a wide value is fine', () => {
+    expect(tooDeepPath(Array.from({ length: 10_000 }, (_, index) => ({ index, list: [index] })))).toBeUndefined();
+  });
+  it('refuses a too-deep value with a typed error instead of overflowing the stack', () => {
+    for (const depth of [MAX_JSON_DEPTH + 1, 5_000, 100_000]) {
+      let caught: unknown;
+      try {
+        canonicalJson({ a: nested(depth) });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CanonicalJsonError);
+      expect((caught as CanonicalJsonError).code).toBe('too-deep');
+      expect((caught as Error).message).toContain(`deeper than ${MAX_JSON_DEPTH}`);
+    }
+    expect(() => digestOf(nested(10_000))).toThrow(CanonicalJsonError);
+    expect(canonicalJson(nested(MAX_JSON_DEPTH - 1))).toContain('leaf');
   });
 });
