@@ -14,7 +14,9 @@ export function capabilityTarget(url: string): string | undefined {
 
 export function catalogInstruction(text: string, id: string, protocolTool = PROTOCOL_TOOL): string {
   const label = text.trim() === '' || text.trim() === id ? `\`${id}\`` : `${text.trim()} (\`${id}\`)`;
-  return `${label} (a separate capability: call \`${protocolTool}\` with \`{"capabilityId": "${id}"}\` to load its protocol from the catalog)`;
+  // The target may be invisible to this caller (another toolset) or gone: say what to do then, so
+  // the agent stops instead of improvising the other workflow from its name.
+  return `${label} (a separate capability: call \`${protocolTool}\` with \`{"capabilityId": "${id}"}\` to load its protocol from the catalog; if it is not in your catalog or does not load, tell the user that this part cannot be done here and do not improvise it)`;
 }
 
 export function renderBody(document: CapabilityDocument, protocolTool = PROTOCOL_TOOL): string {

@@ -50,12 +50,16 @@ This skill only tells you how to find and load them. The protocols themselves ar
 
 - Never keep a protocol in memory between tasks, and never work from a remembered copy: load it
   again every time. Protocols change, and the server always serves the current version.
-- When \`catalogVersion\` differs from the last listing you saw, list again before you pick.
+- A listing holds for the task at hand. List again at the start of each new task, and when a
+  protocol you were shown no longer loads (your access may have changed). If the new listing's
+  \`catalogVersion\` equals the old one, nothing you may use has changed.
 - Do not guess capability ids. Use only ids from the latest listing.
 - When a protocol cannot be loaded (\`"success": false\`, an error, or no answer), say that it could
   not be loaded and stop that workflow. Do not improvise the steps from its name or description.
 - Do not ask the server for capabilities you were not shown, and do not pass identities or scopes in
   tool arguments: the server knows you only by your credentials.
+- A protocol may name tools you do not have in this session. When a step needs one, tell the
+  user that step cannot be done here; never pretend to call it or make up its result.
 - If the list is empty or a capability you expect is missing, call \`${user}\` and tell the user
   which identity and scopes the server sees.
 `;

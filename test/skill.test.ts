@@ -44,6 +44,17 @@ describe('renderClientSkill', () => {
     expect(skill).toMatch(/catalogVersion/);
   });
 
+  it('says when to list again without needing a listing to know it', () => {
+    const skill = renderClientSkill({ toolPrefix: '' });
+    // catalogVersion arrives only with a listing, so it cannot be what prompts the next one.
+    expect(skill).not.toMatch(/When `catalogVersion` differs[^.]*list again/);
+    expect(skill).toMatch(/List again at the start of each new task, and when a\n  protocol you were shown no longer loads/);
+  });
+
+  it('says what to do when a protocol names a tool the agent lacks', () => {
+    expect(renderClientSkill({ toolPrefix: '' })).toMatch(/tools you do not have[\s\S]*never pretend to call it or make up its result/);
+  });
+
   it('is about 50 lines and byte-stable', () => {
     const skill = renderClientSkill({ toolPrefix: 'x_' });
     const lines = skill.split('\n').length;
