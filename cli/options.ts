@@ -1,21 +1,7 @@
-// Argument parsing shared by the commands (node:util parseArgs, strict: unknown flags are usage errors).
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+// Option values shared by the lint, build and check commands (the flags themselves are declared in
+// command-table.ts).
 import { formatterLoaders, type Formatter } from '../compiler/formatters/index.js';
 import { UsageError } from './context.js';
-
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
-  command: string,
-  argv: string[],
-  options: T,
-  allowPositionals = false,
-) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
-  } catch (error) {
-    // main() prefixes every usage error with `capreg <command>: `.
-    throw new UsageError((error as Error).message);
-  }
-}
 
 export async function pickFormatter(name: string | undefined, extra: Record<string, Formatter> = {}): Promise<Formatter> {
   const chosen = name ?? 'stylish';
@@ -23,6 +9,14 @@ export async function pickFormatter(name: string | undefined, extra: Record<stri
   if (Object.hasOwn(formatterLoaders, chosen)) return formatterLoaders[chosen]!();
   const names = [...new Set([...Object.keys(formatterLoaders), ...Object.keys(extra)])];
   throw new UsageError(`unknown --format "${name}"; expected one of ${names.join(', ')}`);
+}
+
+/** `SOURCE_DATE_EPOCH` as an ISO time (reproducible builds), or undefined when unset. */
+export function builtAtFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  if (epoch === undefined || epoch === '') return undefined;
+  if (!/^\d+$/.test(epoch)) throw new UsageError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not "${epoch}"`);
+  return new Date(Number(epoch) * 1000).toISOString();
 }
 
 export function parseMaxWarnings(value: string | undefined): number | undefined {

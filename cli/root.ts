@@ -12,10 +12,27 @@ function isDirectory(target: string): boolean {
   }
 }
 
+/**
+ * An input file named on the command line: relative to the working directory, like every Unix
+ * tool. A missing one is a usage error that names the flag, what was given and where it was looked for.
+ */
+export function existingFile(cwd: string, flag: string, given: string): string {
+  const file = path.resolve(cwd, given);
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch {
+    const where = path.isAbsolute(given) ? '' : ` (a relative path on the command line starts from the working directory, ${cwd})`;
+    throw new UsageError(`${flag} ${given}: no such file: ${file}${where}`);
+  }
+  if (!isFile) throw new UsageError(`${flag} ${given}: ${file} is not a file`);
+  return file;
+}
+
 export function findRegistryRoot(cwd: string, explicitRoot?: string): string {
   if (explicitRoot !== undefined) {
     const root = path.resolve(cwd, explicitRoot);
-    if (!isDirectory(root)) throw new UsageError(`--root ${explicitRoot}: no such directory`);
+    if (!isDirectory(root)) throw new UsageError(`--root ${explicitRoot}: no such directory: ${root}`);
     if (!isDirectory(path.join(root, 'capabilities'))) {
       throw new UsageError(`--root ${explicitRoot}: ${root} has no capabilities/ folder; a registry root holds capabilities/<id>/PROTOCOL.md`);
     }

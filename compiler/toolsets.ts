@@ -5,7 +5,7 @@ import { normalizeNewlines } from './parse.js';
 import { parseYamlSource } from './yaml-source.js';
 import type { FrontmatterProblem, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
 
-export const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
+export { TOOLSETS_FILE } from './layout.js';
 
 export interface ParsedToolsets {
   file: string;

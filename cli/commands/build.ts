@@ -9,17 +9,11 @@ import { writeFileAtomic } from '../atomic-write.js';
 import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
-import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { parseFlags } from '../command-table.js';
+import { builtAtFrom, exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 import { CAPREG_VERSION } from '../version.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
-
-export function builtAtFrom(env: NodeJS.ProcessEnv): string | undefined {
-  const epoch = env.SOURCE_DATE_EPOCH;
-  if (epoch === undefined || epoch === '') return undefined;
-  if (!/^\d+$/.test(epoch)) throw new UsageError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not "${epoch}"`);
-  return new Date(Number(epoch) * 1000).toISOString();
-}
 
 interface BuildSettings {
   root: string;
@@ -92,15 +86,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
 }
 
 export const buildCommand: Command = async (argv, context) => {
-  const { values } = parseCommandArgs('build', argv, {
-    root: { type: 'string' },
-    out: { type: 'string' },
-    format: { type: 'string', short: 'f' },
-    'max-warnings': { type: 'string' },
-    'no-cache': { type: 'boolean' },
-    watch: { type: 'boolean', short: 'w' },
-    'tool-prefix': { type: 'string' },
-  });
+  const { values } = parseFlags('build', argv);
   let clientSkill: string;
   try {
     clientSkill = renderClientSkill({ toolPrefix: values['tool-prefix'] ?? '' });
@@ -121,8 +107,23 @@ export const buildCommand: Command = async (argv, context) => {
   return watchAndBuild(settings, context);
 };
 
-/** Rebuild on every change under capabilities/ or to the config; stop on SIGINT/SIGTERM. */
-async function watchAndBuild(settings: BuildSettings, context: CliContext): Promise<number> {
+/** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
+export function localTime(date: Date): string {
+  return [date.getHours(), date.getMinutes(), date.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
+}
+
+/** Every line of `text` prefixed with the local time. */
+function stamped(text: string): string {
+  const time = localTime(new Date());
+  return text.replace(/^(?=.)/gm, `${time} `);
+}
+
+/**
+ * Rebuild on every change under capabilities/ or to the config; stop on SIGINT/SIGTERM. Status
+ * lines (stderr) start with the local time; stdout keeps the formatter's exact output.
+ */
+async function watchAndBuild(settings: BuildSettings, outer: CliContext): Promise<number> {
+  const context: CliContext = { ...outer, stderr: (text) => outer.stderr(stamped(text)) };
   let running = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const rebuild = (): void => {

@@ -14,7 +14,8 @@ import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
-import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { parseFlags } from '../command-table.js';
+import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
 import { parseInWorkers } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 
@@ -42,14 +43,7 @@ function describe(result: GateResult, against: string, commit: string): string {
 }
 
 export const checkCommand: Command = async (argv: string[], context: CliContext) => {
-  const { values } = parseCommandArgs('check', argv, {
-    against: { type: 'string' },
-    root: { type: 'string' },
-    format: { type: 'string', short: 'f' },
-    'max-warnings': { type: 'string' },
-    summary: { type: 'string' },
-    'no-cache': { type: 'boolean' },
-  });
+  const { values } = parseFlags('check', argv);
   if (values.against === undefined) {
     throw new UsageError('--against <git-ref> is required: the Git ref to compare with, e.g. `capreg check --against origin/main`');
   }

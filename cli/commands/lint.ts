@@ -1,16 +1,12 @@
 // capreg lint: parse, validate and lint every capability; print the diagnostics.
 import type { Command } from '../context.js';
 import { compileRoot } from '../compile-root.js';
-import { exitCodeFor, parseCommandArgs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { parseFlags } from '../command-table.js';
+import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 
 export const lintCommand: Command = async (argv, context) => {
-  const { values } = parseCommandArgs('lint', argv, {
-    root: { type: 'string' },
-    format: { type: 'string', short: 'f' },
-    'max-warnings': { type: 'string' },
-    'no-cache': { type: 'boolean' },
-  });
+  const { values } = parseFlags('lint', argv);
   const formatter = await pickFormatter(values.format);
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);

@@ -1,11 +1,13 @@
 // capreg new <id>: scaffold capabilities/<id>/PROTOCOL.md that passes lint.
+// Imports nothing of the parser or the rules: scaffolding is a couple of file writes and should take
+// a node start-up, not a compiler load.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { TOOLSETS_FILE } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
-import { TOOLSETS_FILE } from '../../compiler/toolsets.js';
+import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
-import { builtAtFrom } from './build.js';
-import { parseCommandArgs } from '../options.js';
+import { builtAtFrom } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 
 const EMPTY_TOOLSETS = `# Toolsets of this registry: <toolset-id>: {description, tools: {<tool>: {action, description, states}}}.
@@ -13,7 +15,7 @@ const EMPTY_TOOLSETS = `# Toolsets of this registry: <toolset-id>: {description,
 `;
 
 export const newCommand: Command = async (argv, context) => {
-  const { values, positionals } = parseCommandArgs('new', argv, { root: { type: 'string' } }, true);
+  const { values, positionals } = parseFlags('new', argv);
   const [id, ...extra] = positionals;
   if (id === undefined || extra.length > 0) throw new UsageError('usage: capreg new <id> [--root DIR]');
   if (!CAPABILITY_ID_PATTERN.test(id) || id.length > 64) {

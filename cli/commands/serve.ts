@@ -2,8 +2,8 @@
 // Streamable HTTP (`--http`). Resolves with 0 on SIGINT/SIGTERM (or, on stdio, when the client
 // closes stdin); 2 when the manifest, principals or JWT settings are unusable at start. A user store
 // (SPEC §8) that does not answer does not stop it: the Git catalog keeps serving.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
@@ -12,36 +12,12 @@ import { MCP_PATH, startHttpServer } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openUserStore, parseUserStoreSpec } from '../../server/user-store/open.js';
 import { isUserStoreError } from '../../server/user-store/store.js';
+import { parseFlags } from '../command-table.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
-import { findRegistryRoot } from '../root.js';
+import { existingFile, findRegistryRoot } from '../root.js';
+import { CAPREG_BIN, DEMO_KEY, DEMO_PRINCIPALS_FILE } from '../version.js';
 
 export const DEFAULT_PORT = 8765;
-
-const SERVE_OPTIONS = {
-  root: { type: 'string' },
-  manifest: { type: 'string' },
-  principals: { type: 'string' },
-  http: { type: 'boolean' },
-  port: { type: 'string' },
-  host: { type: 'string' },
-  'tool-prefix': { type: 'string' },
-  'jwt-jwks': { type: 'string' },
-  'jwt-public-key': { type: 'string' },
-  'jwt-issuer': { type: 'string' },
-  'jwt-audience': { type: 'string' },
-  'allowed-origins': { type: 'string' },
-  'user-store': { type: 'string' },
-} as const;
-
-// node:util directly rather than cli/options.ts: that module pulls in the formatters and the
-// compiler, which starting a server does not need.
-function parseArgsOrUsage(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: SERVE_OPTIONS, allowPositionals: false, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
 
 interface ServeSettings {
   manifestFile: string;
@@ -51,10 +27,13 @@ interface ServeSettings {
   jwt: JwtOptions | undefined;
   /** `--user-store` and the folder its relative `sqlite:` paths start from; undefined: no user store. */
   userStore: { spec: string | undefined; root: string } | undefined;
+  /** The flags that make a stdio server started from anywhere serve the same files (absolute paths). */
+  clientArgs: string[];
 }
 
 function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
-  const { values } = parseArgsOrUsage(argv);
+  // The flags are declared in cli/command-table.ts (one entry each, documented in docs/cli.md).
+  const { values } = parseFlags('serve', argv);
 
   // The root matters for the default manifest path and the default user store; an explicit
   // --manifest works anywhere.
@@ -63,9 +42,12 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   if (values.manifest === undefined) {
     root = findRegistryRoot(context.cwd, values.root);
     manifestFile = path.join(root, 'dist', 'manifest.json');
+    if (!existsSync(manifestFile)) {
+      throw new UsageError(`no manifest at ${manifestFile} (the default for --manifest under the registry root): run \`capreg build\` first, or pass --manifest FILE`);
+    }
   } else {
     root = values.root !== undefined ? findRegistryRoot(context.cwd, values.root) : optionalRoot(context.cwd);
-    manifestFile = path.resolve(context.cwd, values.manifest);
+    manifestFile = existingFile(context.cwd, '--manifest', values.manifest);
   }
   const userStore = userStoreSettings(values['user-store'], root, context.cwd);
 
@@ -97,12 +79,12 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     jwt = {
       issuer,
       audience,
-      ...(jwksSource !== undefined ? { jwks: /^https?:\/\//i.test(jwksSource) ? jwksSource : path.resolve(context.cwd, jwksSource) } : {}),
-      ...(values['jwt-public-key'] !== undefined ? { publicKeyFile: path.resolve(context.cwd, values['jwt-public-key']) } : {}),
+      ...(jwksSource !== undefined ? { jwks: /^https?:\/\//i.test(jwksSource) ? jwksSource : existingFile(context.cwd, '--jwt-jwks', jwksSource) } : {}),
+      ...(values['jwt-public-key'] !== undefined ? { publicKeyFile: existingFile(context.cwd, '--jwt-public-key', values['jwt-public-key']) } : {}),
     };
   }
 
-  const principalsFile = values.principals !== undefined ? path.resolve(context.cwd, values.principals) : undefined;
+  const principalsFile = values.principals !== undefined ? existingFile(context.cwd, '--principals', values.principals) : undefined;
 
   let http: ServeSettings['http'];
   if (values.http) {
@@ -115,7 +97,14 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
     };
   }
-  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore };
+  const clientArgs = [
+    ...(root !== undefined ? ['--root', root] : []),
+    ...(values.manifest !== undefined ? ['--manifest', manifestFile] : []),
+    ...(principalsFile !== undefined ? ['--principals', principalsFile] : []),
+    ...(toolPrefix !== '' ? ['--tool-prefix', toolPrefix] : []),
+    ...(userStore?.spec !== undefined ? ['--user-store', clientUserStore(userStore.spec, userStore.root)] : []),
+  ];
+  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs };
 }
 
 function optionalRoot(cwd: string): string | undefined {
@@ -128,12 +117,12 @@ function optionalRoot(cwd: string): string | undefined {
 
 /**
  * The default store lives under the registry root; with no root (a bare --manifest elsewhere) and
- * no --user-store the feature is off. An explicit relative `sqlite:` path outside a registry is
- * taken from the working directory, like --manifest.
+ * no --user-store the feature is off. An explicit relative `sqlite:PATH` starts from the working
+ * directory, like every path on the command line.
  */
 function userStoreSettings(spec: string | undefined, root: string | undefined, cwd: string): ServeSettings['userStore'] {
   if (spec === undefined && root === undefined) return undefined;
-  const base = root ?? cwd;
+  const base = (spec !== undefined && !/^sqlite:$/i.test(spec) ? cwd : root) ?? cwd;
   try {
     parseUserStoreSpec(spec, base);
   } catch (error) {
@@ -170,13 +159,50 @@ function parseOrigins(value: string): string[] {
   return origins;
 }
 
-function connectionHelp(url: string): string {
-  const snippet = {
-    mcpServers: {
-      capreg: { type: 'http', url, headers: { Authorization: 'Bearer <API key from the principals file, or a JWT>' } },
-    },
+/** One line that says why the port could not be bound, without a stack trace. */
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use (pick another with --port, or --port 0 for a free one)`;
+    case 'EACCES':
+      return `no permission to listen on port ${port} on ${host} (ports below 1024 need privileges; pick another with --port)`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${host}: not an address of this machine (see --host)`;
+    default:
+      return `cannot listen on ${host}:${port}: ${error.code ?? error.message}`;
+  }
+}
+
+/** `--user-store` for a printed configuration: an absolute SQLite path, and never a database password. */
+function clientUserStore(spec: string, base: string): string {
+  const location = parseUserStoreSpec(spec, base);
+  return location.kind === 'sqlite' ? `sqlite:${location.file}` : '<your --user-store postgres:// URL>';
+}
+
+/**
+ * How to connect an MCP client: over HTTP to this server, or over stdio by starting capreg with
+ * node and absolute paths (a desktop client starts from / or $HOME, where `npx capreg` would run
+ * whatever the public registry holds under that name).
+ */
+function connectionHelp(url: string, settings: ServeSettings): string {
+  const demo = settings.principalsFile === DEMO_PRINCIPALS_FILE;
+  const key = demo ? DEMO_KEY : '<API key>';
+  const http = { mcpServers: { capreg: { type: 'http', url, headers: { Authorization: `Bearer ${key}` } } } };
+  const stdio = {
+    mcpServers: { capreg: { command: process.execPath, args: [CAPREG_BIN, 'serve', ...settings.clientArgs], env: { CAPREG_API_KEY: key } } },
   };
-  return `Connect an MCP client with this configuration:\n${JSON.stringify(snippet, null, 2)}\n`;
+  const keyHelp = demo
+    ? `${DEMO_KEY} is a public demo key from ${DEMO_PRINCIPALS_FILE} (it sees every bundled capability and may save user capabilities; the other demo keys are listed there).`
+    : `<API key>: the principals file holds only SHA-256 hashes, never keys; use the key whose hash is listed there${settings.jwt ? ', or a JWT from the configured issuer' : ''}.`;
+  return [
+    'Connect an MCP client over HTTP with this configuration:',
+    JSON.stringify(http, null, 2),
+    'or let the client start capreg over stdio (absolute paths, so it works from any folder):',
+    JSON.stringify(stdio, null, 2),
+    keyHelp,
+    'A real key is any long random secret (e.g. `openssl rand -hex 32`): add its SHA-256 (`printf %s KEY | sha256sum`) to the principals file and give the key to its holder.',
+    '',
+  ].join('\n');
 }
 
 function waitForSignal(): { promise: Promise<void>; dispose: () => void } {
@@ -215,10 +241,8 @@ export const serveCommand: Command = async (argv, context) => {
     });
   } catch (error) {
     if (error instanceof LoadError || error instanceof JwtConfigError) {
+      // The message names the file; a missing default manifest was already reported with its fix.
       context.stderr(`capreg serve: ${error.message}\n`);
-      if (error instanceof LoadError && error.code === 'unreadable' && settings.manifestFile.endsWith(path.join('dist', 'manifest.json'))) {
-        context.stderr('capreg serve: run `capreg build` first, or pass --manifest FILE\n');
-      }
       return 2;
     }
     throw error;
@@ -228,12 +252,13 @@ export const serveCommand: Command = async (argv, context) => {
   const signal = waitForSignal();
   try {
     if (settings.http) {
-      const server = await startHttpServer(runtime, { ...settings.http, log }).catch((error: NodeJS.ErrnoException) => {
-        throw new UsageError(`cannot listen on ${settings.http?.host}:${settings.http?.port}: ${error.code ?? error.message}`);
+      const listen = settings.http;
+      const server = await startHttpServer(runtime, { ...listen, log }).catch((error: NodeJS.ErrnoException) => {
+        throw new UsageError(listenFailure(error, listen.host, listen.port));
       });
       const url = `${server.url}${MCP_PATH}`;
       context.stderr(
-        `capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on ${url} (health: ${server.url}/healthz)\n${connectionHelp(url)}`,
+        `capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on ${url} (health: ${server.url}/healthz)\n${connectionHelp(url, settings)}`,
       );
       await signal.promise;
       log('capreg serve: shutting down');

@@ -1,4 +1,4 @@
-// `--user-store` (SPEC §8): `sqlite:PATH` (relative to the registry root) or a PostgreSQL URL.
+// `--user-store` (SPEC §8): `sqlite:PATH` (relative to the folder the caller passes as `root`) or a PostgreSQL URL.
 import path from 'node:path';
 import { PostgresUserStore, redactConnectionString } from './postgres.js';
 import { SqliteUserStore } from './sqlite.js';
@@ -8,7 +8,7 @@ export const DEFAULT_SQLITE_PATH = '.capreg/user-capabilities.db';
 
 export type UserStoreLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
-const USAGE = '--user-store must be sqlite:PATH (relative to the registry root) or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
+const USAGE = '--user-store must be sqlite:PATH (relative to the working directory) or postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
 /** Where a `--user-store` value points; UserStoreError `invalid-config` when it is neither form. */
 export function parseUserStoreSpec(spec: string | undefined, root: string): UserStoreLocation {
@@ -32,7 +32,7 @@ export function parseUserStoreSpec(spec: string | undefined, root: string): User
 }
 
 export interface OpenUserStoreOptions extends UserStoreOptions {
-  /** The registry root: `sqlite:` paths are relative to it. */
+  /** The folder relative `sqlite:` paths start from (the CLI: the registry root for the default store, else the working directory). */
   root: string;
 }
 
