@@ -3,6 +3,14 @@
 // principals reload), the client gets `notifications/resources/list_changed`.
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { principalCaller } from '../auth/api-key.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
@@ -57,22 +65,79 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   });
 
   const stdin = options.stdin ?? process.stdin;
-  const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
+  const stdout = options.stdout ?? process.stdout;
+  const transport = new AnsweringStdioTransport(stdin, stdout);
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closing ??= (async () => {
+    // Deferred by a microtask so that `closing` is set before the server closes: closing the server
+    // closes the transport, whose onclose comes back here (it used to recurse until the stack overflowed).
+    closing ??= Promise.resolve().then(async () => {
       stopListening();
       stdin.off('end', onEnd);
-      await cleanup();
+      stdout.off('error', onOutputError);
+      await cleanup().catch((error: unknown) => log(`capreg serve: closing the session failed: ${(error as Error).message}`));
       resolveClosed();
-    })();
+    });
     return closing;
   };
-  const onEnd = (): void => void close();
+  // The client stopped writing: answer what it already asked (bounded), then end the session.
+  const onEnd = (): void => void transport.answered(END_OF_INPUT_GRACE_MS).then(close);
+  // The client stopped reading (EPIPE): nothing more can be answered.
+  const onOutputError = (): void => void close();
   stdin.on('end', onEnd);
+  stdout.on('error', onOutputError);
   transport.onclose = () => void close();
   await server.connect(transport);
   return { closed, close };
+}
+
+/** How long a session whose input ended still waits for answers to requests already received. */
+export const END_OF_INPUT_GRACE_MS = 5_000;
+
+/** The SDK's stdio transport, also tracking which requests are still unanswered. */
+class AnsweringStdioTransport extends StdioServerTransport {
+  private readonly unanswered = new Set<RequestId>();
+  private onAnswered: (() => void) | undefined;
+
+  constructor(stdin: Readable, stdout: Writable) {
+    super(stdin, stdout);
+    // Runs before the server's own handler (the SDK chains an onmessage set before connect).
+    this.onmessage = (message) => {
+      if (isJSONRPCRequest(message)) this.unanswered.add(message.id);
+      else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+        // A cancelled request gets no answer.
+        const requestId: unknown = message.params?.['requestId'];
+        if (typeof requestId === 'string' || typeof requestId === 'number') this.settle(requestId);
+      }
+    };
+  }
+
+  override async send(message: JSONRPCMessage): Promise<void> {
+    try {
+      await super.send(message);
+    } finally {
+      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+        if (message.id !== undefined) this.settle(message.id);
+      }
+    }
+  }
+
+  /** Resolves once every request received so far has been answered, or after `timeoutMs`. */
+  answered(timeoutMs: number): Promise<void> {
+    if (this.unanswered.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.onAnswered = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private settle(id: RequestId): void {
+    this.unanswered.delete(id);
+    if (this.unanswered.size === 0) this.onAnswered?.();
+  }
 }
