@@ -57,6 +57,8 @@ export interface TextBlock {
   /** Text of the nearest heading above this block ('' before the first heading). */
   section: string;
   range: Range;
+  /** Set on a catalog stand-in's block, which has no text: see `paragraphFingerprint`. */
+  fingerprint?: string;
 }
 
 export interface LinkRef {
@@ -221,6 +223,11 @@ export interface ManifestCapability {
   metadata?: Record<string, string>;
   /** The Markdown served to agents. */
   protocol: string;
+  /**
+   * `[fingerprint, line]` of each paragraph and list item that `duplicate-content` compares, so a
+   * user capability can be checked against it without the text. Not served; not in `digest`.
+   */
+  paragraphs?: [string, number][];
 }
 
 export interface Manifest {
@@ -233,5 +240,15 @@ export interface Manifest {
   builtAt?: string;
   toolsets: Toolsets;
   capabilities: ManifestCapability[];
+  /**
+   * The registry's resolved settings (capreg.config.yaml) of every rule a user capability is
+   * checked with, by rule id, so saves follow the registry's levels, markers and budgets.
+   */
+  rules?: Record<string, ManifestRuleSetting>;
   integrity: string;
+}
+
+export interface ManifestRuleSetting {
+  level: 'off' | 'warn' | 'error';
+  options: unknown;
 }

@@ -15,6 +15,7 @@ export const foreignTools: Rule = {
     id: 'foreign-tools',
     description: 'The protocol names no tool that belongs only to toolsets outside its required and optional toolsets.',
     defaultLevel: 'error',
+    reads: 'document',
     defaultOptions: {},
     messages: {
       foreignOwned:

@@ -29,6 +29,7 @@ export const frontmatterSchema: Rule = {
     id: 'frontmatter-schema',
     description: 'The frontmatter parses as YAML and matches the capability JSON Schema.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       yaml: '{{message}}',

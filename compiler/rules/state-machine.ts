@@ -78,6 +78,7 @@ export const stateMachine: Rule = {
     id: 'state-machine',
     description: 'Every declared state and every state of a listed tool has an entry in the body that names it and says what to do.',
     defaultLevel: 'error',
+    reads: 'document',
     defaultOptions: {},
     messages: {
       missingDeclared:

@@ -19,6 +19,7 @@ export const toolsTable: Rule = {
     id: 'tools-table',
     description: "Tools in the protocol's tools table exist in its toolsets; tools of required toolsets are all listed.",
     defaultLevel: 'error',
+    reads: 'document',
     defaultOptions: {},
     messages: {
       unknownTool:

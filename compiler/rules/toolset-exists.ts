@@ -9,6 +9,7 @@ export const toolsetExists: Rule = {
     id: 'toolset-exists',
     description: 'Every toolset id in the frontmatter exists in toolsets.yaml.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       unknown: 'toolset "{{toolset}}" in `{{field}}` is not defined in {{toolsetsFile}}{{hint}}',

@@ -21,6 +21,7 @@ export const toolsetsSchemaRule: Rule = {
     id: 'toolsets-schema',
     description: 'toolsets.yaml exists, parses as YAML, and matches the toolsets JSON Schema.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       missing: '{{file}} is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',

@@ -68,20 +68,44 @@ describe('capreg serve arguments', () => {
     });
   }
 
-  it('exits 2 with a clear message when the manifest is missing', async () => {
-    const ctx = context();
-    expect(await serveCommand(['--manifest', 'nope.json'], ctx)).toBe(2);
-    expect(ctx.err.join('')).toMatch(/cannot read manifest .*nope\.json: ENOENT/);
-    expect(ctx.out).toEqual([]);
+  const refusal = async (argv: string[]): Promise<string> => {
+    const error = await serveCommand(argv, context()).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  };
+
+  it('refuses a missing --manifest, naming the flag and the file', async () => {
+    expect(await refusal(['--manifest', 'nope.json'])).toBe(
+      `--manifest nope.json: no such file: ${path.join(dir, 'nope.json')} (a relative path on the command line starts from the working directory, ${dir})`,
+    );
   });
 
   it('uses dist/manifest.json under the registry root by default, and says to build when it is missing', async () => {
     fs.mkdirSync(path.join(dir, 'capabilities'));
-    const ctx = context();
-    expect(await serveCommand(['--root', dir], ctx)).toBe(2);
-    expect(ctx.err.join('')).toContain(path.join(dir, 'dist', 'manifest.json'));
-    expect(ctx.err.join('')).toMatch(/capreg build/);
+    const message = await refusal(['--root', dir]);
+    expect(message).toContain(path.join(dir, 'dist', 'manifest.json'));
+    expect(message).toMatch(/capreg build/);
   });
+
+  it('names --principals, not the build, when the principals file is missing', async () => {
+    fs.mkdirSync(path.join(dir, 'capabilities'));
+    fs.mkdirSync(path.join(dir, 'dist'));
+    fs.copyFileSync(manifestFile, path.join(dir, 'dist', 'manifest.json'));
+    const message = await refusal(['--root', dir, '--principals', 'missing.yaml']);
+    expect(message).toMatch(/^--principals missing\.yaml: no such file: /);
+    expect(message).toContain(path.join(dir, 'missing.yaml'));
+    expect(message).not.toMatch(/capreg build/);
+  });
+
+  for (const flag of ['--jwt-public-key', '--jwt-jwks']) {
+    it(`names ${flag} when its file is missing`, async () => {
+      const message = await refusal(['--manifest', 'manifest.json', '--http', flag, 'keys/none', '--jwt-issuer', 'i', '--jwt-audience', 'a']);
+      expect(message).toMatch(new RegExp(`^${flag} keys/none: no such file: `));
+    });
+  }
 
   const invalid: { label: string; text: () => string; message: RegExp }[] = [
     { label: 'not JSON', text: () => '{"schemaVersion": 1,', message: /not valid JSON/ },
