@@ -1,15 +1,18 @@
 // Compile one capability held in memory against an existing catalog (a manifest's capabilities and
 // toolsets) instead of a whole registry on disk. The server uses this to check capabilities that
 // users compose at run time: the same rules run, and only the new capability's problems come back.
-import { createLintRegistry, runRules } from './lint.js';
+import { compareDiagnostics, createLintRegistry, runRules } from './lint.js';
 import { FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rules as allRules } from './rules/index.js';
-import type { CapabilityDocument, CapabilityFrontmatter, Diagnostic, ManifestCapability, Toolsets } from './types.js';
+import type { CapabilityDocument, CapabilityFrontmatter, Diagnostic, ManifestCapability, TextBlock, Toolsets } from './types.js';
 import type { ParsedToolsets } from './toolsets.js';
 
-/** A catalog capability as the rules see it: frontmatter facts, no body (its protocol is not re-parsed). */
-function catalogStub(capability: ManifestCapability): CapabilityDocument {
+/**
+ * A catalog capability as the rules see it: frontmatter facts and, instead of a body (its protocol
+ * is not re-parsed), the fingerprints of its paragraphs that the manifest carries.
+ */
+function catalogStub(capability: CatalogCapability): CapabilityDocument {
   const { id, name, description, whenToUse, requiredToolsets, optionalToolsets, protocolVersion, protocolUpdated } = capability;
   return {
     file: `capabilities/${id}/PROTOCOL.md`,
@@ -33,7 +36,7 @@ function catalogStub(capability: ManifestCapability): CapabilityDocument {
     },
     body: '',
     bodyStartLine: 1,
-    blocks: [],
+    blocks: (capability.paragraphs ?? []).map(fingerprintBlock),
     links: capability.references.map((target) => ({ kind: 'link' as const, url: `capability:${target}`, text: target, range: FILE_START })),
     code: [],
     toolsTables: [],
@@ -43,16 +46,23 @@ function catalogStub(capability: ManifestCapability): CapabilityDocument {
   };
 }
 
+function fingerprintBlock([fingerprint, line]: readonly [string, number]): TextBlock {
+  return { kind: 'paragraph', text: '', fingerprint, section: '', range: { line, column: 1, endLine: line, endColumn: 1 } };
+}
+
+/** A manifest capability without its protocol, which the rules never read from a stand-in. */
+export type CatalogCapability = Omit<ManifestCapability, 'protocol'>;
+
 export interface CatalogContext {
-  capabilities: readonly ManifestCapability[];
+  capabilities: readonly CatalogCapability[];
   toolsets: Toolsets;
 }
 
 /**
  * Lint `document` as if it were one more capability of the registry that produced `catalog`.
- * Rules that only make sense for files in Git (`id-matches-folder`, `registry-files`,
- * `toolsets-schema`, the schema of platform frontmatter) are the caller's to leave out through
- * `rules`; diagnostics are returned for `document.file` only.
+ * Rules that read only the document (`meta.reads: 'document'`) see it alone; the others also see
+ * the catalog's stand-ins. `git` rules are the caller's to leave out through `rules` (they read
+ * what only a registry in Git has); diagnostics are returned for `document.file` only.
  */
 export function lintAgainstCatalog(
   document: CapabilityDocument,
@@ -64,7 +74,10 @@ export function lintAgainstCatalog(
     derived?: Partial<CapabilityFrontmatter>;
   } = {},
 ): Diagnostic[] {
-  const stubs = catalog.capabilities.filter((capability) => capability.id !== document.folder).map(catalogStub);
+  const rules = options.rules ?? allRules;
+  const settings = options.settings ?? new Map<string, ResolvedRuleSetting>();
+  const documentRules = rules.filter((rule) => rule.meta.reads === 'document');
+  const catalogRules = rules.filter((rule) => rule.meta.reads !== 'document');
   const toolsetsSource: ParsedToolsets = {
     file: 'capabilities/toolsets.yaml',
     present: true,
@@ -72,12 +85,17 @@ export function lintAgainstCatalog(
     ranges: {},
     problems: [],
   };
-  const registry = createLintRegistry([...stubs, document], toolsetsSource, {
-    allPaths: [document.file, ...stubs.map((stub) => stub.file)],
-    files: [],
-    foldersWithoutProtocol: [],
-  });
-  const own = registry.capabilities.find((capability) => capability.document === document);
-  if (own && options.derived) Object.assign(own.fm, options.derived);
-  return runRules(registry, options.rules ?? allRules, options.settings ?? new Map()).filter((d) => d.file === document.file);
+  const lint = (documents: CapabilityDocument[], ruleSet: readonly AnyRule[]): Diagnostic[] => {
+    if (ruleSet.length === 0) return [];
+    const registry = createLintRegistry(documents, toolsetsSource, {
+      allPaths: documents.map((each) => each.file),
+      files: [],
+      foldersWithoutProtocol: [],
+    });
+    const own = registry.capabilities.find((capability) => capability.document === document);
+    if (own && options.derived) Object.assign(own.fm, options.derived);
+    return runRules(registry, ruleSet, settings).filter((d) => d.file === document.file);
+  };
+  const stubs = catalogRules.length === 0 ? [] : catalog.capabilities.filter((capability) => capability.id !== document.folder).map(catalogStub);
+  return [...lint([document], documentRules), ...lint([...stubs, document], catalogRules)].sort(compareDiagnostics);
 }

@@ -14,6 +14,8 @@ export interface CompileResult {
   registry: LintRegistry;
   errorCount: number;
   warningCount: number;
+  /** The settings the rules ran with (the manifest carries them for user capabilities). */
+  config: ResolvedConfig;
 }
 
 export function isProtocolFile(path: string): boolean {
@@ -45,11 +47,11 @@ export function compileRegistry(input: RegistryInput, options: CompileOptions = 
   const registry = createLintRegistry(documents, toolsets, input);
   const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
-  return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount };
+  return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };
 }
 
 /** Emit: the manifest of a compile that had no errors. */
 export function emitManifest(result: CompileResult, options: ManifestOptions): Manifest {
   if (result.errorCount > 0) throw new Error('emitManifest: the registry has lint errors; nothing may be emitted');
-  return buildManifest(result.registry, options);
+  return buildManifest(result.registry, { rules: result.config.rules, ...options });
 }

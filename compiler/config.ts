@@ -35,7 +35,7 @@ const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
 // Keyed by the rule itself, not its id: a caller's rule table may hold another rule of the same id.
 const optionValidators = new WeakMap<AnyRule, ReturnType<typeof ajv.compile>>();
 
-function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | undefined {
+export function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | undefined {
   if (!rule.meta.optionsSchema) return undefined;
   let validate = optionValidators.get(rule);
   if (!validate) {

@@ -1,10 +1,12 @@
 // The manifest (SPEC §4): emitted by `capreg build`, loaded and verified by the server.
 // Pure functions only; writing the file atomically is the CLI's job.
-import { canonicalJson, digestOf } from './canonical.js';
+import { MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from './canonical.js';
 import { createAjv } from './ajv.js';
 import { capabilityTarget, renderProtocol } from './render.js';
-import type { LintCapability, LintRegistry } from './rule.js';
-import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, type ManifestCapability } from './types.js';
+import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
+import { duplicateContent, paragraphFingerprint, type DuplicateContentOptions } from './rules/duplicate-content.js';
+import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, type ManifestCapability, type ManifestRuleSetting } from './types.js';
+import { USER_REGISTRY_RULES } from './user/compile-user.js';
 import manifestSchema from './schema/manifest.schema.json' with { type: 'json' };
 
 const validateManifestShape = createAjv({ strict: false }).compile(manifestSchema);
@@ -35,6 +37,13 @@ export function parseManifest(text: string): ManifestParseResult {
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { ok: false, error: 'manifest is not a JSON object' };
+  }
+  // Before anything walks the data recursively (schema, integrity, catalog). Only the top-level
+  // field and an index are named: keys further down may be content not every caller may read.
+  const deep = tooDeepPath(data);
+  if (deep !== undefined) {
+    const where = `/${deep.slice(0, typeof deep[1] === 'number' ? 2 : 1).join('/')}`;
+    return { ok: false, error: `manifest nests deeper than ${MAX_JSON_DEPTH} levels (under ${where})` };
   }
   const version = (data as { schemaVersion?: unknown }).schemaVersion;
   if (typeof version === 'number' && Number.isInteger(version) && version !== MANIFEST_SCHEMA_VERSION) {
@@ -68,6 +77,8 @@ export interface ManifestOptions {
   generator: string;
   /** From SOURCE_DATE_EPOCH; omitted otherwise so that builds are reproducible. */
   builtAt?: string;
+  /** The registry's resolved rule settings (capreg.config.yaml); defaults when absent. */
+  rules?: ReadonlyMap<string, ResolvedRuleSetting>;
 }
 
 const OPTIONAL_FIELDS = [
@@ -83,8 +94,8 @@ const OPTIONAL_FIELDS = [
   'metadata',
 ] as const;
 
-/** The manifest entry of one capability that passed lint. */
-export function manifestCapability(capability: LintCapability): ManifestCapability {
+/** The manifest entry of one capability that passed lint; `minLength` of duplicate-content, unless it is off. */
+export function manifestCapability(capability: LintCapability, paragraphMinLength?: number): ManifestCapability {
   const { document } = capability;
   const fm = document.frontmatter.data as unknown as CapabilityFrontmatter;
   const references = [
@@ -107,12 +118,37 @@ export function manifestCapability(capability: LintCapability): ManifestCapabili
   for (const field of OPTIONAL_FIELDS) if (fm[field] !== undefined) optional[field] = fm[field];
   // The digest covers everything served for this capability, so equal revisions mean equal bytes.
   const { digest: _unset, ...content } = entry;
-  return { ...entry, digest: digestOf(content) };
+  const paragraphs = paragraphMinLength === undefined ? [] : paragraphsOf(capability, paragraphMinLength);
+  return { ...entry, digest: digestOf(content), ...(paragraphs.length > 0 ? { paragraphs } : {}) };
+}
+
+/** What duplicate-content compares, without the text: a fingerprint and a line per block. */
+function paragraphsOf(capability: LintCapability, minLength: number): [string, number][] {
+  const paragraphs: [string, number][] = [];
+  for (const block of capability.document.blocks) {
+    if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
+    const fingerprint = paragraphFingerprint(block.text, minLength);
+    if (fingerprint !== undefined) paragraphs.push([fingerprint, block.range.line]);
+  }
+  return paragraphs;
+}
+
+/** The settings user capabilities are checked with: the registry's, for every rule they run. */
+function userRuleSettings(settings: ReadonlyMap<string, ResolvedRuleSetting>): Record<string, ManifestRuleSetting> {
+  const resolved: Record<string, ManifestRuleSetting> = {};
+  for (const rule of USER_REGISTRY_RULES) {
+    const setting = settings.get(rule.meta.id) ?? { level: rule.meta.defaultLevel, options: rule.meta.defaultOptions };
+    resolved[rule.meta.id] = { level: setting.level, options: setting.options };
+  }
+  return resolved;
 }
 
 /** Assemble the manifest of a registry that linted without errors. */
 export function buildManifest(registry: LintRegistry, options: ManifestOptions): Manifest {
-  const capabilities = registry.capabilities.map(manifestCapability).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const rules = userRuleSettings(options.rules ?? new Map());
+  const duplicates = rules[duplicateContent.meta.id];
+  const minLength = duplicates && duplicates.level !== 'off' ? (duplicates.options as DuplicateContentOptions).minLength : undefined;
+  const capabilities = registry.capabilities.map((capability) => manifestCapability(capability, minLength)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const revision = digestOf({ toolsets: registry.toolsets, capabilities: capabilities.map(({ id, digest }) => ({ id, digest })) });
   const manifest: Omit<Manifest, 'integrity'> = {
     schemaVersion: MANIFEST_SCHEMA_VERSION,
@@ -122,6 +158,7 @@ export function buildManifest(registry: LintRegistry, options: ManifestOptions):
     ...(options.builtAt ? { builtAt: options.builtAt } : {}),
     toolsets: registry.toolsets,
     capabilities,
+    rules,
   };
   return { ...manifest, integrity: manifestIntegrity(manifest) };
 }

@@ -1,13 +1,27 @@
 // What a lint rule is (ESLint's shape): metadata with message templates and an options schema,
 // and a `check` that reads the registry and reports. Rules never touch the disk.
+import type { Fact } from './facts.js';
 import type { ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, CapabilityFrontmatter, Range, Severity, SourceFile, Toolsets, YamlRanges } from './types.js';
+
+/**
+ * What a rule reads besides the capability it reports on. A user capability (compiled at run time
+ * against the manifest) can be checked by every rule except `git` ones:
+ * - `document`: its own document and the toolsets;
+ * - `catalog`: also the catalog facts of the other capabilities (ids, triggers, links, toolsets);
+ * - `bodies`: also the text of the other capabilities' protocols (a user compile gets fingerprints);
+ * - `git`: what only a registry in Git has: file paths and folders, platform-only frontmatter,
+ *   `toolsets.yaml` as written, the capabilities that link to this one.
+ */
+export type RuleReads = 'document' | 'catalog' | 'bodies' | 'git';
 
 export interface RuleMeta<Options> {
   id: string;
   /** One sentence: what the rule checks. */
   description: string;
   defaultLevel: 'error' | 'warn';
+  /** What the rule needs to see; decides where it can run (see {@link RuleReads}). */
+  reads: RuleReads;
   /** JSON Schema of the options object; options are validated when the config is loaded. */
   optionsSchema?: Record<string, unknown>;
   defaultOptions: Options;
@@ -34,6 +48,10 @@ export interface Report {
    */
   severity?: 'error';
   related?: { file: string; range: Range; message: string };
+  /** Facts this diagnostic is about: diagnostics that depend on them are dropped (compiler/facts.ts). */
+  marks?: Fact[];
+  /** Facts the conclusion rests on: when another diagnostic marked one of them broken, this one is dropped. */
+  dependsOn?: Fact[];
 }
 
 export interface RuleContext<Options> {

@@ -8,6 +8,7 @@ import { PrincipalRegistry } from './principals.js';
 import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
 import { toolNames, type ToolNames } from './tool-names.js';
 import { UserCapabilities } from './user-capabilities.js';
+import type { UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore } from './user-store/store.js';
 import { watchFile, type FileWatch } from './watch.js';
 
@@ -25,6 +26,8 @@ export interface RuntimeOptions {
   watch?: boolean;
   debounceMs?: number;
   log?: (line: string) => void;
+  /** The pool user saves are compiled in (workers, queue, time budget). */
+  userCompile?: UserCompilePoolOptions | undefined;
 }
 
 /** `GET /healthz`: nothing secret, no paths. */
@@ -65,6 +68,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const principalsStore = options.principalsFile ? await openPrincipalsStore({ file: options.principalsFile, log }) : undefined;
   const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
   const userStore = options.openUserStore ? await options.openUserStore() : undefined;
+  const userCapabilities = userStore ? new UserCapabilities({ store: userStore, names, log, ...(options.userCompile ? { compile: options.userCompile } : {}) }) : undefined;
 
   const listeners = new Set<() => void>();
   const notify = (): void => {
@@ -86,7 +90,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     principalsStore,
     jwt,
     jwtIssuer: options.jwt?.issuer,
-    userCapabilities: userStore ? new UserCapabilities({ store: userStore, names, log }) : undefined,
+    userCapabilities,
     catalog: () => manifests.current.catalog,
     principals: () => principalsStore?.current ?? PrincipalRegistry.empty,
     health: () => {
@@ -108,6 +112,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       for (const stop of unsubscribe) stop();
       listeners.clear();
       await Promise.all(watches.map((watch) => watch.close()));
+      await userCapabilities?.close();
       await userStore?.close();
     },
   };

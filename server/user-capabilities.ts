@@ -5,15 +5,15 @@
 // revision (a revision never changes content), so replicas sharing one database agree at once.
 // No MCP SDK code here; the tools are thin adapters over this.
 import { digestOf } from '../compiler/canonical.js';
-import type { CatalogContext } from '../compiler/compile-one.js';
 import { parseCapability } from '../compiler/parse.js';
 import { renderBody } from '../compiler/render.js';
-import type { Diagnostic, Toolsets } from '../compiler/types.js';
-import { compileUserCapability, DEFAULT_MAX_USER_MARKDOWN_BYTES, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
+import type { Diagnostic } from '../compiler/types.js';
+import { DEFAULT_MAX_USER_MARKDOWN_BYTES, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
 import type { Catalog, CatalogEntry, CatalogListing } from './catalog.js';
 import type { Caller } from './identity.js';
 import type { Grants } from './permissions.js';
 import type { ToolNames } from './tool-names.js';
+import { UserCompilePool, type UserCompilePoolOptions } from './user-compile-pool.js';
 import {
   isUserStoreError,
   type ToolBinding,
@@ -59,7 +59,7 @@ export interface ToolDiagnostic {
 }
 
 /** Known failures, each with a message that says what to do; none carries a secret. */
-export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable';
+export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy';
 
 export type SaveOutcome =
   | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[] }
@@ -93,11 +93,14 @@ export interface UserCapabilitiesOptions {
   maxMarkdownBytes?: number;
   /** Where store outages are reported (stderr in the server), once when they start and when they end. */
   log?: (line: string) => void;
+  /** The worker pool saves are compiled in (workers, queue, time budget). */
+  compile?: UserCompilePoolOptions;
 }
 
 export const STORE_UNAVAILABLE_MESSAGE =
   'user-defined capabilities are unavailable right now (the user store does not answer); the platform catalog still works, try again later';
 
+export const BUSY_MESSAGE = 'the server is checking too many user capabilities right now; save again in a few seconds';
 const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
 const RENDERED_CACHE_SIZE = 512;
 
@@ -118,6 +121,7 @@ export class UserCapabilities {
   readonly #names: ToolNames;
   readonly #maxBytes: number;
   readonly #log: (line: string) => void;
+  readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
   readonly #rendered = new Map<string, string>();
   #outage = false;
@@ -127,6 +131,12 @@ export class UserCapabilities {
     this.#names = options.names;
     this.#maxBytes = options.maxMarkdownBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
     this.#log = options.log ?? (() => {});
+    this.#compiler = new UserCompilePool(options.compile);
+  }
+
+  /** Stops the compile workers; saves after this fail. */
+  close(): Promise<void> {
+    return this.#compiler.close();
   }
 
   /**
@@ -205,7 +215,10 @@ export class UserCapabilities {
         const existing = isUserCapabilityId(capabilityId) ? await this.#store.get(capabilityId) : undefined;
         if (existing === undefined || existing.ownerId !== caller.id) return { kind: 'not-accessible' };
       }
-      const compiled = compileUserCapability(input.markdown, compileContext(catalog, caller.grants), { maxBytes: this.#maxBytes });
+      // Off the event loop, within a time budget: one author's save never stalls other callers.
+      const outcome = await this.#compiler.compile({ markdown: input.markdown, maxBytes: this.#maxBytes, manifest: catalog.manifest, visible: visibleIds(catalog, caller.grants) });
+      if (outcome.kind === 'busy') return { kind: 'failed', code: 'busy', message: BUSY_MESSAGE };
+      const compiled = outcome.result;
       if (!compiled.ok) return { kind: 'invalid', diagnostics: compiled.diagnostics.map(toToolDiagnostic) };
       const { name, description, whenToUse, uses, dependencies, toolBindings } = compiled.capability;
       const data: UserCapabilityData = { markdown: input.markdown, name, description, whenToUse, uses, dependencies, toolBindings };
@@ -292,21 +305,9 @@ function dependenciesVisible(catalog: Catalog, grants: Grants, dependencies: rea
   return true;
 }
 
-/**
- * What the author can see now, and nothing else: capabilities they may use and the toolsets those
- * name. Links to anything outside it are reported exactly like links to missing capabilities.
- */
-function compileContext(catalog: Catalog, grants: Grants): CatalogContext {
-  const capabilities = catalog.manifest.capabilities.filter((capability) => catalog.accessibleCapability(grants, capability.id) !== undefined);
-  // No prototype: a toolset id is data, never a key that could reach Object.prototype.
-  const toolsets = Object.create(null) as Toolsets;
-  for (const capability of capabilities) {
-    for (const id of [...capability.requiredToolsets, ...(capability.optionalToolsets ?? [])]) {
-      const toolset = catalog.manifest.toolsets[id];
-      if (toolset !== undefined && Object.hasOwn(catalog.manifest.toolsets, id)) toolsets[id] = toolset;
-    }
-  }
-  return { capabilities, toolsets };
+/** The ids of the capabilities the author may use now: a save is compiled against those alone. */
+function visibleIds(catalog: Catalog, grants: Grants): string[] {
+  return catalog.manifest.capabilities.filter((capability) => catalog.accessibleCapability(grants, capability.id) !== undefined).map((capability) => capability.id);
 }
 
 function toToolDiagnostic(diagnostic: Diagnostic): ToolDiagnostic {

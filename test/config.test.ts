@@ -15,6 +15,7 @@ const withOptions: Rule<FakeOptions> = {
     id: 'fake-budget',
     description: 'A rule with options.',
     defaultLevel: 'warn',
+    reads: 'document',
     optionsSchema: {
       type: 'object',
       properties: {
@@ -29,7 +30,7 @@ const withOptions: Rule<FakeOptions> = {
 };
 
 const withoutOptions: Rule = {
-  meta: { id: 'fake-shape', description: 'A rule without options.', defaultLevel: 'error', defaultOptions: {}, messages: { bad: 'bad' } },
+  meta: { id: 'fake-shape', description: 'A rule without options.', defaultLevel: 'error', reads: 'document', defaultOptions: {}, messages: { bad: 'bad' } },
   check() {},
 };
 

@@ -34,6 +34,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     id: 'catalog-references',
     description: 'Protocols reference other capabilities only through inline `capability:` links to existing capabilities.',
     defaultLevel: 'error',
+    reads: 'catalog',
     optionsSchema: {
       type: 'object',
       properties: { mentions: { enum: ['hyphenated', 'all', 'off'] } },

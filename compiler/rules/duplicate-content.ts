@@ -7,6 +7,7 @@
 // stock phrases ("Ask the user.") are not flagged. Headings and table rows are not compared (tools
 // tables legitimately repeat rows). Repeats inside one protocol are not this rule's concern.
 // The later copy (in file order) is reported, pointing at the first occurrence.
+import { sha256Hex } from '../canonical.js';
 import type { LintCapability, Rule } from '../rule.js';
 import type { TextBlock } from '../types.js';
 
@@ -20,6 +21,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     id: 'duplicate-content',
     description: "A paragraph or list item is not copied from another capability's protocol.",
     defaultLevel: 'warn',
+    reads: 'bodies',
     optionsSchema: {
       type: 'object',
       properties: { minLength: { type: 'integer', minimum: 1 } },
@@ -35,8 +37,8 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     for (const capability of registry.capabilities) {
       for (const block of capability.document.blocks) {
         if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
-        const key = normalize(block.text);
-        if (key.length < options.minLength) continue;
+        const key = block.fingerprint ?? paragraphFingerprint(block.text, options.minLength);
+        if (key === undefined) continue;
         const original = first.get(key);
         if (original === undefined) {
           first.set(key, { capability, block });
@@ -61,6 +63,15 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     }
   },
 };
+
+/**
+ * What blocks are compared by: a short digest of the normalized text, or undefined for a block too
+ * short to count. The manifest carries these for user capabilities, which may not see the text.
+ */
+export function paragraphFingerprint(text: string, minLength: number): string | undefined {
+  const key = normalize(text);
+  return key.length < minLength ? undefined : sha256Hex(key).slice(0, 16);
+}
 
 export function normalize(text: string): string {
   return text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();

@@ -7,6 +7,7 @@ export const idMatchesFolder: Rule = {
     id: 'id-matches-folder',
     description: 'The frontmatter `id` equals the capability folder name.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       mismatch: 'id "{{id}}" does not match its folder "{{folder}}"; rename the folder or set `id: {{folder}}`',

@@ -16,6 +16,7 @@ export const links: Rule = {
     id: 'links',
     description: 'Relative links and images resolve to a file inside the capability folder.',
     defaultLevel: 'error',
+    reads: 'catalog',
     defaultOptions: {},
     messages: {
       empty: '{{what}} has an empty target; link to a file in this capability folder (e.g. references/notes.md) or remove the link',

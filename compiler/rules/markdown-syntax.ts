@@ -7,6 +7,7 @@ export const markdownSyntax: Rule = {
     id: 'markdown-syntax',
     description: 'The protocol body has no unclosed code fence.',
     defaultLevel: 'error',
+    reads: 'document',
     defaultOptions: {},
     messages: { problem: '{{message}}' },
   },

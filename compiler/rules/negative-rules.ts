@@ -22,6 +22,7 @@ export const negativeRules: Rule<MarkersOptions> = {
     id: 'negative-rules',
     description: 'The protocol body states at least one explicit prohibition.',
     defaultLevel: 'error',
+    reads: 'document',
     optionsSchema: { type: 'object', properties: { markers: MARKERS_OPTION_SCHEMA } },
     defaultOptions: { markers: [...DEFAULT_PROHIBITION_MARKERS] },
     messages: {

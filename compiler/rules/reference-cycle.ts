@@ -16,6 +16,7 @@ export const referenceCycle: Rule = {
     id: 'reference-cycle',
     description: 'The graph of `capability:` links between protocols has no cycle.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       cycle:

@@ -9,6 +9,7 @@ export const registryFiles: Rule = {
     id: 'registry-files',
     description: 'Capability folders hold a readable PROTOCOL.md and the registry is not empty.',
     defaultLevel: 'error',
+    reads: 'git',
     defaultOptions: {},
     messages: {
       refused: '{{problem}}',

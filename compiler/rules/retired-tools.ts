@@ -11,6 +11,7 @@ export const retiredTools: Rule<MarkersOptions> = {
     id: 'retired-tools',
     description: 'Each `retiredTools` entry is named in the body inside a prohibition.',
     defaultLevel: 'error',
+    reads: 'git',
     optionsSchema: { type: 'object', properties: { markers: MARKERS_OPTION_SCHEMA } },
     defaultOptions: { markers: [...DEFAULT_PROHIBITION_MARKERS] },
     messages: {

@@ -29,6 +29,7 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
     id: 'token-budget',
     description: 'Protocol bodies and the whole catalog stay within their token budgets.',
     defaultLevel: 'warn',
+    reads: 'catalog',
     optionsSchema: {
       type: 'object',
       properties: {

@@ -15,6 +15,7 @@ export const whenToUse: Rule = {
     id: 'when-to-use',
     description: 'Triggers in `whenToUse` are non-empty and unique, within a capability and across the registry.',
     defaultLevel: 'error',
+    reads: 'catalog',
     defaultOptions: {},
     messages: {
       empty: 'trigger {{index}} of `whenToUse` is empty; write a phrase users say when they need this capability, or remove the item',

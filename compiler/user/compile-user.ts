@@ -1,21 +1,12 @@
 // Compile a user-defined capability (SPEC §8): the Markdown a user saves at run time, checked with
 // the same rules as the Git registry plus the user-only rules, against the catalog the author can
 // see now. Pure: the server supplies the catalog and stores the result.
-import { lintAgainstCatalog, type CatalogContext } from '../compile-one.js';
+import { lintAgainstCatalog, type CatalogCapability, type CatalogContext } from '../compile-one.js';
 import { parseCapability } from '../parse.js';
 import { capabilityTarget, renderBody } from '../render.js';
-import type { AnyRule } from '../rule.js';
-import { catalogReferences } from '../rules/catalog-references.js';
-import { duplicateContent } from '../rules/duplicate-content.js';
-import { foreignTools } from '../rules/foreign-tools.js';
-import { links } from '../rules/links.js';
-import { markdownSyntax } from '../rules/markdown-syntax.js';
-import { negativeRules } from '../rules/negative-rules.js';
-import { stateMachine } from '../rules/state-machine.js';
-import { tokenBudget } from '../rules/token-budget.js';
-import { toolsTable } from '../rules/tools-table.js';
-import { whenToUse } from '../rules/when-to-use.js';
-import type { Diagnostic } from '../types.js';
+import type { AnyRule, ResolvedRuleSetting } from '../rule.js';
+import { rules as registryRules } from '../rules/index.js';
+import type { Diagnostic, ManifestRuleSetting, Toolsets } from '../types.js';
 import { userFrontmatter } from './rules/user-frontmatter.js';
 import { userToolBindings } from './rules/user-tool-bindings.js';
 import { userUses } from './rules/user-uses.js';
@@ -24,22 +15,14 @@ import { userUses } from './rules/user-uses.js';
 export const USER_CAPABILITY_FILE = 'capabilities/~user/PROTOCOL.md';
 export const DEFAULT_MAX_USER_MARKDOWN_BYTES = 64 * 1024;
 
-/** Registry rules that apply to user capabilities too, followed by the user-only rules. */
-export const USER_CAPABILITY_RULES: readonly AnyRule[] = [
-  catalogReferences,
-  duplicateContent,
-  foreignTools,
-  links,
-  markdownSyntax,
-  negativeRules,
-  stateMachine,
-  tokenBudget,
-  toolsTable,
-  whenToUse,
-  userFrontmatter,
-  userToolBindings,
-  userUses,
-];
+/**
+ * The registry rules a user capability is checked with: every rule that does not read what only a
+ * registry in Git has (`meta.reads !== 'git'`). Their settings come from the manifest.
+ */
+export const USER_REGISTRY_RULES: readonly AnyRule[] = registryRules.filter((rule) => rule.meta.reads !== 'git');
+
+/** The registry rules that apply to user capabilities, followed by the user-only rules. */
+export const USER_CAPABILITY_RULES: readonly AnyRule[] = [...USER_REGISTRY_RULES, userFrontmatter, userToolBindings, userUses];
 
 export interface ToolBinding {
   step: string;
@@ -77,6 +60,14 @@ function sizeDiagnostic(bytes: number, limit: number): Diagnostic {
   };
 }
 
+/** A save whose compile did not finish within the server's budget (time or memory). */
+export function budgetDiagnostic(budgetMs: number): Diagnostic {
+  return {
+    ...sizeDiagnostic(0, 0),
+    message: `the capability could not be checked within the server's budget (${budgetMs} ms); make it shorter or simpler (fewer, shorter paragraphs, lists and tables) and save again`,
+  };
+}
+
 /**
  * @param catalog the capabilities and toolsets the author can see right now; links to anything
  *   else are reported exactly like links to capabilities that do not exist.
@@ -84,7 +75,13 @@ function sizeDiagnostic(bytes: number, limit: number): Diagnostic {
 export function compileUserCapability(
   markdown: string,
   catalog: CatalogContext,
-  options: { maxBytes?: number } = {},
+  options: {
+    maxBytes?: number;
+    /** The registry's settings as the manifest carries them (`Manifest.rules`); defaults otherwise. */
+    settings?: Readonly<Record<string, ManifestRuleSetting>>;
+    /** Checked after the user rules (the compile pool's test hook for a slow rule). */
+    extraRules?: readonly AnyRule[];
+  } = {},
 ): UserCompileResult {
   const limit = options.maxBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
   const bytes = Buffer.byteLength(markdown, 'utf8');
@@ -103,7 +100,8 @@ export function compileUserCapability(
     ...new Set(dependencies.flatMap((id) => [...(byId.get(id)?.requiredToolsets ?? []), ...(byId.get(id)?.optionalToolsets ?? [])])),
   ].sort();
   const diagnostics = lintAgainstCatalog(document, catalog, {
-    rules: USER_CAPABILITY_RULES,
+    rules: options.extraRules ? [...USER_CAPABILITY_RULES, ...options.extraRules] : USER_CAPABILITY_RULES,
+    settings: new Map<string, ResolvedRuleSetting>(Object.entries(options.settings ?? {})),
     derived: { requiredToolsets: [], optionalToolsets: reachableToolsets },
   });
   if (diagnostics.some((d) => d.severity === 'error')) return { ok: false, diagnostics };
@@ -122,4 +120,24 @@ export function compileUserCapability(
       protocol: renderBody(document).replace(/^\n+/, ''),
     },
   };
+}
+
+/**
+ * The catalog an author compiles against: the capabilities `visible` allows and the toolsets those
+ * name, and nothing else. Links to anything outside it are reported like links to missing ones.
+ */
+export function visibleCatalog(
+  manifest: { capabilities: readonly CatalogCapability[]; toolsets: Toolsets },
+  visible: (id: string) => boolean,
+): CatalogContext {
+  const capabilities = manifest.capabilities.filter((capability) => visible(capability.id));
+  // No prototype: a toolset id is data, never a key that could reach Object.prototype.
+  const toolsets = Object.create(null) as Toolsets;
+  for (const capability of capabilities) {
+    for (const id of [...capability.requiredToolsets, ...(capability.optionalToolsets ?? [])]) {
+      const toolset = manifest.toolsets[id];
+      if (toolset !== undefined && Object.hasOwn(manifest.toolsets, id)) toolsets[id] = toolset;
+    }
+  }
+  return { capabilities, toolsets };
 }

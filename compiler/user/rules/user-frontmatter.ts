@@ -14,6 +14,7 @@ export const userFrontmatter: Rule = {
     id: 'user-frontmatter',
     description: 'A user capability frontmatter parses and matches the user-capability schema.',
     defaultLevel: 'error',
+    reads: 'document',
     defaultOptions: {},
     messages: { problem: '{{message}}' },
   },

@@ -10,6 +10,7 @@ export const userToolBindings: Rule = {
     id: 'user-tool-bindings',
     description: 'Tool bindings point at linked capabilities and at tools of their toolsets.',
     defaultLevel: 'error',
+    reads: 'catalog',
     defaultOptions: {},
     messages: {
       notLinked: 'step "{{step}}" binds tools of "{{id}}", but the workflow has no [{{id}}](capability:{{id}}) link; link it or remove the binding',

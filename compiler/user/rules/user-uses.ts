@@ -10,6 +10,7 @@ export const userUses: Rule = {
     id: 'user-uses',
     description: 'Links of a user capability target ids listed in `uses`, and `uses` lists visible capabilities.',
     defaultLevel: 'error',
+    reads: 'catalog',
     defaultOptions: {},
     messages: {
       notDeclared: 'the workflow links to "{{id}}", which is not listed in `uses`; add it to `uses` or remove the link',
