@@ -9,7 +9,7 @@ import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js
 import { toolNames, type ToolNames } from './tool-names.js';
 import { UserCapabilities } from './user-capabilities.js';
 import type { UserCompilePoolOptions } from './user-compile-pool.js';
-import type { UserCapabilityStore } from './user-store/store.js';
+import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';
 import { watchFile, type FileWatch } from './watch.js';
 
 export interface RuntimeOptions {
@@ -37,6 +37,8 @@ export interface HealthReport {
   capabilities: number;
   loadedAt: string;
   lastReloadError: string | null;
+  /** Present when the server has a user store; a store outage degrades, never stops, the catalog. */
+  userStore?: UserStoreHealth;
 }
 
 export interface Runtime {
@@ -96,12 +98,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     health: () => {
       const snapshot = manifests.snapshot;
       const lastReloadError = manifests.lastReloadError ?? principalsStore?.lastReloadError ?? null;
+      const store = userStore?.health();
       return {
-        status: lastReloadError === null ? 'ok' : 'degraded',
+        status: lastReloadError === null && store?.status !== 'unavailable' ? 'ok' : 'degraded',
         revision: snapshot.value.manifest.revision,
         capabilities: snapshot.value.catalog.size,
         loadedAt: snapshot.loadedAt,
         lastReloadError,
+        ...(store ? { userStore: store } : {}),
       };
     },
     onChange: (listener) => {

@@ -149,7 +149,7 @@ export class UserCapabilities {
     if (!mayReadUserCapabilities(caller)) return { platform, user: [], catalogVersion: platform.catalogVersion };
     let records: UserCapabilitySummary[];
     try {
-      records = await this.#store.listSummariesByOwner(caller.id);
+      records = await this.#store.listSummariesByOwner(caller.owner);
       this.#recovered();
     } catch (error) {
       this.#failed(error);
@@ -178,7 +178,7 @@ export class UserCapabilities {
       this.#failed(error);
       return { kind: 'failed', code: 'store-unavailable', message: STORE_UNAVAILABLE_MESSAGE };
     }
-    if (record === undefined || record.ownerId !== caller.id || !dependenciesVisible(catalog, caller.grants, record.dependencies)) {
+    if (record === undefined || record.ownerId !== caller.owner || !dependenciesVisible(catalog, caller.grants, record.dependencies)) {
       return { kind: 'not-accessible' };
     }
     return {
@@ -213,7 +213,7 @@ export class UserCapabilities {
       // Ownership first: another owner's id gets the uniform error whatever the Markdown says.
       if (capabilityId !== undefined) {
         const existing = isUserCapabilityId(capabilityId) ? await this.#store.get(capabilityId) : undefined;
-        if (existing === undefined || existing.ownerId !== caller.id) return { kind: 'not-accessible' };
+        if (existing === undefined || existing.ownerId !== caller.owner) return { kind: 'not-accessible' };
       }
       // Off the event loop, within a time budget: one author's save never stalls other callers.
       const outcome = await this.#compiler.compile({ markdown: input.markdown, maxBytes: this.#maxBytes, manifest: catalog.manifest, visible: visibleIds(catalog, caller.grants) });
@@ -224,8 +224,8 @@ export class UserCapabilities {
       const data: UserCapabilityData = { markdown: input.markdown, name, description, whenToUse, uses, dependencies, toolBindings };
       const record =
         capabilityId === undefined
-          ? await this.#store.create(caller.id, data)
-          : await this.#store.update(caller.id, capabilityId, data, expectedRevision);
+          ? await this.#store.create(caller.owner, data)
+          : await this.#store.update(caller.owner, capabilityId, data, expectedRevision);
       this.#recovered();
       return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings: compiled.diagnostics.map(toToolDiagnostic) };
     } catch (error) {
@@ -238,7 +238,7 @@ export class UserCapabilities {
     if (!mayWriteUserCapabilities(caller)) return { kind: 'failed', code: 'forbidden', message: FORBIDDEN_MESSAGE };
     if (!isUserCapabilityId(capabilityId)) return { kind: 'not-accessible' };
     try {
-      const deleted = await this.#store.delete(caller.id, capabilityId);
+      const deleted = await this.#store.delete(caller.owner, capabilityId);
       this.#recovered();
       return deleted ? { kind: 'deleted' } : { kind: 'not-accessible' };
     } catch (error) {

@@ -28,6 +28,8 @@ export class JwtConfigError extends Error {
 // `none` (an unsigned token) is never accepted.
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const CLOCK_TOLERANCE_SECONDS = 5;
+/** A `sub` is an owner's id in the user store: bounded, like every input. */
+export const MAX_SUBJECT_LENGTH = 256;
 
 export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifier> {
   const key = await loadKey(options);
@@ -98,9 +100,10 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
 
 function callerFromClaims(payload: JWTPayload): Caller | undefined {
   const id = payload.sub;
-  if (typeof id !== 'string' || id === '') return undefined;
+  // jose has checked `iss` against the configured issuer; it namespaces the owner of saves.
+  if (typeof id !== 'string' || id === '' || id.length > MAX_SUBJECT_LENGTH || typeof payload.iss !== 'string') return undefined;
   const name = typeof payload['name'] === 'string' && payload['name'] !== '' ? payload['name'] : id;
-  return authenticatedCaller(id, name, scopesFromClaims(payload), 'jwt');
+  return authenticatedCaller(id, name, scopesFromClaims(payload), 'jwt', payload.iss);
 }
 
 /** `scope` is a space-separated string (RFC 8693); `scp` is a list or a string (Azure AD, Okta). */

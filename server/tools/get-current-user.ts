@@ -14,6 +14,8 @@ const outputSchema = z.object({
   name: z.string().nullable(),
   scopes: z.array(z.string()),
   authMethod: z.enum(['api-key', 'jwt']).nullable(),
+  /** Where a JWT identity comes from: `id` is a `sub` of this issuer. */
+  issuer: z.string().optional(),
   message: z.string().optional(),
 });
 
@@ -36,6 +38,7 @@ export function currentUser(caller: Caller): Record<string, unknown> {
     name: caller.name,
     scopes: [...caller.scopes],
     authMethod: caller.method,
+    ...(caller.issuer !== undefined ? { issuer: caller.issuer } : {}),
   };
 }
 

@@ -4,7 +4,9 @@
 // advisory lock for the limit check. Any failure of the database or the network becomes a
 // StoreUnavailableError whose message never carries the connection password.
 import pg from 'pg';
+import { API_KEY_OWNER_PREFIX } from '../identity.js';
 import {
+  errorCode,
   LimitExceededError,
   type Migration,
   NotFoundError,
@@ -18,6 +20,7 @@ import {
   type UserCapabilityStore,
   type UserCapabilitySummary,
   UserStoreError,
+  type UserStoreHealth,
   type UserStoreOptions,
   newRevision,
   newUserCapabilityId,
@@ -44,6 +47,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       )`,
       'CREATE INDEX user_capabilities_by_owner ON user_capabilities (owner_id, id)',
     ],
+  },
+  {
+    version: 2,
+    name: 'namespace owners by where the identity comes from',
+    // The same mapping as SQLite's version 2: bare owners go to the API-key namespace.
+    statements: [`UPDATE user_capabilities SET owner_id = '${API_KEY_OWNER_PREFIX}' || owner_id`],
   },
 ];
 
@@ -158,6 +167,7 @@ export class PostgresUserStore implements UserCapabilityStore {
   readonly #log: (line: string) => void;
   readonly #secrets: string[];
   readonly #ready: RetryingInit;
+  #health: UserStoreHealth = { status: 'ok' };
   #closed = false;
 
   /** Opens no connection: the first query (or `ping()`) connects and migrates. */
@@ -195,7 +205,10 @@ export class PostgresUserStore implements UserCapabilityStore {
   #unavailable(error: unknown): StoreUnavailableError {
     const reason = describe(error);
     // The cause is kept for debugging; pg's errors carry host, port and user, never the password.
-    return new StoreUnavailableError(`user store unavailable: PostgreSQL ${this.target}: ${this.#scrub(reason)}`, { cause: error });
+    return new StoreUnavailableError(`user store unavailable: PostgreSQL ${this.target}: ${this.#scrub(reason)}`, {
+      cause: error,
+      reason: errorCode(error),
+    });
   }
 
   /** Runs `work` in a transaction on one connection; rolled back when it throws. */
@@ -251,13 +264,20 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   async #use<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new StoreUnavailableError('the user store is closed');
+    if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
     try {
       await this.#ready.run();
-      return await operation();
+      const result = await operation();
+      this.#health = { status: 'ok' };
+      return result;
     } catch (error) {
-      if (error instanceof UserStoreError) throw error;
-      throw this.#unavailable(error);
+      if (error instanceof UserStoreError) {
+        this.#health = { status: 'ok' };
+        throw error;
+      }
+      const unavailable = this.#unavailable(error);
+      this.#health = { status: 'unavailable', reason: unavailable.reason };
+      throw unavailable;
     }
   }
 
@@ -346,6 +366,10 @@ export class PostgresUserStore implements UserCapabilityStore {
     return this.#use(async () => {
       await this.#pool.query('SELECT 1', []);
     });
+  }
+
+  health(): UserStoreHealth {
+    return this.#health;
   }
 
   async close(): Promise<void> {

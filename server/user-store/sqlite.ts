@@ -1,17 +1,23 @@
 // The embedded user store: one SQLite file through better-sqlite3, for a single server process
-// (several processes on one host also work: WAL mode lets readers run beside the one writer, and
-// writes that need a consistent read take the write lock up front with BEGIN IMMEDIATE).
+// (several processes on one host also work: file locks serialise the writers, and writes that
+// need a consistent read take the write lock up front with BEGIN IMMEDIATE).
+// The file is the store's only truth, so before every call the path is checked to still be the
+// file that is open (device and inode): a database deleted or replaced while serving is refused
+// as store-unavailable, never written to after it was unlinked, and reopened once a capreg
+// database is back at the path. Rollback journal, not WAL: WAL maps its `-shm` index into memory,
+// and another process truncating that file kills this one with SIGBUS.
 // better-sqlite3 is synchronous; each call is short, and the async interface keeps the backends
 // interchangeable.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { API_KEY_OWNER_PREFIX } from '../identity.js';
 import {
   LimitExceededError,
   type Migration,
   NotFoundError,
+  errorCode,
   resolveMaxPerOwner,
-  RetryingInit,
   StaleRevisionError,
   StoreUnavailableError,
   type UserCapabilityData,
@@ -19,6 +25,7 @@ import {
   type UserCapabilityStore,
   type UserCapabilitySummary,
   UserStoreError,
+  type UserStoreHealth,
   type UserStoreOptions,
   newRevision,
   newUserCapabilityId,
@@ -46,9 +53,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX user_capabilities_by_owner ON user_capabilities (owner_id, id)',
     ],
   },
+  {
+    version: 2,
+    name: 'namespace owners by where the identity comes from',
+    // Before, an owner was a bare principal id, shared by an API key and a JWT `sub` alike. The
+    // API-key principal could already read and delete those rows, so giving them to it grants
+    // nobody anything new (docs/user-store.md, "Owners").
+    statements: [`UPDATE user_capabilities SET owner_id = '${API_KEY_OWNER_PREFIX}' || owner_id`],
+  },
 ];
 
-/** How long a write waits for another process's write lock before giving up. */
+/** How long a call waits for another process's lock before giving up. */
 const BUSY_TIMEOUT_MS = 5_000;
 
 interface Row {
@@ -160,6 +175,21 @@ interface Open {
   db: Database.Database;
   statements: Statements;
   create: Database.Transaction<(ownerId: string, data: UserCapabilityData) => Row>;
+  /** The file this connection has open; the path must still name it. */
+  identity: FileIdentity;
+}
+
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+function identityOf(stats: Stats): FileIdentity {
+  return { dev: stats.dev, ino: stats.ino };
+}
+
+function hasCapregSchema(db: Database.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
 }
 
 export class SqliteUserStore implements UserCapabilityStore {
@@ -167,8 +197,14 @@ export class SqliteUserStore implements UserCapabilityStore {
   readonly file: string;
   readonly #maxPerOwner: number;
   readonly #log: (line: string) => void;
-  readonly #ready: RetryingInit;
   #open: Open | undefined;
+  /**
+   * Set once a database was open. From then on a missing or schema-less file is a database that
+   * vanished or was replaced while serving: refused until a capreg database is back, never
+   * silently recreated empty (which would hide every owner's capabilities and take new saves).
+   */
+  #hadDatabase = false;
+  #health: UserStoreHealth = { status: 'ok' };
   #closed = false;
 
   /** Touches nothing on disk: the file is created and migrated on first use (or `ping()`). */
@@ -176,18 +212,35 @@ export class SqliteUserStore implements UserCapabilityStore {
     this.file = path.resolve(file);
     this.#maxPerOwner = resolveMaxPerOwner(options.maxPerOwner);
     this.#log = options.log ?? (() => {});
-    this.#ready = new RetryingInit(async () => {
-      this.#open = this.#connect();
-    });
+  }
+
+  #unavailable(reason: string, detail: string): StoreUnavailableError {
+    return new StoreUnavailableError(`user store unavailable: SQLite database ${this.file}: ${detail}`, { reason });
   }
 
   #connect(): Open {
-    mkdirSync(path.dirname(this.file), { recursive: true });
-    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    const mayCreate = !this.#hadDatabase;
+    if (mayCreate) mkdirSync(path.dirname(this.file), { recursive: true });
+    else if (statSync(this.file, { throwIfNoEntry: false }) === undefined) {
+      throw this.#unavailable('database-missing', 'the file is missing (deleted or moved while serving); restore it');
+    }
+    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS, fileMustExist: !mayCreate });
     try {
-      db.pragma('journal_mode = WAL');
-      // Safe with WAL: a power loss may drop the last commits but never corrupts the file.
-      db.pragma('synchronous = NORMAL');
+      // Reads and writes through the file descriptor only: a mapping of a file that another
+      // process truncates faults with SIGBUS instead of returning an error.
+      db.pragma('mmap_size = 0');
+      const mode = db.pragma('journal_mode = DELETE', { simple: true });
+      if (mode !== 'delete') {
+        // Still WAL: another process (an older capreg) has the file open in WAL mode.
+        throw this.#unavailable('journal-mode', `cannot leave journal mode ${String(mode)} while another process has the database open in it`);
+      }
+      // Every commit is on disk before the save is acknowledged.
+      db.pragma('synchronous = FULL');
+      if (!mayCreate && !hasCapregSchema(db)) {
+        throw this.#unavailable('not-a-user-store', 'the file is not a capreg user store (replaced or truncated while serving); restore it');
+      }
+      // Taken after opening: a file swapped in between is caught by the check before each call.
+      const identity = identityOf(statSync(this.file));
       migrate(db, this.#log);
       const statements = openStatements(db);
       const limit = this.#maxPerOwner;
@@ -203,28 +256,65 @@ export class SqliteUserStore implements UserCapabilityStore {
           updated_at: now,
         }) as Row;
       });
-      return { db, statements, create };
+      this.#hadDatabase = true;
+      return { db, statements, create, identity };
     } catch (error) {
       db.close();
       throw error;
     }
   }
 
-  async #use<T>(operation: (open: Open) => T): Promise<T> {
-    if (this.#closed) throw new StoreUnavailableError('the user store is closed');
+  /** Throws, after letting go of the connection, when the path no longer names the open file. */
+  #verify(open: Open): void {
+    const now = statSync(this.file, { throwIfNoEntry: false });
+    if (now !== undefined && now.dev === open.identity.dev && now.ino === open.identity.ino) return;
+    this.#drop();
+    throw now === undefined
+      ? this.#unavailable('database-missing', 'the file was deleted or moved while serving; restore it')
+      : this.#unavailable('database-replaced', 'the file was replaced while serving; the new file is opened on the next call');
+  }
+
+  #drop(): void {
+    this.#open?.db.close();
+    this.#open = undefined;
+  }
+
+  /**
+   * Runs `operation` on a connection to the file the path names now. A write is checked again
+   * after it committed: one that landed in a file unlinked meanwhile is lost, so not acknowledged.
+   */
+  async #use<T>(operation: (open: Open) => T, kind: 'read' | 'write' = 'read'): Promise<T> {
+    if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
     try {
-      await this.#ready.run();
-      return operation(this.#open!);
+      if (this.#open) this.#verify(this.#open);
+      this.#open ??= this.#connect();
+      const open = this.#open;
+      const result = operation(open);
+      if (kind === 'write') this.#verify(open);
+      this.#health = { status: 'ok' };
+      return result;
     } catch (error) {
-      if (error instanceof UserStoreError) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new StoreUnavailableError(`user store unavailable: SQLite database ${this.file}: ${reason}`, { cause: error });
+      if (error instanceof UserStoreError && !(error instanceof StoreUnavailableError)) {
+        this.#health = { status: 'ok' };
+        throw error;
+      }
+      const unavailable =
+        error instanceof StoreUnavailableError
+          ? error
+          : new StoreUnavailableError(`user store unavailable: SQLite database ${this.file}: ${error instanceof Error ? error.message : String(error)}`, {
+              cause: error,
+              reason: errorCode(error),
+            });
+      // A driver error may leave the connection on a damaged file: the next call reopens and re-checks.
+      if (!(error instanceof UserStoreError)) this.#drop();
+      this.#health = { status: 'unavailable', reason: unavailable.reason };
+      throw unavailable;
     }
   }
 
   create(ownerId: string, data: UserCapabilityData): Promise<UserCapabilityRecord> {
     // IMMEDIATE: count and insert under the write lock, so two processes cannot both pass the limit.
-    return this.#use(({ create }) => toRecord(create.immediate(ownerId, data)));
+    return this.#use(({ create }) => toRecord(create.immediate(ownerId, data)), 'write');
   }
 
   update(ownerId: string, id: string, data: UserCapabilityData, expectedRevision?: string): Promise<UserCapabilityRecord> {
@@ -243,11 +333,11 @@ export class SqliteUserStore implements UserCapabilityStore {
         throw new StaleRevisionError(id, expectedRevision);
       }
       throw new NotFoundError(id);
-    });
+    }, 'write');
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {
-    return this.#use(({ statements }) => statements.delete.run(id, ownerId).changes > 0);
+    return this.#use(({ statements }) => statements.delete.run(id, ownerId).changes > 0, 'write');
   }
 
   get(id: string): Promise<UserCapabilityRecord | undefined> {
@@ -273,9 +363,19 @@ export class SqliteUserStore implements UserCapabilityStore {
     return this.#use(() => undefined);
   }
 
+  health(): UserStoreHealth {
+    if (this.#open) {
+      try {
+        this.#verify(this.#open);
+      } catch (error) {
+        this.#health = { status: 'unavailable', reason: (error as StoreUnavailableError).reason };
+      }
+    }
+    return this.#health;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
-    this.#open?.db.close();
-    this.#open = undefined;
+    this.#drop();
   }
 }

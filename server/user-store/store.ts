@@ -62,8 +62,15 @@ export interface UserCapabilityStore {
    * server report an unreachable database at start-up and in its health status.
    */
   ping(): Promise<void>;
+  /**
+   * The state as last seen (SQLite also re-checks its file, cheaply), for `/healthz`: never a
+   * path, host or password. Issues no query, so an unauthenticated probe cannot load the database.
+   */
+  health(): UserStoreHealth;
   close(): Promise<void>;
 }
+
+export type UserStoreHealth = { status: 'ok' } | { status: 'unavailable'; reason: string };
 
 export const DEFAULT_MAX_PER_OWNER = 100;
 
@@ -106,9 +113,18 @@ export class LimitExceededError extends UserStoreError {
 
 export class StoreUnavailableError extends UserStoreError {
   override name = 'StoreUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** A short reason without paths, hosts or secrets (an error code), for the health report. */
+  readonly reason: string;
+  constructor(message: string, options?: { cause?: unknown; reason?: string }) {
     super('store-unavailable', message, options);
+    this.reason = options?.reason ?? 'unavailable';
   }
+}
+
+/** The code of a driver or system error (`SQLITE_CORRUPT`, `ECONNREFUSED`, `28P01`), never its text. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : 'error';
 }
 
 export function isUserStoreError(error: unknown, code?: UserStoreErrorCode): error is UserStoreError {

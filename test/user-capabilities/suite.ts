@@ -244,7 +244,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
           expect(Object.keys(found[0]!).sort()).toEqual(['column', 'line', 'message', 'ruleId', 'severity']);
           expect(found[0]).toMatchObject({ line: testCase.line, column: testCase.column });
           expect(found[0]!.message).toMatch(testCase.message);
-          expect(await store.countByOwner('alice')).toBe(0);
+          expect(await store.countByOwner('key:alice')).toBe(0);
         });
       }
 
@@ -335,7 +335,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
           code: 'forbidden',
         });
       }
-      expect(await store.countByOwner('alice')).toBe(1);
+      expect(await store.countByOwner('key:alice')).toBe(1);
 
       // user-capabilities:read is enough to see one's own, not to change them.
       const readOnly = PRINCIPALS.map((p) => (p.id === 'alice' ? { ...p, scopes: [...p.scopes.filter((s) => s !== USER_SCOPE), 'user-capabilities:read'] } : p));
@@ -362,11 +362,11 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
         expect(result.isError).toBe(true);
         expect(JSON.stringify(result.content)).toMatch(/not found/i);
       }
-      expect(await store.countByOwner('carol')).toBe(0);
+      expect(await store.countByOwner('key:carol')).toBe(0);
       // The service fails closed on its own, whatever registered the tool.
       const service = harness.runtime.userCapabilities!;
       const catalog = harness.runtime.catalog();
-      const readOnlyCaller = authenticatedCaller('carol', 'carol', ['reports:read', 'user-capabilities:read'], 'jwt');
+      const readOnlyCaller = authenticatedCaller('carol', 'carol', ['reports:read', 'user-capabilities:read'], 'jwt', 'https://idp.test');
       expect(await service.save(readOnlyCaller, catalog, { markdown: WEEKLY_DIGEST })).toMatchObject({ kind: 'failed', code: 'forbidden' });
       expect(await service.save(ANONYMOUS, catalog, { markdown: WEEKLY_DIGEST })).toMatchObject({ kind: 'failed', code: 'forbidden' });
       expect(await service.delete(ANONYMOUS, 'user:aaaaaaaaaaaaaaaa')).toMatchObject({ kind: 'failed', code: 'forbidden' });
@@ -410,7 +410,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       const { answer, isError } = await save(alice, { markdown: WEEKLY_DIGEST, expectedRevision: 'abc' });
       expect(isError).toBe(true);
       expect(answer).toMatchObject({ success: false, code: 'invalid-arguments' });
-      expect(await store.countByOwner('alice')).toBe(0);
+      expect(await store.countByOwner('key:alice')).toBe(0);
     });
 
     it('refuses a save over the per-owner limit with a clear error; updates still work', async () => {
@@ -424,7 +424,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
         error: 'an owner may keep at most 2 user capabilities: delete one before creating another',
         code: 'limit-exceeded',
       });
-      expect(await store.countByOwner('alice')).toBe(2);
+      expect(await store.countByOwner('key:alice')).toBe(2);
       expect((await save(alice, { markdown: WEEKLY_DIGEST, capabilityId: first.capabilityId })).isError).toBe(false);
       await saved(await harness.session('key-bob'), WEEKLY_DIGEST);
     });

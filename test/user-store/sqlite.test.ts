@@ -48,13 +48,15 @@ async function sqliteBackend(): Promise<StoreBackend> {
 describeUserStoreContract('SQLite', sqliteBackend);
 
 describe('SQLite user store', () => {
-  it('uses WAL mode', async () => {
+  it('uses a rollback journal (no memory-mapped -shm file another process could truncate)', async () => {
     const file = freshFile();
     const store = new SqliteUserStore(file);
-    await store.ping();
+    await store.create('key:alice', sampleData());
     const db = new Database(file, { readonly: true });
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
     db.close();
+    expect(existsSync(`${file}-shm`)).toBe(false);
+    expect(existsSync(`${file}-wal`)).toBe(false);
     await store.close();
   });
 
