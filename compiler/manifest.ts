@@ -45,6 +45,13 @@ export function parseManifest(text: string): ManifestParseResult {
     const where = `/${deep.slice(0, typeof deep[1] === 'number' ? 2 : 1).join('/')}`;
     return { ok: false, error: `manifest nests deeper than ${MAX_JSON_DEPTH} levels (under ${where})` };
   }
+  // Before anything walks the data recursively (schema, integrity, catalog). Only the top-level
+  // field and an index are named: keys further down may be content not every caller may read.
+  const deep = tooDeepPath(data);
+  if (deep !== undefined) {
+    const where = `/${deep.slice(0, typeof deep[1] === 'number' ? 2 : 1).join('/')}`;
+    return { ok: false, error: `manifest nests deeper than ${MAX_JSON_DEPTH} levels (under ${where})` };
+  }
   const version = (data as { schemaVersion?: unknown }).schemaVersion;
   if (typeof version === 'number' && Number.isInteger(version) && version !== MANIFEST_SCHEMA_VERSION) {
     return {

@@ -4,6 +4,7 @@
 import { parseManifest } from '../compiler/manifest.js';
 import type { Manifest } from '../compiler/types.js';
 import { Catalog } from './catalog.js';
+import type { ReadLimits } from './read-file.js';
 import { ReloadableFile, type ParseResult } from './reloadable.js';
 import type { ToolNames } from './tool-names.js';
 
@@ -21,11 +22,18 @@ export function servedManifestFromText(text: string, names: ToolNames): ParseRes
   return { ok: true, value: { manifest: parsed.manifest, catalog: new Catalog(parsed.manifest, names) } };
 }
 
-export function openManifestStore(options: { file: string; names: ToolNames; log?: (line: string) => void }): Promise<ManifestStore> {
+export function openManifestStore(options: {
+  file: string;
+  names: ToolNames;
+  limits?: ReadLimits | undefined;
+  log?: (line: string) => void;
+}): Promise<ManifestStore> {
   return ReloadableFile.open({
     file: options.file,
     label: 'manifest',
     parse: (text) => servedManifestFromText(text, options.names),
+    describe: (served) => `revision ${served.manifest.revision}`,
+    ...(options.limits ? { limits: options.limits } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
 }

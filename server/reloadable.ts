@@ -2,7 +2,9 @@
 // check the new version off to the side, activate it with one assignment, and on any failure keep
 // the last good version and remember why in `lastReloadError`. No MCP SDK code here.
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, readBoundedSync, type ReadLimits, type ReadResult } from './read-file.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -32,40 +34,51 @@ export interface ReloadableOptions<T> {
   /** What the file is, for messages: "manifest", "principals file". */
   label: string;
   parse: (text: string) => ParseResult<T>;
+  /** What to say about an activated version in the log, e.g. its revision. */
+  describe?: (value: T) => string;
   log?: (line: string) => void;
+  /** Default DEFAULT_READ_LIMITS. */
+  limits?: ReadLimits;
 }
+
+/** Longest reason kept from an exception thrown while checking a file. */
+const MAX_THROWN_REASON = 200;
 
 export class ReloadableFile<T> {
   readonly file: string;
   readonly label: string;
-  readonly #parse: (text: string) => ParseResult<T>;
+  readonly #options: ReloadableOptions<T>;
   readonly #log: (line: string) => void;
+  readonly #limits: ReadLimits;
   #snapshot: Snapshot<T>;
   #lastReloadError: string | null = null;
   #lastAttemptDigest: string;
+  /** The identity of the file as last read (or failed to read): a different one means re-read. */
+  #lastIdentity: string;
+  /** Reads are numbered when they start; a read that finishes after a newer one was decided is dropped. */
+  #readsStarted = 0;
+  #lastDecided = 0;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #listeners = new Set<(next: Snapshot<T>, previous: Snapshot<T>) => void>();
 
-  private constructor(options: ReloadableOptions<T>, snapshot: Snapshot<T>, digest: string) {
+  private constructor(options: ReloadableOptions<T>, snapshot: Snapshot<T>, digest: string, identity: string) {
     this.file = options.file;
     this.label = options.label;
-    this.#parse = options.parse;
+    this.#options = options;
     this.#log = options.log ?? (() => {});
+    this.#limits = options.limits ?? DEFAULT_READ_LIMITS;
     this.#snapshot = snapshot;
     this.#lastAttemptDigest = digest;
+    this.#lastIdentity = identity;
   }
 
-  /** First load. A missing or invalid file is a LoadError: the server must not start on it. */
+  /** First load. A missing, unreadable or invalid file is a LoadError: the server must not start on it. */
   static async open<T>(options: ReloadableOptions<T>): Promise<ReloadableFile<T>> {
-    let text: string;
-    try {
-      text = await readFile(options.file, 'utf8');
-    } catch (error) {
-      throw new LoadError('unreadable', `cannot read ${options.label} ${options.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-    const parsed = options.parse(text);
+    const read = await readBounded(options.file, options.limits ?? DEFAULT_READ_LIMITS);
+    if (!read.ok) throw new LoadError('unreadable', `cannot read ${options.label} ${options.file}: ${read.reason}`);
+    const parsed = parseSafely(options.parse, read.text);
     if (!parsed.ok) throw new LoadError('invalid', `invalid ${options.label} ${options.file}: ${parsed.error}`);
-    return new ReloadableFile(options, { value: parsed.value, loadedAt: new Date().toISOString() }, digestText(text));
+    return new ReloadableFile(options, { value: parsed.value, loadedAt: new Date().toISOString() }, digestText(read.text), read.identity);
   }
 
   /** The version to serve from. Take it once per request and use only that one. */
@@ -77,7 +90,7 @@ export class ReloadableFile<T> {
     return this.#snapshot.value;
   }
 
-  /** Why the latest reload was refused, or null when the file on disk is what is being served. */
+  /** Why the latest reload was refused (what, which file, when), or null when the file on disk is what is being served. */
   get lastReloadError(): string | null {
     return this.#lastReloadError;
   }
@@ -90,28 +103,51 @@ export class ReloadableFile<T> {
 
   /** Re-read the file. Reloads run one at a time, in order, so the newest read wins. */
   reload(): Promise<ReloadOutcome> {
-    const run = this.#queue.then(() => this.#reloadNow());
+    const run = this.#queue.then(async () => {
+      const started = ++this.#readsStarted;
+      return this.#decide(started, await readBounded(this.file, this.#limits));
+    });
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #reloadNow(): Promise<ReloadOutcome> {
-    let text: string;
+  /**
+   * For a caller that must act on the file as it is now (a revoked key applies on the next call):
+   * when the file's identity differs from the one last read, read and decide it synchronously.
+   */
+  refreshSync(): ReloadOutcome {
+    let identity: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      identity = fileIdentity(statSync(this.file, { bigint: true }));
     } catch (error) {
-      // During a non-atomic replace the file is briefly missing; the next event brings it back.
-      return this.#reject(`cannot read ${this.label}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, null);
+      identity = missingIdentity(error);
     }
-    const digest = digestText(text);
-    if (digest === this.#lastAttemptDigest) return 'unchanged';
-    const parsed = this.#parse(text);
+    if (identity === this.#lastIdentity) return 'unchanged';
+    const started = ++this.#readsStarted;
+    return this.#decide(started, readBoundedSync(this.file, this.#limits));
+  }
+
+  #decide(started: number, read: ReadResult): ReloadOutcome {
+    // A synchronous refresh that started later has already decided on newer content.
+    if (started < this.#lastDecided) return 'unchanged';
+    this.#lastDecided = started;
+    this.#lastIdentity = read.identity;
+    // During a non-atomic replace the file is briefly missing; the next event brings it back.
+    if (!read.ok) return this.#reject(`cannot read ${this.label}: ${read.reason}`, null);
+    const digest = digestText(read.text);
+    if (digest === this.#lastAttemptDigest) {
+      this.#log(`capreg serve: ${this.label} ${this.file} unchanged`);
+      return 'unchanged';
+    }
+    const parsed = parseSafely(this.#options.parse, read.text);
     if (!parsed.ok) return this.#reject(parsed.error, digest);
     const previous = this.#snapshot;
     const next: Snapshot<T> = { value: parsed.value, loadedAt: new Date().toISOString() };
     this.#snapshot = next;
     this.#lastAttemptDigest = digest;
     this.#lastReloadError = null;
+    const detail = this.#options.describe ? ` ${this.#options.describe(next.value)}` : '';
+    this.#log(`capreg serve: ${this.label} reloaded${detail} from ${this.file}`);
     for (const listener of this.#listeners) {
       try {
         listener(next, previous);
@@ -123,11 +159,24 @@ export class ReloadableFile<T> {
   }
 
   #reject(reason: string, digest: string | null): ReloadOutcome {
-    if (digest !== null) this.#lastAttemptDigest = digest;
-    else this.#lastAttemptDigest = '';
-    this.#lastReloadError = `${this.label} reload rejected, still serving the version loaded at ${this.#snapshot.loadedAt}: ${reason}`;
-    this.#log(`capreg serve: ${this.#lastReloadError}`);
+    // An unreadable file leaves no digest: whatever is read next is checked again.
+    this.#lastAttemptDigest = digest ?? '';
+    const at = new Date().toISOString();
+    const still = `still serving the version loaded at ${this.#snapshot.loadedAt}`;
+    // /healthz is unauthenticated: it names the file, not the folder it is in.
+    this.#lastReloadError = `${this.label} reload rejected at ${at} (${path.basename(this.file)}): ${reason}; ${still}`;
+    this.#log(`capreg serve: ${this.label} reload rejected (${this.file}): ${reason}; ${still}`);
     return 'rejected';
+  }
+}
+
+/** A check that throws (a bug, or a limit it ran into) refuses the file; it never escapes a reload. */
+function parseSafely<T>(parse: (text: string) => ParseResult<T>, text: string): ParseResult<T> {
+  try {
+    return parse(text);
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message.split('\n')[0] ?? ''}` : String(error);
+    return { ok: false, error: `could not be checked (${message.slice(0, MAX_THROWN_REASON)})` };
   }
 }
 

@@ -10,6 +10,7 @@ import { toolNames, type ToolNames } from './tool-names.js';
 import { UserCapabilities } from './user-capabilities.js';
 import type { UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';
+import type { ReadLimits } from './read-file.js';
 import { watchFile, type FileWatch } from './watch.js';
 
 export interface RuntimeOptions {
@@ -25,12 +26,16 @@ export interface RuntimeOptions {
   /** Watch the files and reload them on change (default true). */
   watch?: boolean;
   debounceMs?: number;
+  /** Interval of the watch's stat safety net (default 1 s). */
+  pollMs?: number;
+  /** Size and time limits for reading each file (defaults: DEFAULT_READ_LIMITS, PRINCIPALS_READ_LIMITS). */
+  readLimits?: { manifest?: ReadLimits; principals?: ReadLimits };
   log?: (line: string) => void;
   /** The pool user saves are compiled in (workers, queue, time budget). */
   userCompile?: UserCompilePoolOptions | undefined;
 }
 
-/** `GET /healthz`: nothing secret, no paths. */
+/** `GET /healthz`: nothing secret; a refused reload names the file, not its folder. */
 export interface HealthReport {
   status: 'ok' | 'degraded';
   revision: string;
@@ -66,8 +71,10 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
   const names = toolNames(options.toolPrefix ?? '');
-  const manifests = await openManifestStore({ file: options.manifestFile, names, log });
-  const principalsStore = options.principalsFile ? await openPrincipalsStore({ file: options.principalsFile, log }) : undefined;
+  const manifests = await openManifestStore({ file: options.manifestFile, names, limits: options.readLimits?.manifest, log });
+  const principalsStore = options.principalsFile
+    ? await openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log })
+    : undefined;
   const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
   const userStore = options.openUserStore ? await options.openUserStore() : undefined;
   const userCapabilities = userStore ? new UserCapabilities({ store: userStore, names, log, ...(options.userCompile ? { compile: options.userCompile } : {}) }) : undefined;
@@ -80,9 +87,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const watches: FileWatch[] = [];
   if (options.watch ?? true) {
-    const watchOptions = { log, ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}) };
-    watches.push(watchFile(manifests.file, () => void reloadAndLog(manifests, log), watchOptions));
-    if (principalsStore) watches.push(watchFile(principalsStore.file, () => void reloadAndLog(principalsStore, log), watchOptions));
+    const watchOptions = {
+      log,
+      ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    };
+    watches.push(watchFile(manifests.file, () => reloadInBackground(manifests, log), watchOptions));
+    if (principalsStore) watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log), watchOptions));
     await Promise.all(watches.map((watch) => watch.ready));
   }
 
@@ -94,10 +105,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     jwtIssuer: options.jwt?.issuer,
     userCapabilities,
     catalog: () => manifests.current.catalog,
-    principals: () => principalsStore?.current ?? PrincipalRegistry.empty,
+    principals: () => {
+      if (!principalsStore) return PrincipalRegistry.empty;
+      // A revoked key must fail on the very next call, not after the watcher's debounce.
+      principalsStore.refreshSync();
+      return principalsStore.current;
+    },
     health: () => {
       const snapshot = manifests.snapshot;
-      const lastReloadError = manifests.lastReloadError ?? principalsStore?.lastReloadError ?? null;
+      const errors = [manifests.lastReloadError, principalsStore?.lastReloadError].filter((error) => error != null);
+      const lastReloadError = errors.length > 0 ? errors.join('; ') : null;
       const store = userStore?.health();
       return {
         status: lastReloadError === null && store?.status !== 'unavailable' ? 'ok' : 'degraded',
@@ -122,10 +139,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 }
 
-async function reloadAndLog(file: ManifestStore | PrincipalsStore, log: (line: string) => void): Promise<void> {
-  const outcome = await file.reload();
-  if (outcome === 'activated') {
-    const detail = 'catalog' in file.current ? ` revision ${file.current.manifest.revision}` : '';
-    log(`capreg serve: ${file.label} reloaded${detail}`);
-  }
+/** Reload outcomes are logged by the store; a failure of the reload itself must not go unhandled. */
+function reloadInBackground(file: ManifestStore | PrincipalsStore, log: (line: string) => void): void {
+  file.reload().catch((error: unknown) => log(`capreg serve: ${file.label} reload failed: ${error instanceof Error ? error.message : String(error)}`));
 }
