@@ -1,7 +1,8 @@
 // Streamable HTTP, stateless (SPEC §6): every `POST /mcp` is authenticated on its own and served by
 // a fresh MCP server and transport, so a revoked key or a new manifest applies to the next request.
-// Around it: `GET /healthz`, the OAuth protected-resource metadata, an Origin allow-list, a body
-// limit, and a graceful shutdown.
+// Around it: `GET /healthz`, the OAuth protected-resource metadata (only with JWT verification), an
+// Origin allow-list, a body limit, bounded connections and header/request timeouts, and a graceful
+// shutdown.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -16,6 +17,15 @@ export const HEALTH_PATH = '/healthz';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const SHUTDOWN_GRACE_MS = 5_000;
+/** Below the usual 1,024 open files, with room for the watchers, the user store and the log. */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Answer to a connection over the cap when none can be let go: a short 503, then close. */
+const OVER_CAPACITY_BODY = JSON.stringify({ error: 'too many connections, retry shortly' });
+const OVER_CAPACITY_RESPONSE =
+  'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nRetry-After: 1\r\n' +
+  `Connection: close\r\nContent-Length: ${Buffer.byteLength(OVER_CAPACITY_BODY)}\r\n\r\n${OVER_CAPACITY_BODY}`;
 
 export interface HttpOptions {
   host?: string;
@@ -24,6 +34,12 @@ export interface HttpOptions {
   /** Exact origins (`https://app.example.com`) allowed to call; without a list only loopback origins are. */
   allowedOrigins?: readonly string[] | undefined;
   bodyLimit?: number;
+  /** Open connections at most; past it the oldest one that is not being answered is closed. */
+  maxConnections?: number;
+  /** Time a client has to send the request headers (also bounds a connection that never sends any). */
+  headersTimeoutMs?: number;
+  /** Time a client has to send the whole request, body included; also the most a connection may sit silent. */
+  requestTimeoutMs?: number;
   extraRegistrars?: readonly ToolRegistrar[];
   log?: (line: string) => void;
 }
@@ -39,6 +55,9 @@ export interface HttpServerHandle {
 export async function startHttpServer(runtime: Runtime, options: HttpOptions = {}): Promise<HttpServerHandle> {
   const host = options.host ?? '127.0.0.1';
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const log = options.log ?? (() => {});
   const allowedOrigins = options.allowedOrigins ? new Set(options.allowedOrigins.map(normalizeOrigin)) : undefined;
   const authenticator = createBearerAuthenticator({ principals: runtime.principals, jwt: runtime.jwt });
@@ -47,17 +66,31 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
   const inFlight = new Set<Promise<void>>();
   let listenAddress = '';
 
-  const resourceMetadataUrl = (req: IncomingMessage): string => `${baseUrl(req, listenAddress)}${RESOURCE_METADATA_PATH}`;
+  // OAuth discovery only where a token from an authorization server can work: with API keys alone a
+  // client that finds the metadata starts an OAuth flow instead of saying that the key is wrong.
+  const advertisesOAuth = runtime.jwt !== undefined;
+  const challenge = (req: IncomingMessage, invalid: boolean): string => {
+    const error = invalid ? ', error="invalid_token", error_description="The access token is invalid or expired"' : '';
+    return advertisesOAuth ? `Bearer resource_metadata="${baseUrl(req, listenAddress)}${RESOURCE_METADATA_PATH}"${error}` : `Bearer realm="capreg"${error}`;
+  };
+
+  // Every open connection, oldest first, and whether it may be let go to make room: it may while it
+  // has no request being answered (still sending headers, idle between requests, or trickling a body).
+  const connections = new Map<Socket, ConnectionState>();
+  const setState = (socket: Socket, state: ConnectionState): void => {
+    if (connections.has(socket)) connections.set(socket, state);
+  };
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const auth = await authenticator.authenticate(req.headers.authorization);
     if (!auth.ok) {
-      const error = auth.reason === 'invalid' ? ', error="invalid_token", error_description="The access token is invalid or expired"' : '';
-      res.setHeader('WWW-Authenticate', `Bearer resource_metadata="${resourceMetadataUrl(req)}"${error}`);
+      res.setHeader('WWW-Authenticate', challenge(req, auth.reason === 'invalid'));
       sendJson(res, 401, { error: auth.reason === 'invalid' ? 'invalid_token' : 'unauthorized' });
       return;
     }
+    setState(req.socket, 'receiving');
     const body = await readJsonBody(req, res, bodyLimit);
+    setState(req.socket, 'answering');
     if (body === undefined) return;
 
     const caller = auth.caller;
@@ -107,7 +140,8 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       await handleMcp(req, res);
       return;
     }
-    if (path === HEALTH_PATH || path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`) {
+    const metadata = advertisesOAuth && (path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`);
+    if (path === HEALTH_PATH || metadata) {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('Allow', 'GET, HEAD');
         sendJson(res, 405, { error: 'method not allowed' });
@@ -119,7 +153,14 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
     sendJson(res, 404, { error: 'not found' });
   };
 
-  const httpServer = http.createServer((req, res) => {
+  const httpServer = http.createServer({ connectionsCheckingInterval: checkingInterval(headersTimeout) }, (req, res) => {
+    // A connection refused as over capacity may still have had a request parsed: do not serve it.
+    if (!connections.has(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
+    setState(req.socket, 'answering');
+    res.once('close', () => setState(req.socket, 'idle'));
     const work = route(req, res)
       .catch((error: unknown) => {
         log(`capreg serve: request failed: ${(error as Error).message}`);
@@ -129,9 +170,25 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
   });
-  // Bounded time to send headers and body; slow clients cannot hold a request open forever.
-  httpServer.headersTimeout = 30_000;
-  httpServer.requestTimeout = 60_000;
+  // Bounded time to send headers and body, and to sit silent (e.g. not reading the answer): slow
+  // clients cannot hold a connection for long. Node answers 408 and closes when a timeout passes.
+  httpServer.headersTimeout = headersTimeout;
+  httpServer.requestTimeout = requestTimeout;
+  httpServer.timeout = requestTimeout;
+  httpServer.on('connection', (socket: Socket) => {
+    if (connections.size >= maxConnections) {
+      const spare = oldestIdle(connections);
+      if (spare === undefined) {
+        socket.end(OVER_CAPACITY_RESPONSE);
+        setTimeout(() => socket.destroy(), 1_000).unref();
+        return;
+      }
+      connections.delete(spare);
+      spare.destroy();
+    }
+    connections.set(socket, 'idle');
+    socket.once('close', () => connections.delete(socket));
+  });
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -157,6 +214,18 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
         await closed;
       })()),
   };
+}
+
+type ConnectionState = 'idle' | 'receiving' | 'answering';
+
+function oldestIdle(connections: ReadonlyMap<Socket, ConnectionState>): Socket | undefined {
+  for (const [socket, state] of connections) if (state !== 'answering') return socket;
+  return undefined;
+}
+
+/** Node checks the header and request timeouts on an interval (30 s by default): keep it well below them. */
+function checkingInterval(headersTimeoutMs: number): number {
+  return Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 4)));
 }
 
 /** Reads and parses the JSON body; answers 413/400 itself and returns undefined when it did. */

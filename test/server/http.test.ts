@@ -382,3 +382,43 @@ describe('principals reload', () => {
     });
   });
 });
+
+describe('a server with API keys only (no JWT verification)', () => {
+  let keysOnly: Runtime;
+  let keysOnlyHttp: HttpServerHandle;
+
+  beforeAll(async () => {
+    keysOnly = await startRuntime({ manifestFile: path.join(dir, 'manifest.json'), principalsFile, watch: false });
+    keysOnlyHttp = await startHttpServer(keysOnly, { port: 0 });
+  });
+
+  afterAll(async () => {
+    await keysOnlyHttp.close();
+    await keysOnly.close();
+  });
+
+  it('challenges without OAuth metadata, so a client reports the key instead of starting an OAuth flow', async () => {
+    const post = (headers: Record<string, string>): Promise<Response> =>
+      fetch(`${keysOnlyHttp.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+        body: rpc('tools/list'),
+      });
+    const missing = await post({});
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="capreg"');
+    const wrong = await post({ Authorization: 'Bearer not-a-key' });
+    expect(wrong.status).toBe(401);
+    const challenge = wrong.headers.get('www-authenticate') ?? '';
+    expect(challenge).toMatch(/^Bearer realm="capreg", error="invalid_token"/);
+    expect(challenge).not.toContain('resource_metadata');
+    expect((await post({ Authorization: 'Bearer key-alice-reports' })).status).toBe(200);
+  });
+
+  it('serves no protected-resource metadata', async () => {
+    for (const suffix of ['', '/mcp']) {
+      const response = await fetch(`${keysOnlyHttp.url}/.well-known/oauth-protected-resource${suffix}`);
+      expect(response.status).toBe(404);
+    }
+  });
+});
