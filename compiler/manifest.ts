@@ -2,6 +2,7 @@
 // Pure functions only; writing the file atomically is the CLI's job.
 import { MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from './canonical.js';
 import { createAjv } from './ajv.js';
+import { validatorFor } from './config.js';
 import { capabilityTarget, renderProtocol } from './render.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
 import { duplicateContent, paragraphFingerprint, type DuplicateContentOptions } from './rules/duplicate-content.js';
@@ -45,13 +46,6 @@ export function parseManifest(text: string): ManifestParseResult {
     const where = `/${deep.slice(0, typeof deep[1] === 'number' ? 2 : 1).join('/')}`;
     return { ok: false, error: `manifest nests deeper than ${MAX_JSON_DEPTH} levels (under ${where})` };
   }
-  // Before anything walks the data recursively (schema, integrity, catalog). Only the top-level
-  // field and an index are named: keys further down may be content not every caller may read.
-  const deep = tooDeepPath(data);
-  if (deep !== undefined) {
-    const where = `/${deep.slice(0, typeof deep[1] === 'number' ? 2 : 1).join('/')}`;
-    return { ok: false, error: `manifest nests deeper than ${MAX_JSON_DEPTH} levels (under ${where})` };
-  }
   const version = (data as { schemaVersion?: unknown }).schemaVersion;
   if (typeof version === 'number' && Number.isInteger(version) && version !== MANIFEST_SCHEMA_VERSION) {
     return {
@@ -76,7 +70,21 @@ export function parseManifest(text: string): ManifestParseResult {
     if (ids.has(capability.id)) return { ok: false, error: `manifest lists capability "${capability.id}" twice` };
     ids.add(capability.id);
   }
+  const rulesError = checkRuleSettings(manifest.rules ?? {});
+  if (rulesError !== undefined) return { ok: false, error: rulesError };
   return { ok: true, manifest };
+}
+
+/** Settings for a rule this capreg does not run on user capabilities, or options it refuses, are refused. */
+function checkRuleSettings(rules: Record<string, ManifestRuleSetting>): string | undefined {
+  for (const [id, setting] of Object.entries(rules)) {
+    const rule = USER_REGISTRY_RULES.find((each) => each.meta.id === id);
+    if (rule === undefined) return `manifest sets rule "${id}", which this capreg does not check user capabilities with; rebuild it with a matching capreg`;
+    const validate = validatorFor(rule);
+    const valid = validate ? validate(structuredClone(setting.options)) : Object.keys(setting.options as object).length === 0;
+    if (!valid) return `manifest sets invalid options for rule "${id}"; rebuild it with a matching capreg`;
+  }
+  return undefined;
 }
 
 export interface ManifestOptions {

@@ -1,0 +1,115 @@
+// Saves are compiled off the event loop (server/user-compile-pool.ts): over real HTTP, a save whose
+// compile spins (a test-only rule loaded through the pool's documented `testRulesModule` hook, in
+// the real compiled worker from lib/) must not delay /healthz or list_capabilities, answers the
+// budget diagnostic, and a full queue answers `busy`. The worker is replaced after a timeout.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import type { UserCompilePoolOptions } from '../../server/user-compile-pool.js';
+import { openUserStore } from '../../server/user-store/open.js';
+import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, structured, tempDir, writeAtomic, writeManifest } from '../server/helpers.js';
+import { PRINCIPALS, WEEKLY_DIGEST, clientSession, type Session } from './harness.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The real worker, compiled by the test global setup. */
+const WORKER = pathToFileURL(path.join(ROOT, 'lib/server/user-compile-worker.js'));
+const SLOW_RULE = pathToFileURL(path.join(ROOT, 'test/user-capabilities/fixtures/slow-rule.mjs'));
+const SLOW = WEEKLY_DIGEST.replace('Never submit', 'SPIN-FOREVER. Never submit');
+const BUDGET_MS = 1_500;
+
+let dir: string | undefined;
+let runtime: Runtime | undefined;
+let http: HttpServerHandle | undefined;
+const sessions: Session[] = [];
+
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close().catch(() => undefined);
+  await http?.close();
+  await runtime?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  dir = runtime = http = undefined;
+});
+
+async function start(pool: UserCompilePoolOptions): Promise<void> {
+  dir = tempDir('capreg-compile-pool-');
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+  const root = dir;
+  runtime = await startRuntime({
+    manifestFile,
+    principalsFile,
+    watch: false,
+    openUserStore: () => openUserStore('sqlite:user-capabilities.db', { root }),
+    userCompile: { workerUrl: WORKER, testRulesModule: SLOW_RULE, budgetMs: BUDGET_MS, ...pool },
+  });
+  http = await startHttpServer(runtime, { port: 0 });
+}
+
+async function as(token: string): Promise<Session> {
+  const client = await httpClient(http!.url, token);
+  const session = clientSession(client, () => client.close());
+  sessions.push(session);
+  return session;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - started };
+}
+
+const healthz = (): Promise<Response> => fetch(new URL('/healthz', http!.url));
+
+describe('saving a user capability compiles off the event loop', () => {
+  it('keeps /healthz and list_capabilities answering while a save spins, and answers the budget diagnostic', { timeout: 30_000 }, async () => {
+    expect(fs.existsSync(WORKER), 'lib/ is compiled by the test global setup').toBe(true);
+    await start({});
+    const alice = await as('key-alice');
+    const bob = await as('key-bob');
+    // A save first, so the worker is loaded and the slow save starts compiling at once.
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+
+    const slow = timed(() => alice.call('save_user_capability', { markdown: SLOW }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const health = await timed(healthz);
+    expect(health.value.status).toBe(200);
+    const listing = await timed(() => bob.json('list_capabilities'));
+    expect((listing.value['capabilities'] as unknown[]).length).toBeGreaterThan(0);
+    // Inline, either would wait for the whole compile (60 s of spinning).
+    expect(health.ms).toBeLessThan(1_000);
+    expect(listing.ms).toBeLessThan(1_000);
+
+    const { value: result, ms } = await slow;
+    expect(result.isError).toBe(true);
+    const answer = structured(result) as { success: boolean; diagnostics: { message: string; line: number; column: number; severity: string }[] };
+    expect(answer.success).toBe(false);
+    expect(answer.diagnostics).toEqual([
+      expect.objectContaining({ severity: 'error', line: 1, column: 1, message: expect.stringContaining(`within the server's budget (${BUDGET_MS} ms)`) }),
+    ]);
+    expect(ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
+    expect(ms).toBeLessThan(BUDGET_MS + 5_000);
+
+    // The terminated worker is replaced: the next save compiles and is stored.
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+  });
+
+  it('answers busy past the queue, and serves the queued save once the worker is free', { timeout: 30_000 }, async () => {
+    await start({ workers: 1, queue: 1 });
+    const alice = await as('key-alice');
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+    const running = alice.call('save_user_capability', { markdown: SLOW });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const queued = alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
+    expect(refused.isError).toBe(true);
+    expect(structured(refused)).toEqual({ success: false, code: 'busy', error: expect.stringMatching(/too many user capabilities right now; save again/) });
+    expect(structured(await running)['diagnostics']).toHaveLength(1);
+    expect(structured(await queued)['success']).toBe(true);
+  });
+});
