@@ -1,6 +1,7 @@
 // Lint: run every enabled rule over the registry and collect diagnostics in a stable order.
 import { formatMessage, severityFor, type AnyRule, type LintCapability, type LintRegistry, type Report, type ResolvedRuleSetting } from './rule.js';
 import { wellTypedFrontmatter } from './frontmatter.js';
+import { BrokenFacts, type Fact } from './facts.js';
 import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput } from './types.js';
 
@@ -47,7 +48,8 @@ export function runRules(
   rules: readonly AnyRule[],
   settings: ReadonlyMap<string, ResolvedRuleSetting>,
 ): Diagnostic[] {
-  const diagnostics: Diagnostic[] = [];
+  const found: { diagnostic: Diagnostic; dependsOn?: Fact[] }[] = [];
+  const broken = new BrokenFacts();
   for (const rule of rules) {
     const setting = settings.get(rule.meta.id) ?? { level: rule.meta.defaultLevel, options: rule.meta.defaultOptions };
     if (setting.level === 'off') continue;
@@ -71,9 +73,15 @@ export function runRules(
           message: entry.related.message,
         };
       }
-      diagnostics.push(diagnostic);
+      for (const fact of entry.marks ?? []) broken.mark(fact);
+      found.push({ diagnostic, dependsOn: entry.dependsOn });
     };
     rule.check({ registry, options: setting.options, report });
   }
-  return diagnostics.sort(compareDiagnostics);
+  // Marks count even from a dropped diagnostic: the fact is broken all the same, and the diagnostic
+  // that dropped it names the cause.
+  return found
+    .filter((entry) => !(entry.dependsOn ?? []).some((fact) => broken.has(fact)))
+    .map((entry) => entry.diagnostic)
+    .sort(compareDiagnostics);
 }

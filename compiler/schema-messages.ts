@@ -1,7 +1,7 @@
 // ajv errors -> readable sentences at the position of the offending YAML node (Spectral's approach:
 // switch on the keyword, map the JSON path back to the source).
 import type { ErrorObject } from 'ajv';
-import { suggestion } from './did-you-mean.js';
+import { didYouMean, suggestion } from './did-you-mean.js';
 import { rangeForPath } from './yaml-source.js';
 import type { Range, YamlRanges } from './types.js';
 
@@ -69,6 +69,8 @@ export function schemaProblems(
         break;
       }
       case 'required':
+        // A misspelled key is one mistake: its "unknown field …; did you mean" says it, not a second "missing".
+        if (misspelled(errors ?? [], path, String(params.missingProperty), knownKeys)) continue;
         message = `missing required field "${String(params.missingProperty)}"${path ? ` in ${fieldName(path)}` : ''}`;
         break;
       case 'type':
@@ -111,6 +113,15 @@ export function schemaProblems(
     problems.push({ path, message, range });
   }
   return problems;
+}
+
+function misspelled(errors: ErrorObject[], path: string, missing: string, knownKeys: (objectPath: string) => string[]): boolean {
+  return errors.some(
+    (error) =>
+      error.keyword === 'additionalProperties' &&
+      error.instancePath === path &&
+      didYouMean(String((error.params as Record<string, unknown>).additionalProperty), knownKeys(path)) === missing,
+  );
 }
 
 function stripIndexes(path: string): string {

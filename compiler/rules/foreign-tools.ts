@@ -8,6 +8,7 @@
 // see compiler/mentions.ts). Rows of the tools table are left to `tools-table`, and tools covered
 // by `retiredTools` are left to `retired-tools` (forbidding a retired tool is the right thing to do).
 import { findNames, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
+import { ownToolsetFacts } from '../facts.js';
 import type { Rule } from '../rule.js';
 
 export const foreignTools: Rule = {
@@ -65,14 +66,15 @@ export const foreignTools: Rule = {
         const owners = registry.toolOwners.get(mention.name) ?? [];
         const owning = owningCapabilities(owners, capability.id);
         const data = { tool: mention.name, owners: owners.join(', ') };
+        const dependsOn = ownToolsetFacts(capability);
         if (owning.length > 0) {
           const links = owning
             .slice(0, 3)
             .map((id) => `[${id}](capability:${id})`)
             .join(' or ');
-          report({ capability, range: mention.range, messageId: 'foreignOwned', data: { ...data, links } });
+          report({ capability, range: mention.range, messageId: 'foreignOwned', data: { ...data, links }, dependsOn });
         } else {
-          report({ capability, range: mention.range, messageId: 'foreignUnowned', data });
+          report({ capability, range: mention.range, messageId: 'foreignUnowned', data, dependsOn });
         }
       }
     }

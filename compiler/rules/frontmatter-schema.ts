@@ -3,7 +3,8 @@
 import type { ErrorObject } from 'ajv';
 import { createAjv } from '../ajv.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
-import type { Rule } from '../rule.js';
+import { fieldFact, type Fact } from '../facts.js';
+import type { LintCapability, Rule } from '../rule.js';
 import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
@@ -41,7 +42,7 @@ export const frontmatterSchema: Rule = {
     for (const capability of registry.capabilities) {
       const { frontmatter } = capability.document;
       for (const problem of frontmatter.problems) {
-        report({ capability, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
+        report({ capability, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks: [{ kind: 'frontmatter', file: capability.document.file }] });
       }
       if (!frontmatter.data) continue;
       if (!validateFrontmatter(frontmatter.data)) {
@@ -53,19 +54,24 @@ export const frontmatterSchema: Rule = {
           HINTS,
         );
         for (const problem of problems) {
-          report({ capability, range: problem.range, messageId: 'schema', data: { message: problem.message } });
+          report({ capability, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: fieldMarks(capability, problem.path) });
         }
       }
       for (const field of ['inputSchema', 'outputSchema'] as const) {
         const value = frontmatter.data[field];
         if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
         for (const problem of jsonSchemaProblems(field, value, frontmatter.ranges, frontmatter.range)) {
-          report({ capability, range: problem.range, messageId: 'invalidJsonSchema', data: { field, detail: problem.message } });
+          report({ capability, range: problem.range, messageId: 'invalidJsonSchema', data: { field, detail: problem.message }, marks: [fieldFact(capability, `/${field}`)] });
         }
       }
     }
   },
 };
+
+/** A schema problem breaks the field it is at; one about the whole mapping (an unknown or missing key) breaks no field a rule reads. */
+function fieldMarks(capability: LintCapability, path: string): Fact[] {
+  return path === '' ? [] : [fieldFact(capability, path)];
+}
 
 /**
  * Problems of a schema given in the frontmatter, at the YAML node they are about. The meta-schema

@@ -13,7 +13,8 @@
 // status(es), or 状态) or that holds entries for declared states. Both conditions together keep
 // "IMPORTANT: …" or "CSV export …" in ordinary sections from being taken for states.
 import { findNameIn, namesPattern } from '../mentions.js';
-import type { LintCapability, LintRegistry, Rule, RuleContext } from '../rule.js';
+import { fieldFact, ownToolsetFacts, type Fact } from '../facts.js';
+import type { LintCapability, LintRegistry, Report, Rule, RuleContext } from '../rule.js';
 import type { TextBlock, ToolsTableRow } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -96,8 +97,15 @@ export const stateMachine: Rule = {
   },
 };
 
-function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache, report: RuleContext<unknown>['report']): void {
+/** What a required state rests on: its item in `states`, or the definition of the tool that has it. */
+function whereFacts(capability: LintCapability, where: { index: number } | { tool: string }): Fact[] {
+  return 'index' in where ? [fieldFact(capability, `/states/${where.index}`)] : [{ kind: 'tool', name: where.tool }];
+}
+
+function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache, reportOn: RuleContext<unknown>['report']): void {
   const { document, fm } = capability;
+  // An unparsed frontmatter leaves the states and toolsets unknown, and its text may be read as body.
+  const report = (entry: Report): void => reportOn({ ...entry, dependsOn: [{ kind: 'frontmatter', file: document.file }, ...(entry.dependsOn ?? [])] });
   const own = new Set([...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])]);
 
   // Required states, each with where to report it when its entry is missing.
@@ -142,23 +150,29 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
     const bareEntry = bare.get(state);
     if (bareEntry) {
       const range = findNameIn(document, state, bareEntry.range)?.range ?? bareEntry.range;
-      report({ capability, range, messageId: 'bare', data: { state } });
+      report({ capability, range, messageId: 'bare', data: { state }, dependsOn: whereFacts(capability, where) });
     } else if ('index' in where) {
       const range = rangeForPath(document.frontmatter.ranges, `/states/${where.index}`, document.frontmatter.range);
-      report({ capability, range, messageId: 'missingDeclared', data: { state } });
+      report({ capability, range, messageId: 'missingDeclared', data: { state }, dependsOn: whereFacts(capability, where) });
     } else {
       const range = findNameIn(document, where.tool, where.row.range)?.range ?? where.row.range;
-      report({ capability, range, messageId: 'missingToolState', data: { state, tool: where.tool } });
+      report({ capability, range, messageId: 'missingToolState', data: { state, tool: where.tool }, dependsOn: whereFacts(capability, where) });
     }
   }
 
-  // Entries for states nothing declares, in sections about states.
+  // Entries for states nothing declares, in sections about states: "nothing declares" rests on
+  // `states`, the capability's toolsets and the definitions of the tools its table lists.
+  const declaredFacts: Fact[] = [
+    fieldFact(capability, '/states'),
+    ...ownToolsetFacts(capability),
+    ...document.toolsTables.flatMap((table) => table.rows.map((row): Fact => ({ kind: 'tool', name: row.tool }))),
+  ];
   const stateSections = new Set(entries.filter((block) => declared.has(leadingState(block) ?? '')).map((block) => block.section));
   for (const block of entries) {
     const state = leadingState(block);
     if (state === undefined || declared.has(state)) continue;
     if (!STATE_SECTION.test(block.section) && !stateSections.has(block.section)) continue;
     const range = findNameIn(document, state, block.range)?.range ?? block.range;
-    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, lesser: true });
+    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, lesser: true, dependsOn: declaredFacts });
   }
 }

@@ -4,6 +4,7 @@
 // missing row leaves a tool undocumented.
 import { suggestion } from '../did-you-mean.js';
 import { findNameIn } from '../mentions.js';
+import { ownToolsetFacts } from '../facts.js';
 import type { Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -43,6 +44,7 @@ export const toolsTable: Rule = {
       const ownTools = new Set(own.flatMap((id) => Object.keys(registry.toolsets[id]?.tools ?? {})));
       const ownText = own.length > 0 ? own.join(', ') : 'it has none';
       const listed = new Set<string>();
+      const rests = ownToolsetFacts(capability);
 
       for (const table of document.toolsTables) {
         for (const row of table.rows) {
@@ -51,7 +53,13 @@ export const toolsTable: Rule = {
           const range = findNameIn(document, row.tool, row.range)?.range ?? row.range;
           const owners = registry.toolOwners.get(row.tool);
           if (owners && owners.length > 0) {
-            report({ capability, range, messageId: 'foreignTool', data: { tool: row.tool, owners: owners.join(', '), own: ownText } });
+            report({
+              capability,
+              range,
+              messageId: 'foreignTool',
+              data: { tool: row.tool, owners: owners.join(', '), own: ownText },
+              dependsOn: rests,
+            });
           } else {
             const candidates = ownTools.size > 0 ? ownTools : registry.toolOwners.keys();
             report({
@@ -59,6 +67,8 @@ export const toolsTable: Rule = {
               range,
               messageId: 'unknownTool',
               data: { tool: row.tool, toolsetsFile: registry.toolsetsFile, own: ownText, hint: suggestion(row.tool, candidates) },
+              // A tool whose definition is malformed is left out of the toolsets, so it looks undefined.
+              dependsOn: [...rests, { kind: 'tool', name: row.tool }],
             });
           }
         }
@@ -80,7 +90,7 @@ export const toolsTable: Rule = {
       const toolsets = `required toolset${ids.length > 1 ? 's' : ''} ${ids.join(', ')}`;
       const firstTable = document.toolsTables[0];
       if (firstTable) {
-        report({ capability, range: firstTable.range, messageId: 'omitted', data: { tools, toolsets }, lesser: true });
+        report({ capability, range: firstTable.range, messageId: 'omitted', data: { tools, toolsets }, lesser: true, dependsOn: rests });
       } else {
         report({
           capability,
@@ -88,6 +98,7 @@ export const toolsTable: Rule = {
           messageId: 'noTable',
           data: { tools, toolsets },
           lesser: true,
+          dependsOn: rests,
         });
       }
     }

@@ -1,6 +1,7 @@
 // toolset-exists: every toolset named in `requiredToolsets` / `optionalToolsets` is defined in
 // capabilities/toolsets.yaml; a typo would otherwise hide a capability from every caller.
 import { suggestion } from '../did-you-mean.js';
+import { fieldFact } from '../facts.js';
 import type { Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -32,6 +33,9 @@ export const toolsetExists: Rule = {
             range: rangeForPath(document.frontmatter.ranges, `/${field}/${index}`, document.frontmatter.range),
             messageId: 'unknown',
             data: { toolset, field, toolsetsFile: registry.toolsetsFile, hint: suggestion(toolset, known) },
+            marks: [{ kind: 'toolset', id: toolset }],
+            // An id of the wrong form is frontmatter-schema's finding.
+            dependsOn: [fieldFact(capability, `/${field}/${index}`)],
           });
         });
       }

@@ -266,7 +266,6 @@ ruleTable(frontmatterSchema, {
       ),
       errors: [
         { line: 13, column: 15, message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?' },
-        { line: 14, column: 5, message: 'missing required field "rationalization" in `constraints.1`' },
         { line: 14, column: 5, endColumn: 20, message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?' },
       ],
     },
