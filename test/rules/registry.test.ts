@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createAjv } from '../../compiler/ajv.js';
 import { ruleDocsPath } from '../../compiler/rule.js';
 import { rules, rulesById } from '../../compiler/rules/index.js';
+import { USER_REGISTRY_RULES } from '../../compiler/user/compile-user.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const exists = (relative: string): boolean => fs.existsSync(path.join(ROOT, relative));
@@ -42,6 +43,14 @@ describe('the rule index', () => {
     expect(CONTRACT_RULES.filter((id) => !rulesById.has(id))).toEqual([]);
   });
 
+  it('derives the user-capability rule set from meta.reads, as docs/user-capabilities.md lists it', () => {
+    const derived = rules.filter((rule) => rule.meta.reads !== 'git').map((rule) => rule.meta.id);
+    expect(USER_REGISTRY_RULES.map((rule) => rule.meta.id)).toEqual(derived);
+    const docs = fs.readFileSync(path.join(ROOT, 'docs/user-capabilities.md'), 'utf8');
+    const listed = /<!-- user-rules -->([\s\S]*?)<!-- \/user-rules -->/.exec(docs)?.[1] ?? '';
+    expect([...listed.matchAll(/`([a-z-]+)`/g)].map((match) => match[1])).toEqual(derived);
+  });
+
   it('lists every rule file in compiler/rules/', () => {
     const files = fs
       .readdirSync(path.join(ROOT, 'compiler/rules'))
@@ -74,6 +83,10 @@ describe.each(rules.map((rule) => [rule.meta.id, rule] as const))('rule %s', (id
   it('has a table test, test/rules/<id>.test.ts', () => {
     const test = `test/rules/${id}.test.ts`;
     expect(exists(test), `${test} is missing`).toBe(true);
+  });
+
+  it('says what it reads (meta.reads)', () => {
+    expect(['document', 'catalog', 'bodies', 'git']).toContain(rule.meta.reads);
   });
 
   it('has a description and messages', () => {
