@@ -10,11 +10,12 @@ export function createLintRegistry(
   toolsetsSource: ParsedToolsets,
   input: Pick<RegistryInput, 'allPaths' | 'files' | 'foldersWithoutProtocol'>,
 ): LintRegistry {
+  const sources = new Map(input.files.map((file) => [file.path, file.content]));
   const capabilities: LintCapability[] = [...documents]
     .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     .map((document) => {
       const fm = wellTypedFrontmatter(document.frontmatter.data);
-      return { document, fm, id: fm.id ?? document.folder };
+      return { document, fm, id: fm.id ?? document.folder, source: sources.get(document.file) };
     });
   const byId = new Map<string, LintCapability>();
   for (const capability of capabilities) if (!byId.has(capability.id)) byId.set(capability.id, capability);

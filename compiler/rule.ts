@@ -78,6 +78,8 @@ export interface LintCapability {
    * capability even when one field is wrong (all problems in one run).
    */
   fm: Partial<CapabilityFrontmatter>;
+  /** The file's text as read, for messages that quote the source (a YAML scalar as written, not as parsed). */
+  source?: string;
 }
 
 export interface LintRegistry {

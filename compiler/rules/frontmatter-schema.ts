@@ -35,6 +35,8 @@ export const frontmatterSchema: Rule = {
     messages: {
       yaml: '{{message}}',
       schema: '{{message}}',
+      unquotedVersion: '`{{field}}` must be a quoted semver string like "{{version}}", not {{written}} (YAML reads it as the {{type}} {{value}})',
+      unquoted: '`{{field}}` must be a quoted string, not {{written}} (YAML reads it as the {{type}} {{value}}): write "{{written}}"',
       invalidJsonSchema: '`{{field}}` is not a valid JSON Schema: {{detail}}',
     },
   },
@@ -53,7 +55,14 @@ export const frontmatterSchema: Rule = {
           (path) => (path === '' ? topLevelKeys : /^\/constraints\/\d+$/.test(path) ? constraintKeys : []),
           HINTS,
         );
+        const scalars = scalarsReadAsOtherTypes(validateFrontmatter.errors);
         for (const problem of problems) {
+          const scalar = scalars.get(problem.path);
+          const written = scalar === undefined ? undefined : sourceText(capability.source, problem.range);
+          if (scalar !== undefined && written !== undefined) {
+            report({ capability, range: problem.range, ...unquotedMessage(problem.path, written, scalar), marks: fieldMarks(capability, problem.path) });
+            continue;
+          }
           report({ capability, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: fieldMarks(capability, problem.path) });
         }
       }
@@ -67,6 +76,35 @@ export const frontmatterSchema: Rule = {
     }
   },
 };
+
+/** Paths of values the schema wants as text that YAML read as a number or boolean (`1.0`, `true`). */
+function scalarsReadAsOtherTypes(errors: ErrorObject[] | null | undefined): Map<string, number | boolean> {
+  const scalars = new Map<string, number | boolean>();
+  for (const error of errors ?? []) {
+    const data: unknown = error.data;
+    if (error.keyword === 'type' && (error.params as { type?: unknown }).type === 'string' && (typeof data === 'number' || typeof data === 'boolean')) {
+      scalars.set(error.instancePath, data);
+    }
+  }
+  return scalars;
+}
+
+/** The text of a one-line range as written in the file: `1.0`, where the parsed value is the number 1. */
+function sourceText(source: string | undefined, range: Range): string | undefined {
+  if (source === undefined || range.line !== range.endLine) return undefined;
+  const line = source.replace(/^\uFEFF/, '').split(/\r\n?|\n/)[range.line - 1];
+  const text = line?.slice(range.column - 1, range.endColumn - 1).trim();
+  return text === undefined || text === '' ? undefined : text;
+}
+
+function unquotedMessage(path: string, written: string, value: number | boolean): { messageId: string; data: Record<string, string> } {
+  const data = { field: path.slice(1).replace(/\//g, '.'), written, type: typeof value, value: String(value) };
+  if (path !== '/protocol_version') return { messageId: 'unquoted', data };
+  // `1.0` becomes "1.0.0": the author's numbers, completed to MAJOR.MINOR.PATCH.
+  const parts = /^\d+(\.\d+){0,2}$/.test(written) ? written.split('.') : ['1'];
+  while (parts.length < 3) parts.push('0');
+  return { messageId: 'unquotedVersion', data: { ...data, version: parts.join('.') } };
+}
 
 /** A schema problem breaks the field it is at; one about the whole mapping (an unknown or missing key) breaks no field a rule reads. */
 function fieldMarks(capability: LintCapability, path: string): Fact[] {

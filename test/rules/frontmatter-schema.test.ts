@@ -178,7 +178,7 @@ ruleTable(frontmatterSchema, {
       name: 'wrong types',
       files: only(doc(['tags: reports'], { name: 'name: 42', whenToUse: 'whenToUse: use alpha', '  - use alpha': null })),
       errors: [
-        { line: 3, column: 7, message: '`name` must be a string, not number 42' },
+        { line: 3, column: 7, message: '`name` must be a quoted string, not 42 (YAML reads it as the number 42): write "42"' },
         { line: 5, column: 12, message: '`whenToUse` must be a list, not string "use alpha"' },
         { line: 9, column: 7, message: '`tags` must be a list, not string "reports"' },
       ],
@@ -201,7 +201,20 @@ ruleTable(frontmatterSchema, {
     {
       name: 'protocol_version 1.2 (a YAML number) says what is expected',
       files: only(doc([], { protocol_version: 'protocol_version: 1.2' })),
-      errors: [{ line: 8, column: 19, message: '`protocol_version` must be a string, not number 1.2: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
+      errors: [{ line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.2.0", not 1.2 (YAML reads it as the number 1.2)' }],
+    },
+    {
+      name: 'protocol_version 1.0 is quoted as written, not as the number 1 YAML makes of it',
+      files: only(doc([], { protocol_version: 'protocol_version: 1.0' })),
+      errors: [{ line: 8, column: 19, endColumn: 22, message: /^`protocol_version` must be a quoted semver string like "1\.0\.0", not 1\.0 \(YAML reads it as the number 1\)$/ }],
+    },
+    {
+      name: 'protocol_version 2 and other scalars that YAML reads as numbers or booleans',
+      files: only(doc([], { protocol_version: 'protocol_version: 0x2', name: 'name: true' })),
+      errors: [
+        { line: 3, column: 7, message: '`name` must be a quoted string, not true (YAML reads it as the boolean true): write "true"' },
+        { line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.0.0", not 0x2 (YAML reads it as the number 2)' },
+      ],
     },
     {
       name: 'protocol_version with a "v" prefix',
@@ -249,7 +262,7 @@ ruleTable(frontmatterSchema, {
     {
       name: 'metadata values must be strings',
       files: only(doc(['metadata:', '  priority: 3'])),
-      errors: [{ line: 11, column: 13, message: '`metadata.priority` must be a string, not number 3' }],
+      errors: [{ line: 11, column: 13, message: '`metadata.priority` must be a quoted string, not 3 (YAML reads it as the number 3): write "3"' }],
     },
     {
       name: 'a constraint with a bad severity (did you mean) and a misspelt key',
