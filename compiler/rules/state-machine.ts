@@ -12,7 +12,7 @@
 // declared state matches, in a section whose heading mentions states (the word state(s) or
 // status(es), or 状态) or that holds entries for declared states. Both conditions together keep
 // "IMPORTANT: …" or "CSV export …" in ordinary sections from being taken for states.
-import { findNameIn, namesPattern } from '../mentions.js';
+import { findNameIn, namePatternSource, namesPattern } from '../mentions.js';
 import { fieldFact, ownToolsetFacts, type Fact } from '../facts.js';
 import type { LintCapability, LintRegistry, Report, Rule, RuleContext } from '../rule.js';
 import type { TextBlock, ToolsTableRow } from '../types.js';
@@ -86,6 +86,7 @@ export const stateMachine: Rule = {
         'state "{{state}}" (declared in `states`) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **{{state}}** — what it means; what to do and what not to do"',
       missingToolState:
         'state "{{state}}" of tool `{{tool}}` (listed in the tools table) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **{{state}}** — what it means; what to do and what not to do"',
+      caseMismatch: 'the entry for state "{{state}}" writes it "{{written}}"; state names are case-sensitive: write "{{state}}"',
       bare: 'the entry for state "{{state}}" only names it; say what the agent does in that state (and what it must not do)',
       undeclared:
         'entry for state "{{state}}", but neither `states` nor a tool of this capability declares it; add "{{state}}" to `states` (or to the tool\'s `states` in {{toolsetsFile}}), or remove the entry if no tool returns it',
@@ -96,6 +97,16 @@ export const stateMachine: Rule = {
     for (const capability of registry.capabilities) checkCapability(capability, registry, cache, report);
   },
 };
+
+/** An entry that names the state in another case (`**Paid**` for PAID): the author meant it. */
+function otherCase(entries: readonly TextBlock[], state: string): { block: TextBlock; written: string } | undefined {
+  const pattern = new RegExp(namePatternSource(state), 'iu');
+  for (const block of entries) {
+    const written = pattern.exec(block.text)?.[0];
+    if (written !== undefined && written !== state) return { block, written };
+  }
+  return undefined;
+}
 
 /** What a required state rests on: its item in `states`, or the definition of the tool that has it. */
 function whereFacts(capability: LintCapability, where: { index: number } | { tool: string }): Fact[] {
@@ -151,6 +162,10 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
     if (bareEntry) {
       const range = findNameIn(document, state, bareEntry.range)?.range ?? bareEntry.range;
       report({ capability, range, messageId: 'bare', data: { state }, dependsOn: whereFacts(capability, where) });
+    } else if (otherCase(entries, state)) {
+      const { block, written } = otherCase(entries, state)!;
+      const range = findNameIn(document, written, block.range)?.range ?? block.range;
+      report({ capability, range, messageId: 'caseMismatch', data: { state, written }, dependsOn: whereFacts(capability, where) });
     } else if ('index' in where) {
       const range = rangeForPath(document.frontmatter.ranges, `/states/${where.index}`, document.frontmatter.range);
       report({ capability, range, messageId: 'missingDeclared', data: { state }, dependsOn: whereFacts(capability, where) });

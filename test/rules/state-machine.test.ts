@@ -41,6 +41,18 @@ ruleTable(stateMachine, {
   ],
   invalid: [
     {
+      name: 'an entry that writes a declared state in another case gets a case hint, not "no entry"',
+      files: declared('## States\n\n- **PENDING** — keep polling.\n- **Done** — show the result.\n'),
+      errors: [
+        {
+          line: 17,
+          column: 5,
+          endColumn: 9,
+          message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"',
+        },
+      ],
+    },
+    {
       name: 'a declared state without an entry: reported at its `states` item',
       files: declared('## States\n\n- **PENDING** — keep polling.\n'),
       errors: [
@@ -62,11 +74,11 @@ ruleTable(stateMachine, {
       ],
     },
     {
-      name: 'names are case-sensitive',
+      name: 'names are case-sensitive: an entry in another case is reported where it is, with the right spelling',
       files: declared('- Pending: keep polling.\n- Done: show it.\n'),
       errors: [
-        { line: 11, column: 5, message: 'state "PENDING"' },
-        { line: 12, column: 5, message: 'state "DONE"' },
+        { line: 14, column: 3, message: 'the entry for state "PENDING" writes it "Pending"; state names are case-sensitive: write "PENDING"' },
+        { line: 15, column: 3, message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"' },
       ],
     },
     {
