@@ -1,7 +1,24 @@
 // YAML with positions: parse a YAML text into plain data plus a map from JSON-pointer paths to the
 // source ranges of keys and values, and the problems a reader must be told about (syntax errors,
-// duplicate keys, tabs, alias bombs, prototype keys). Used for frontmatter, toolsets and config.
-import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+// duplicate keys, tabs, nesting too deep, alias bombs, prototype keys, anything JSON cannot hold).
+// The one YAML reader of the project: frontmatter (registry and user capabilities), toolsets,
+// config and the server's principals file all go through it.
+import {
+  Composer,
+  type CST,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  Lexer,
+  Parser,
+  visit,
+  YAMLParseError,
+  type Alias,
+  type Document,
+  type Node as YamlNode,
+} from 'yaml';
 import { LineIndex } from './positions.js';
 import type { FrontmatterProblem, Range, YamlRanges } from './types.js';
 
@@ -9,6 +26,33 @@ import type { FrontmatterProblem, Range, YamlRanges } from './types.js';
 export const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** An alias-heavy document ("billion laughs") is refused past this many alias expansions. */
 export const MAX_ALIAS_COUNT = 100;
+/**
+ * Deepest nesting read: the nodes on the longest path from the top, the innermost value included
+ * (`a: [1]` is 3), aliases expanded. The YAML library's parser and composer recurse once per level
+ * and overflow the stack at a depth that depends on how much stack the caller used, so the limit
+ * is checked as the parser reads each token, before it can go deeper.
+ */
+export const MAX_YAML_DEPTH = 64;
+/** Syntax errors reported per text: one broken line can make the parser report thousands. */
+export const MAX_YAML_ERRORS = 20;
+
+/**
+ * The core schema of YAML 1.2 and nothing else: no YAML 1.1 types (`!!timestamp`, `!!binary`,
+ * `!!set`, `!!omap`, `!!pairs`) and no merge keys; what JSON cannot hold is refused by the walk.
+ * Duplicate keys are found by the walk too: the library's `uniqueKeys` is quadratic in the keys.
+ */
+const COMPOSE_OPTIONS = {
+  schema: 'core',
+  version: '1.2',
+  resolveKnownTags: false,
+  merge: false,
+  uniqueKeys: false,
+  strict: true,
+  stringKeys: false,
+  prettyErrors: false,
+} as const;
+/** Explicit tags that only restate a JSON type (`!!str 12` is the string "12"). */
+const JSON_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((name) => `tag:yaml.org,2002:${name}`));
 
 export interface YamlSource {
   data: unknown;
@@ -21,40 +65,123 @@ export function escapePointer(segment: string | number): string {
 }
 
 const YAML_ERROR_TEXT: Record<string, string> = {
-  DUPLICATE_KEY: 'duplicate key',
   TAB_AS_INDENT: 'tab characters are not allowed for indentation in YAML; indent with spaces',
 };
+/** Warnings the walk reports itself, with one message per offending node. */
+const WALK_WARNINGS = new Set(['TAG_RESOLVE_FAILED', 'BAD_COLLECTION_TYPE']);
+
+function depthMessage(): string {
+  return `YAML nested more than ${MAX_YAML_DEPTH} levels deep (mappings, lists and brackets, aliases expanded); flatten the structure`;
+}
+
+/** Thrown by the token scan to stop the parser before it recurses too deep. */
+class TooDeep extends Error {
+  constructor(readonly offset: number) {
+    super('YAML nested too deep');
+  }
+}
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
+
+/** Where the parser is: the offset of the token it reads (for a stack overflow below the limit). */
+interface Progress {
+  offset: number;
+}
+
+/** parseDocument, with the nesting checked after every token, before the parser goes deeper. */
+function composeChecked(text: string, progress: Progress): Document.Parsed {
+  function* tokens(): Generator<CST.Token> {
+    const parser = new Parser();
+    for (const lexeme of new Lexer().lex(text)) {
+      progress.offset = parser.offset;
+      yield* parser.next(lexeme);
+      // The parser's stack holds the document and each open node down to the current one: the
+      // depth its own recursion and the composer's follow.
+      if (parser.stack.length - 1 > MAX_YAML_DEPTH) throw new TooDeep(progress.offset);
+    }
+    yield* parser.end();
+  }
+  let first: Document.Parsed | undefined;
+  for (const doc of new Composer(COMPOSE_OPTIONS).compose(tokens(), true, text.length)) {
+    if (!first) first = doc;
+    else {
+      first.errors.push(new YAMLParseError([doc.range[0], doc.range[1]], 'MULTIPLE_DOCS', 'a second document (after `---`); this file holds one YAML document'));
+      break;
+    }
+  }
+  return first as Document.Parsed;
+}
 
 /**
  * @param text the YAML text
  * @param index maps offsets in `text` to positions in the file the text came from
  */
 export function parseYamlSource(text: string, index: LineIndex): YamlSource {
+  const progress: Progress = { offset: 0 };
+  const tooDeep = (offset: number): YamlSource => ({
+    data: undefined,
+    ranges: {},
+    problems: [{ code: 'yaml-depth', message: depthMessage(), range: index.range(offset, offset + 1) }],
+  });
+  try {
+    return readYaml(text, index, progress);
+  } catch (error) {
+    if (error instanceof TooDeep) return tooDeep(error.offset);
+    // The scan bounds every recursion below it; should one still overflow, the verdict is the same.
+    if (isStackOverflow(error)) return tooDeep(progress.offset);
+    throw error;
+  }
+}
+
+function readYaml(text: string, index: LineIndex, progress: Progress): YamlSource {
   const problems: FrontmatterProblem[] = [];
   const ranges: YamlRanges = {};
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false, strict: true, stringKeys: false });
+  const doc = composeChecked(text, progress);
 
-  for (const error of doc.errors) {
+  const errors = [...doc.errors, ...doc.warnings.filter((warning) => !WALK_WARNINGS.has(warning.code))];
+  for (const error of errors.slice(0, MAX_YAML_ERRORS)) {
     const [start, end] = error.pos;
     const firstLine = error.message.split('\n')[0] ?? error.message;
-    const duplicate = error.code === 'DUPLICATE_KEY';
+    problems.push(
+      error.code === 'RESOURCE_EXHAUSTION'
+        ? { code: 'yaml-depth', message: depthMessage(), range: index.range(start, end) }
+        : {
+            code: 'yaml-syntax',
+            message: `invalid YAML: ${YAML_ERROR_TEXT[error.code] ?? lowerFirst(firstLine.replace(/ at line \d+, column \d+:?$/, ''))}`,
+            range: index.range(start, end),
+          },
+    );
+  }
+  const hidden = errors[MAX_YAML_ERRORS];
+  if (hidden) {
     problems.push({
-      code: duplicate ? 'duplicate-key' : 'yaml-syntax',
-      message: duplicate
-        ? `duplicate key ${describeDuplicate(text, start)}: a key may appear only once in a mapping`
-        : `invalid YAML: ${YAML_ERROR_TEXT[error.code] ?? lowerFirst(firstLine.replace(/ at line \d+, column \d+:?$/, ''))}`,
-      range: index.range(start, end),
+      code: 'yaml-syntax',
+      message: `invalid YAML: ${errors.length - MAX_YAML_ERRORS} more errors not shown; fix the first ones and run again`,
+      range: index.range(hidden.pos[0], hidden.pos[1]),
     });
   }
   if (problems.length > 0) return { data: undefined, ranges, problems };
+  const yamlVersion = doc.directives?.yaml;
+  if (yamlVersion?.explicit && yamlVersion.version !== '1.2') {
+    const at = Math.max(0, text.indexOf('%YAML'));
+    problems.push({
+      code: 'non-json',
+      message: `YAML ${yamlVersion.version} is not read (its booleans, dates and numbers differ); remove the %YAML line: files are read as YAML 1.2`,
+      range: index.range(at, at + 5),
+    });
+    return { data: undefined, ranges, problems };
+  }
 
-  collectRanges(doc.contents as YamlNode | null, '', index, ranges, problems);
-  if (problems.some((p) => p.code === 'forbidden-key')) return { data: undefined, ranges, problems };
+  new Walk(doc, index, ranges, problems).node(doc.contents as YamlNode | null, '', 1);
+  if (problems.length > 0) return { data: undefined, ranges, problems };
 
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
+    if (isStackOverflow(error)) throw error;
     const message = (error as Error).message;
     const aliases = /alias/i.test(message);
     problems.push({
@@ -81,11 +208,6 @@ function firstAliasRange(doc: Document, index: LineIndex): Range | undefined {
   return found;
 }
 
-function describeDuplicate(text: string, start: number): string {
-  const key = text.slice(start).split(/[:\n]/)[0]?.trim();
-  return key ? `"${key}"` : '';
-}
-
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -95,44 +217,109 @@ function nodeRange(node: { range?: [number, number, number] | null } | null | un
   return index.range(node.range[0], node.range[1]);
 }
 
-function collectRanges(
-  node: YamlNode | null,
-  path: string,
-  index: LineIndex,
-  ranges: YamlRanges,
-  problems: FrontmatterProblem[],
-): void {
-  if (!node) return;
-  const value = nodeRange(node, index);
-  if (value && !ranges[path]) ranges[path] = { value };
-  if (isMap(node)) {
-    for (const pair of node.items) {
+function tagName(tag: string): string {
+  return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice('tag:yaml.org,2002:'.length)}` : tag;
+}
+
+function describeKey(node: YamlNode | null): string {
+  if (node === null) return 'an empty key';
+  if (isAlias(node)) return `the alias *${node.source}`;
+  if (isMap(node)) return 'a mapping';
+  if (isSeq(node)) return 'a list';
+  if (isScalar(node)) {
+    const value = node.value;
+    if (value === null) return 'null';
+    return `${typeof value === 'boolean' ? 'the boolean' : `the ${typeof value}`} ${String(node.source ?? value)}`;
+  }
+  return 'text';
+}
+
+/**
+ * One pass over the node tree: records the ranges, and refuses what JSON cannot hold (other tags,
+ * keys that are not text, NaN and infinities, recursive aliases), duplicate and prototype keys, and
+ * aliases that expand deeper than the limit. Its recursion is bounded by the token scan.
+ */
+class Walk {
+  /** Height of each finished node, aliases expanded: what an alias to it adds to the depth. */
+  private readonly heights = new Map<YamlNode, number>();
+  private readonly open = new Set<YamlNode>();
+
+  constructor(
+    private readonly doc: Document.Parsed,
+    private readonly index: LineIndex,
+    private readonly ranges: YamlRanges,
+    private readonly problems: FrontmatterProblem[],
+  ) {}
+
+  private problem(code: FrontmatterProblem['code'], message: string, range: Range | undefined): void {
+    this.problems.push({ code, message, range: range ?? this.index.range(0, 0) });
+  }
+
+  /** @returns the height of the node with aliases expanded (a scalar is 1) */
+  node(node: YamlNode | null, path: string, depth: number): number {
+    if (!node) return 1;
+    const range = nodeRange(node, this.index);
+    if (range && !this.ranges[path]) this.ranges[path] = { value: range };
+    if (isAlias(node)) return this.alias(node, depth, range);
+    if (node.tag && !JSON_TAGS.has(node.tag)) {
+      this.problem(
+        'non-json',
+        `YAML tag ${tagName(node.tag)} is not allowed: only JSON-compatible YAML is read (text, numbers, true/false, null, mappings, lists)`,
+        range,
+      );
+    }
+    this.open.add(node);
+    let height = 1;
+    if (isMap(node)) height = this.map(node.items, path, depth, range);
+    else if (isSeq(node)) {
+      node.items.forEach((item, i) => {
+        height = Math.max(height, 1 + this.node(item as YamlNode | null, `${path}/${i}`, depth + 1));
+      });
+    } else if (isScalar(node) && typeof node.value === 'number' && !Number.isFinite(node.value)) {
+      this.problem('non-json', `${String(node.source)} is not a finite number, and JSON has no such number; quote it if it is text`, range);
+    }
+    this.open.delete(node);
+    this.heights.set(node, height);
+    return height;
+  }
+
+  private alias(node: Alias, depth: number, range: Range | undefined): number {
+    const target = node.resolve(this.doc);
+    if (!target) return 1;
+    if (this.open.has(target)) {
+      this.problem('non-json', `the alias *${node.source} is inside its own anchor: a recursive structure has no JSON form`, range);
+      return 1;
+    }
+    const height = this.heights.get(target) ?? 1;
+    if (depth + height - 1 > MAX_YAML_DEPTH) this.problem('yaml-depth', depthMessage(), range);
+    return height;
+  }
+
+  private map(items: unknown[], path: string, depth: number, mapRange: Range | undefined): number {
+    let height = 1;
+    const seen = new Set<string>();
+    for (const pair of items) {
       if (!isPair(pair)) continue;
       const keyNode = pair.key as YamlNode | null;
-      const key = isScalar(keyNode) ? String(keyNode.value) : keyNode ? String(keyNode) : '';
-      const keyRange = nodeRange(keyNode, index) ?? value;
+      const keyRange = nodeRange(keyNode, this.index) ?? mapRange;
+      if (!isScalar(keyNode) || typeof keyNode.value !== 'string' || (keyNode.tag && !JSON_TAGS.has(keyNode.tag))) {
+        const quoted = isScalar(keyNode) && keyNode.value !== null ? `; quote it: "${String(keyNode.source ?? keyNode.value)}"` : '';
+        this.problem('non-json', `a key must be text, not ${describeKey(keyNode)}${quoted}`, keyRange);
+        continue;
+      }
+      const key = keyNode.value;
+      if (seen.has(key)) this.problem('duplicate-key', `duplicate key "${key}": a key may appear only once in a mapping`, keyRange);
+      seen.add(key);
       const childPath = `${path}/${escapePointer(key)}`;
-      if (FORBIDDEN_KEYS.has(key) && keyRange) {
-        problems.push({
-          code: 'forbidden-key',
-          message: `key "${key}" is not allowed: it could change object prototypes; rename it`,
-          range: keyRange,
-        });
+      if (FORBIDDEN_KEYS.has(key)) {
+        this.problem('forbidden-key', `key "${key}" is not allowed: it could change object prototypes; rename it`, keyRange);
       }
       const valueNode = pair.value as YamlNode | null;
-      const childValue = nodeRange(valueNode, index) ?? keyRange;
-      if (childValue) ranges[childPath] = { key: keyRange, value: childValue };
-      if (!isAlias(valueNode)) collectRanges(valueNode, childPath, index, ranges, problems);
+      const childValue = nodeRange(valueNode, this.index) ?? keyRange;
+      if (childValue) this.ranges[childPath] = { key: keyRange, value: childValue };
+      height = Math.max(height, 1 + this.node(valueNode, childPath, depth + 1));
     }
-  } else if (isSeq(node)) {
-    node.items.forEach((item, i) => {
-      const itemNode = item as YamlNode | null;
-      if (!isAlias(itemNode)) collectRanges(itemNode, `${path}/${i}`, index, ranges, problems);
-      else {
-        const r = nodeRange(itemNode, index);
-        if (r) ranges[`${path}/${i}`] = { value: r };
-      }
-    });
+    return height;
   }
 }
 

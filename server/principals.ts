@@ -2,7 +2,8 @@
 // only as SHA-256 hex; a presented key is hashed and compared in constant time against every
 // entry. No MCP SDK code here.
 import { hash, timingSafeEqual } from 'node:crypto';
-import { parse as parseYaml } from 'yaml';
+import { LineIndex } from '../compiler/positions.js';
+import { parseYamlSource } from '../compiler/yaml-source.js';
 import { parseScope } from './permissions.js';
 
 export interface Principal {
@@ -58,15 +59,12 @@ export function sha256(text: string): Buffer {
 
 /** Parse and validate a principals file; every problem is a reason to reject the whole file. */
 export function parsePrincipals(text: string): PrincipalsParseResult {
-  let data: unknown;
-  try {
-    data = parseYaml(text, { uniqueKeys: true, maxAliasCount: 0 });
-  } catch (error) {
-    // The YAML library quotes the offending source line; only its first line goes out, so that a
-    // key hash never lands in a log or in /healthz.
-    const message = (error as Error).message.split('\n')[0] ?? 'syntax error';
-    return { ok: false, error: `principals file is not valid YAML: ${message}` };
-  }
+  // The project's one YAML reader (depth and alias limits, JSON-compatible only). Its messages
+  // quote no source line, so a key hash never lands in a log or in /healthz.
+  const source = parseYamlSource(text, new LineIndex(text));
+  const problem = source.problems[0];
+  if (problem) return { ok: false, error: `principals file is not valid YAML: ${problem.range.line}:${problem.range.column}: ${problem.message}` };
+  const data = source.data;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { ok: false, error: 'principals file must be a mapping with a `principals` list' };
   }

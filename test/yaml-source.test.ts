@@ -1,0 +1,200 @@
+// The one YAML reader (frontmatter, toolsets.yaml, capreg.config.yaml, principals): nesting is
+// limited before the library's recursive parser can overflow, the verdict does not depend on how
+// much stack the caller used, and only JSON-compatible YAML is read (no tag or value is rewritten).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LineIndex } from '../compiler/positions.js';
+import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH, MAX_YAML_ERRORS, parseYamlSource, type YamlSource } from '../compiler/yaml-source.js';
+
+function read(text: string): YamlSource {
+  return parseYamlSource(text, new LineIndex(text));
+}
+
+/** The problems as `line:column code` lines, for compact assertions. */
+function problems(text: string): string[] {
+  return read(text).problems.map((p) => `${p.range.line}:${p.range.column} ${p.code}`);
+}
+
+/** Runs `fn` with most of the stack already used, like a caller deep in its own recursion. */
+function withStackUsed<T>(fn: () => T): T {
+  let max = 0;
+  const measure = (n: number): void => {
+    max = n;
+    measure(n + 1);
+  };
+  try {
+    measure(0);
+  } catch {
+    // `max` is how many frames this stack holds.
+  }
+  const descend = (n: number): T => (n > 0 ? descend(n - 1) : fn());
+  return descend(Math.floor(max * 0.75));
+}
+
+const flowMaps = (levels: number): string => `a: ${'{a: '.repeat(levels)}1${'}'.repeat(levels)}\n`;
+const flowSeqs = (levels: number): string => `a: ${'['.repeat(levels)}${']'.repeat(levels)}\n`;
+const indented = (levels: number): string => `${Array.from({ length: levels }, (_, i) => `${' '.repeat(i)}k:`).join('\n')} 1\n`;
+
+describe('nesting limit', () => {
+  it.each([
+    ['a 4 KB line of ": : :" followed by an indented line', `${': '.repeat(2048)}\n  y\n`, '1:129'],
+    ['a key, then 8,000 colons', `x: ${': '.repeat(8000)}\n  y\n`, '1:130'],
+    ['400 nested flow mappings', flowMaps(400), '1:256'],
+    ['3,000 nested flow lists', flowSeqs(3000), '1:67'],
+    ['3,000 nested block mappings by indentation', indented(3000), `${MAX_YAML_DEPTH + 1}:${MAX_YAML_DEPTH + 1}`],
+    ['5,000 compact list items on one line', `${'- '.repeat(5000)}x\n`, '1:129'],
+    ['5,000 explicit keys on one line', `${'? '.repeat(5000)}x\n`, '1:129'],
+    ['nesting inside a frontmatter-like mapping', `id: a\nmetadata: ${'['.repeat(500)}${']'.repeat(500)}\n`, '2:74'],
+  ])('refuses %s with one positioned problem', (_name, text, at) => {
+    expect(problems(text)).toEqual([`${at} yaml-depth`]);
+    expect(read(text).problems[0]!.message).toBe(
+      `YAML nested more than ${MAX_YAML_DEPTH} levels deep (mappings, lists and brackets, aliases expanded); flatten the structure`,
+    );
+    expect(read(text).data).toBeUndefined();
+  });
+
+  it(`reads nesting up to ${MAX_YAML_DEPTH} levels, the innermost value included, and refuses one more`, () => {
+    // `a: [[…]]`: the top-level mapping and the lists; `k:\n k:\n … 1`: the mappings and the 1.
+    expect(read(flowSeqs(MAX_YAML_DEPTH - 1)).problems).toEqual([]);
+    expect(problems(flowSeqs(MAX_YAML_DEPTH))).toEqual([`1:${MAX_YAML_DEPTH + 3} yaml-depth`]);
+    expect(read(indented(MAX_YAML_DEPTH - 1)).problems).toEqual([]);
+    expect(problems(indented(MAX_YAML_DEPTH))).toEqual([`${MAX_YAML_DEPTH}:${MAX_YAML_DEPTH + 3} yaml-depth`]);
+  });
+
+  it('counts the depth that aliases expand to, and refuses a recursive alias', () => {
+    const deep = (levels: number, inner: string): string => `${'['.repeat(levels)}${inner}${']'.repeat(levels)}`;
+    const ok = `a: &a ${deep(30, '1')}\nb: ${deep(30, '*a')}\n`;
+    expect(read(ok).problems).toEqual([]);
+    const tooDeep = `a: &a ${deep(40, '1')}\nb: ${deep(40, '*a')}\n`;
+    expect(problems(tooDeep)).toEqual(['2:44 yaml-depth']);
+    expect(problems('a: &x [*x]\n')).toEqual(['1:8 non-json']);
+  });
+
+  it('does not count the text of block scalars, quoted strings and comments', () => {
+    const text = Array.from({ length: 200 }, (_, i) => `k${i}: |\n  - a: b: [[[[ - ? :\nq${i}: "x: [[[ - - -"  # - - - [[[\n`).join('');
+    const source = read(text);
+    expect(source.problems).toEqual([]);
+    expect((source.data as Record<string, string>).k199).toBe('- a: b: [[[[ - ? :\n');
+  });
+
+  it('gives the same verdict with most of the stack already used (the 400-level file of the issue)', () => {
+    for (const text of [flowMaps(400), flowMaps(60), `${': '.repeat(2048)}\n  y\n`, indented(1000)]) {
+      const fresh = read(text);
+      expect(withStackUsed(() => read(text))).toEqual(fresh);
+      expect(read(text)).toEqual(fresh);
+    }
+  });
+
+  it(`reports at most ${MAX_YAML_ERRORS} syntax errors and how many more there are`, () => {
+    const source = read(Array.from({ length: 100 }, (_, i) => `k${i}: @x`).join('\n'));
+    expect(source.problems).toHaveLength(MAX_YAML_ERRORS + 1);
+    expect(source.problems[MAX_YAML_ERRORS]!.message).toBe(`invalid YAML: ${100 - MAX_YAML_ERRORS} more errors not shown; fix the first ones and run again`);
+  });
+
+  it('finds duplicate keys in time linear in the keys (the library check is quadratic)', () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`);
+    const started = Date.now();
+    const source = read(`${keys.join('\n')}\nk7: again\n`);
+    // Generous: about a second here; the library's own check took over 20 s on this input.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(source.problems.map((p) => `${p.range.line}:${p.range.column} ${p.message}`)).toEqual([
+      '20001:1 duplicate key "k7": a key may appear only once in a mapping',
+    ]);
+  });
+});
+
+describe('only JSON-compatible YAML', () => {
+  it.each([
+    ['!!omap', 'a: !!omap\n  - x: 1\n', '2:3', 'YAML tag !!omap is not allowed'],
+    ['!!set', 'a: !!set\n  x:\n', '2:3', 'YAML tag !!set is not allowed'],
+    ['!!binary', 'a: !!binary aGVsbG8=\n', '1:13', 'YAML tag !!binary is not allowed'],
+    ['!!pairs', 'a: !!pairs\n  - x: 1\n', '2:3', 'YAML tag !!pairs is not allowed'],
+    ['!!timestamp', 'a: !!timestamp 2026-02-01\n', '1:16', 'YAML tag !!timestamp is not allowed'],
+    ['a custom tag', 'a: !vendor bar\n', '1:12', 'YAML tag !vendor is not allowed'],
+    ['a %TAG shorthand', '%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n', '3:9', 'YAML tag tag:example.com,2000:x is not allowed'],
+    ['a tag on a mapping', 'a: !vendor {b: 1}\n', '1:12', 'YAML tag !vendor is not allowed'],
+    ['.nan', 'a: .nan\n', '1:4', '.nan is not a finite number'],
+    ['-.inf', 'a: [1, -.inf]\n', '1:8', '-.inf is not a finite number'],
+    ['!!float .inf', 'a: !!float .inf\n', '1:12', '.inf is not a finite number'],
+    ['a number key', '1: a\n', '1:1', 'a key must be text, not the number 1; quote it: "1"'],
+    ['a boolean key', 'a:\n  true: b\n', '2:3', 'a key must be text, not the boolean true; quote it: "true"'],
+    ['a null key', 'null: a\n', '1:1', 'a key must be text, not null'],
+    ['a list key', '? [x]\n: a\n', '1:3', 'a key must be text, not a list'],
+    ['a mapping key', '? {x: 1}\n: a\n', '1:3', 'a key must be text, not a mapping'],
+    ['a %YAML 1.1 document', '%YAML 1.1\n---\na: yes\n', '1:1', 'YAML 1.1 is not read'],
+  ])('refuses %s with one positioned problem and no data', (_name, text, at, message) => {
+    const source = read(text);
+    expect(source.problems).toHaveLength(1);
+    expect(`${source.problems[0]!.range.line}:${source.problems[0]!.range.column}`).toBe(at);
+    expect(source.problems[0]!.code).toBe('non-json');
+    expect(source.problems[0]!.message).toContain(message);
+    expect(source.data).toBeUndefined();
+  });
+
+  it('reports every non-JSON node, one problem each', () => {
+    expect(problems('a: !!binary aGk=\nb: !!set {x}\nc: .nan\n1: d\n')).toEqual(['1:13 non-json', '2:10 non-json', '3:4 non-json', '4:1 non-json']);
+  });
+
+  it('reads YAML 1.2 core values as JSON reads them: dates, yes/no and octal-looking text stay text', () => {
+    const source = read('d: 2026-02-28\ny: yes\nn: no\no: 012\nt: !!str 12\ni: !!int "3"\nq: "1"\nm: {x: null, y: ~}\nl: [1.5, -2, true]\n');
+    expect(source.problems).toEqual([]);
+    expect(source.data).toEqual({ d: '2026-02-28', y: 'yes', n: 'no', o: 12, t: '12', i: 3, q: '1', m: { x: null, y: null }, l: [1.5, -2, true] });
+  });
+
+  it('reads merge keys as ordinary keys, not as a YAML 1.1 merge', () => {
+    expect(read('a: &x {b: 1}\nc:\n  <<: *x\n').data).toEqual({ a: { b: 1 }, c: { '<<': { b: 1 } } });
+  });
+
+  it(`keeps the alias bomb limit (${MAX_ALIAS_COUNT} expansions)`, () => {
+    const bomb = `a: &a [x]\n${Array.from({ length: 12 }, (_, i) => `l${i + 1}: &l${i + 1} [*${i === 0 ? 'a' : `l${i}`}, *${i === 0 ? 'a' : `l${i}`}]`).join('\n')}\n`;
+    expect(read(bomb).problems.map((p) => p.code)).toEqual(['alias-limit']);
+  });
+
+  it('refuses a second document', () => {
+    expect(problems('a: 1\n---\nb: 2\n')).toEqual(['2:1 yaml-syntax']);
+  });
+});
+
+/** YAML-ish text from the characters and words that drive the lexer, parser and composer. */
+const yamlish = fc
+  .array(
+    fc.constantFrom(
+      ':', ': ', '- ', '? ', '[', ']', '{', '}', ',', ' ', '  ', '\n', '\n  ', '\t', '#', '|', '>', '"', "'", '&a ', '*a', '!!binary ',
+      '!!set ', '!x ', '%YAML 1.1\n', '---\n', '...\n', 'key', 'value', '1', '.nan', 'null', 'true', '__proto__', '2026-02-31', '\\', '<<',
+    ),
+    { maxLength: 200 },
+  )
+  .map((parts) => parts.join(''));
+
+/** Nesting of every kind, to random depths around and far over the limit. */
+const deeplyNested = fc
+  .tuple(
+    fc.array(fc.constantFrom('- ', '? ', ': ', 'k: ', '[', '{a: ', '\n  ', '&x ', '!!str '), { minLength: 1, maxLength: 6 }),
+    fc.integer({ min: 1, max: 1500 }),
+    fc.constantFrom('', '\n  y\n', ']]]}}}\n', '*x\n'),
+  )
+  .map(([unit, times, tail]) => `${unit.join('').repeat(times)}x${tail}`);
+
+describe('property: the reader never throws and is deterministic', () => {
+  it('random YAML-ish text', () => {
+    fc.assert(
+      fc.property(yamlish, (text) => {
+        const first = read(text);
+        expect(read(text)).toEqual(first);
+        if (first.problems.length > 0) expect(first.data).toBeUndefined();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('adversarial nesting, also with most of the stack used', () => {
+    fc.assert(
+      fc.property(deeplyNested, (text) => {
+        const first = read(text);
+        expect(withStackUsed(() => read(text))).toEqual(first);
+        for (const problem of first.problems) expect(problem.range.line).toBeGreaterThanOrEqual(1);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
