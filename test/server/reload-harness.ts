@@ -77,7 +77,11 @@ export async function startServe(args: string[], cwd: string): Promise<ServeProc
     },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      // Never leave a server behind, even one that hangs on the way out.
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(killer);
+      expect(code).toBe(0);
       expect(stderr).not.toMatch(/internal error|Unhandled|RangeError|Maximum call stack/);
     },
   };
