@@ -221,7 +221,8 @@ export class SqliteUserStore implements UserCapabilityStore {
   #connect(): Open {
     const mayCreate = !this.#hadDatabase;
     if (mayCreate) mkdirSync(path.dirname(this.file), { recursive: true });
-    else if (statSync(this.file, { throwIfNoEntry: false }) === undefined) {
+    const before = statSync(this.file, { throwIfNoEntry: false });
+    if (!mayCreate && before === undefined) {
       throw this.#unavailable('database-missing', 'the file is missing (deleted or moved while serving); restore it');
     }
     const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS, fileMustExist: !mayCreate });
@@ -239,8 +240,11 @@ export class SqliteUserStore implements UserCapabilityStore {
       if (!mayCreate && !hasCapregSchema(db)) {
         throw this.#unavailable('not-a-user-store', 'the file is not a capreg user store (replaced or truncated while serving); restore it');
       }
-      // Taken after opening: a file swapped in between is caught by the check before each call.
+      // The same file before and after opening, or the handle may be on one that was swapped out.
       const identity = identityOf(statSync(this.file));
+      if (before !== undefined && (before.dev !== identity.dev || before.ino !== identity.ino)) {
+        throw this.#unavailable('database-replaced', 'the file was replaced while it was being opened');
+      }
       migrate(db, this.#log);
       const statements = openStatements(db);
       const limit = this.#maxPerOwner;
