@@ -139,12 +139,14 @@ async function openStore(spec, schema) {
 
 async function populate(store, manifest, owners, perOwner) {
   const data = await userCapabilityData(manifest, 0);
+  // The owner as the server keys the API-key principal that later lists them.
+  const { ownerKey } = await import(`${lib}/server/identity.js`);
   let next = 0;
   // Owners in parallel (creates of one owner serialise on their limit lock anyway).
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       for (let o = next++; o < owners; o = next++) {
-        const owner = `owner-${String(o).padStart(4, '0')}`;
+        const owner = ownerKey({ method: 'api-key' }, `owner-${String(o).padStart(4, '0')}`);
         for (let k = 0; k < perOwner; k += 1) {
           await store.create(owner, { ...data, name: `My workflow ${o}.${k}`, whenToUse: [`run my weekly routine ${o}.${k}`] });
         }
@@ -386,7 +388,7 @@ async function main() {
     const started = performance.now();
     await populate(store, manifest, owners, perOwner);
     const total = owners * perOwner;
-    const counted = await store.countByOwner(OWNER);
+    const counted = await store.countByOwner(`key:${OWNER}`);
     console.log(`${kind}: stored ${total} user capabilities in ${((performance.now() - started) / 1000).toFixed(1)} s (${OWNER} owns ${counted})`);
     try {
       const httpRatio = await measureHttp(kind, files, spec, schema, perOwner);
