@@ -214,14 +214,14 @@ describe('capreg lint: configuration and usage errors exit 2', () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
     const result = await run(['lint', '--fix'], { cwd: root });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^capreg lint: Unknown option '--fix'/);
+    expect(result.stderr).toMatch(/^capreg lint: unknown option --fix/);
   });
 
   it('an unknown command, and no command at all', async () => {
     const cwd = tempDir();
     const unknown = await run(['lnt'], { cwd });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^capreg: unknown command "lnt"\n\nusage: capreg <command>/);
+    expect(unknown.stderr).toMatch(/^capreg: unknown command "lnt"; did you mean "lint"\?\n\nusage: capreg <command>/);
     const none = await run([], { cwd });
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^usage: capreg <command>/);
