@@ -217,3 +217,47 @@ describe('files that are not regular files, or too big', () => {
     });
   });
 });
+
+describe('the watch alone, without its stat safety net', () => {
+  it('re-arms on replaced folders and symlinks anywhere on the path', async () => {
+    // A Kubernetes-style layout: dist -> ..data/dist, ..data -> ..v1; each step is replaced in turn.
+    const v1 = path.join(dir, '..v1');
+    build(path.join(v1, 'dist'), generation(1));
+    fs.symlinkSync('..v1', path.join(dir, '..data'));
+    fs.symlinkSync(path.join('..data', 'dist'), path.join(dir, 'dist'));
+    const manifestFile = path.join(dir, 'dist', 'manifest.json');
+    runtime = await startRuntime({ manifestFile, debounceMs: 20, pollMs: 3_600_000 });
+    const revision = (n: number) => () => expect(runtime!.health()).toMatchObject({ revision: generation(n).revision, status: 'ok' });
+
+    fs.rmSync(path.join(v1, 'dist'), { recursive: true });
+    build(path.join(v1, 'dist'), generation(2));
+    await eventually(revision(2));
+
+    build(path.join(dir, '..v2', 'dist'), generation(3));
+    fs.symlinkSync('..v2', path.join(dir, '..data_tmp'));
+    fs.renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    await eventually(revision(3));
+
+    build(path.join(dir, 'plain'), generation(4));
+    fs.rmSync(path.join(dir, 'dist'));
+    fs.renameSync(path.join(dir, 'plain'), path.join(dir, 'dist'));
+    await eventually(revision(4));
+
+    fs.writeFileSync(manifestFile, serializeManifest(generation(5)));
+    await eventually(revision(5));
+  });
+});
+
+describe('the stat safety net', () => {
+  it('notices a change no folder event reports (a write through a hard link in another folder)', async () => {
+    const served = path.join(dir, 'served');
+    const elsewhere = path.join(dir, 'elsewhere');
+    build(served, generation(1));
+    fs.mkdirSync(elsewhere);
+    const manifestFile = path.join(served, 'manifest.json');
+    fs.linkSync(manifestFile, path.join(elsewhere, 'manifest.json'));
+    runtime = await startRuntime({ manifestFile, debounceMs: 20, pollMs: 100 });
+    fs.writeFileSync(path.join(elsewhere, 'manifest.json'), serializeManifest(makeManifest([...STANDARD_CAPABILITIES, { id: 'via-link' }])));
+    await eventually(() => expect(runtime!.health()).toMatchObject({ status: 'ok', capabilities: 5 }));
+  });
+});
