@@ -1,20 +1,48 @@
 // One place that builds ajv instances: ajv is CommonJS, and its default export needs unwrapping
 // under NodeNext module resolution.
 import AjvModule from 'ajv';
+import Ajv2019Module from 'ajv/dist/2019.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Options } from 'ajv';
 
 type AjvClass = typeof AjvModule.default;
-const Ajv: AjvClass = (AjvModule as unknown as { default?: AjvClass }).default ?? (AjvModule as unknown as AjvClass);
+function unwrap<T>(module: unknown): T {
+  return (module as { default?: T }).default ?? (module as T);
+}
+const Ajv: AjvClass = unwrap<AjvClass>(AjvModule);
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule.default }).default ??
   addFormatsModule) as unknown as typeof addFormatsModule.default;
 
 export type AjvInstance = InstanceType<AjvClass>;
 
-export function createAjv(options: Options = {}): AjvInstance {
+/**
+ * The JSON Schema dialects ajv checks, by the `$schema` URI that names each. Draft-04 and draft-06
+ * need meta-schemas or packages capreg does not ship, so they are not among them.
+ */
+export const JSON_SCHEMA_DIALECTS = {
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  '2019-09': 'https://json-schema.org/draft/2019-09/schema',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+} as const;
+export type JsonSchemaDialect = keyof typeof JSON_SCHEMA_DIALECTS;
+
+const AJV_CLASSES: Record<JsonSchemaDialect, AjvClass> = {
+  'draft-07': Ajv,
+  '2019-09': unwrap<AjvClass>(Ajv2019Module),
+  '2020-12': unwrap<AjvClass>(Ajv2020Module),
+};
+
+/** The dialect a `$schema` URI names (a trailing `#` or none), or undefined for any other. */
+export function dialectOf(uri: string): JsonSchemaDialect | undefined {
+  const bare = uri.replace(/#$/, '');
+  return (Object.keys(JSON_SCHEMA_DIALECTS) as JsonSchemaDialect[]).find((dialect) => JSON_SCHEMA_DIALECTS[dialect].replace(/#$/, '') === bare);
+}
+
+export function createAjv(options: Options = {}, dialect: JsonSchemaDialect = 'draft-07'): AjvInstance {
   // `verbose` puts the offending value on each error (`error.data`): schema-messages quotes it
   // ("not a list", "did you mean") and would otherwise print `undefined`.
-  const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, ...options });
+  const ajv = new AJV_CLASSES[dialect]({ allErrors: true, strict: true, verbose: true, ...options });
   addFormats(ajv);
   return ajv;
 }

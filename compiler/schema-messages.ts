@@ -46,6 +46,7 @@ export function schemaProblems(
 ): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();
+  const seenPaths = new Set<string>();
   let namePattern = '';
   for (const error of errors ?? []) {
     const path = error.instancePath;
@@ -79,6 +80,11 @@ export function schemaProblems(
       case 'pattern':
         message = `${fieldName(path)} ${JSON.stringify(error.data)} has the wrong form${hint ? `: ${hint}` : ` (expected to match ${String(params.pattern)})`}`;
         break;
+      case 'format':
+        // After `pattern`: a value of the wrong form is reported once, by the pattern.
+        if (seenPaths.has(path)) continue;
+        message = `${fieldName(path)} ${JSON.stringify(error.data)} is not a real ${String(params.format) === 'date' ? 'calendar date' : String(params.format)}${hint ? `: ${hint}` : ''}`;
+        break;
       case 'enum':
         message = `${fieldName(path)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, not ${JSON.stringify(error.data)}${typeof error.data === 'string' ? suggestion(error.data, (params.allowedValues as unknown[]).map(String)) : ''}`;
         break;
@@ -110,6 +116,7 @@ export function schemaProblems(
     const key = `${path}|${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
+    seenPaths.add(path);
     problems.push({ path, message, range });
   }
   return problems;

@@ -1,7 +1,7 @@
 // frontmatter-schema: the frontmatter parses as YAML (no duplicate keys, no tabs, no alias bombs,
 // no prototype keys) and matches the JSON Schema shipped in compiler/schema/capability.schema.json.
 import type { ErrorObject } from 'ajv';
-import { createAjv } from '../ajv.js';
+import { createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
 import type { LintCapability, Rule } from '../rule.js';
@@ -11,8 +11,34 @@ import { rangeForPath } from '../yaml-source.js';
 
 const ajv = createAjv({ strict: true });
 const validateFrontmatter = ajv.compile(capabilitySchema);
-/** A separate, lenient instance to check that inputSchema/outputSchema are themselves valid JSON Schemas. */
-const schemaChecker = createAjv({ strict: false, validateSchema: true });
+/** Lenient instances, one per dialect, made when first needed, to check inputSchema/outputSchema. */
+const schemaCheckers = new Map<JsonSchemaDialect, AjvInstance>();
+/**
+ * Values (mappings, lists, scalars) an inputSchema/outputSchema may hold. ajv's compile time grows
+ * faster than the schema (20,000 properties took 18 s); a capability's schema is far smaller.
+ */
+export const MAX_JSON_SCHEMA_VALUES = 1000;
+
+function checkerFor(dialect: JsonSchemaDialect): AjvInstance {
+  let checker = schemaCheckers.get(dialect);
+  if (!checker) {
+    checker = createAjv({ strict: false, validateSchema: true }, dialect);
+    schemaCheckers.set(dialect, checker);
+  }
+  return checker;
+}
+
+/** How many values `value` holds, counting stops past `limit`. */
+function countValues(value: unknown, limit: number): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && count <= limit) {
+    const next = pending.pop();
+    count += 1;
+    if (typeof next === 'object' && next !== null) pending.push(...Object.values(next));
+  }
+  return count;
+}
 
 const topLevelKeys = Object.keys(capabilitySchema.properties);
 const constraintKeys = Object.keys(capabilitySchema.properties.constraints.items.properties);
@@ -118,22 +144,41 @@ function fieldMarks(capability: LintCapability, path: string): Fact[] {
  */
 function jsonSchemaProblems(field: string, value: object, ranges: YamlRanges, fallback: Range): SchemaProblem[] {
   const at = rangeForPath(ranges, `/${field}`, fallback);
-  if (!schemaChecker.validateSchema(value)) {
-    const firstPerPlace = new Map<string, ErrorObject>();
-    for (const error of schemaChecker.errors ?? []) {
-      if (error.keyword !== 'anyOf' && !firstPerPlace.has(error.instancePath)) firstPerPlace.set(error.instancePath, error);
-    }
-    const errors = [...firstPerPlace.values()].map((error) => ({ ...error, instancePath: `/${field}${error.instancePath}` }));
-    return schemaProblems(errors, ranges, at, () => []);
+  if (countValues(value, MAX_JSON_SCHEMA_VALUES) > MAX_JSON_SCHEMA_VALUES) {
+    return [{ path: `/${field}`, message: `it holds over ${MAX_JSON_SCHEMA_VALUES} values, more than capreg checks; keep the schema to what a caller passes`, range: at }];
   }
+  const declared = (value as Record<string, unknown>).$schema;
+  const dialect = declared === undefined ? 'draft-07' : typeof declared === 'string' ? dialectOf(declared) : undefined;
+  if (!dialect) {
+    const named = typeof declared === 'string' ? JSON.stringify(declared.slice(0, 200)) : 'that is not a URI';
+    const supported = (Object.entries(JSON_SCHEMA_DIALECTS) as [string, string][]).map(([name, uri]) => `${name} ("${uri}")`).join(', ');
+    return [
+      {
+        path: `/${field}/$schema`,
+        message: `\`$schema\` ${named} names no JSON Schema dialect capreg checks; use one of ${supported}, or leave \`$schema\` out for draft-07`,
+        range: rangeForPath(ranges, `/${field}/$schema`, at),
+      },
+    ];
+  }
+  const checker = checkerFor(dialect);
   try {
-    schemaChecker.compile(value);
+    if (!checker.validateSchema(value)) {
+      const firstPerPlace = new Map<string, ErrorObject>();
+      for (const error of checker.errors ?? []) {
+        if (error.keyword !== 'anyOf' && !firstPerPlace.has(error.instancePath)) firstPerPlace.set(error.instancePath, error);
+      }
+      const errors = [...firstPerPlace.values()].map((error) => ({ ...error, instancePath: `/${field}${error.instancePath}` }));
+      return schemaProblems(errors, ranges, at, () => []);
+    }
+    // ajv resolves only the schemas it holds: a `$ref` to a URL is reported as unresolved, never fetched.
+    checker.compile(value);
     return [];
   } catch (error) {
     return [{ path: `/${field}`, message: (error as Error).message, range: at }];
   } finally {
-    // Compiling registers the schema under its `$id`; a second capability (or the next build in
-    // watch mode) with the same `$id` would otherwise be refused as a duplicate.
-    schemaChecker.removeSchema(value);
+    // Compiling registers the schema and every `$id` inside it; another capability (or the next
+    // build in watch mode) with the same `$id` would otherwise be refused as a duplicate, and an
+    // `$id` equal to a meta-schema's would replace it. Removing all but the meta-schemas undoes both.
+    checker.removeSchema();
   }
 }

@@ -77,6 +77,18 @@ ruleTable(frontmatterSchema, {
     },
     { name: 'a yaml-language-server comment, CRLF line endings and a BOM', files: only(`\uFEFF${doc(['# yaml-language-server: $schema=../../compiler/schema/capability.schema.json']).replace(/\n/g, '\r\n')}`) },
     { name: 'a display name in Chinese', files: only(doc([], { name: 'name: 工作汇报' })) },
+    { name: 'a leap day in a leap year (2024, 2000)', files: { [A]: doc([], { protocol_updated: 'protocol_updated: 2024-02-29' }), 'capabilities/beta/PROTOCOL.md': doc([], { id: 'id: beta', protocol_updated: 'protocol_updated: 2000-02-29' }) } },
+    {
+      name: 'schemas in each dialect ajv checks: draft-07 (named or not), 2019-09, 2020-12',
+      files: only(
+        doc([
+          'inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: array, prefixItems: [{ type: string }] }',
+          'outputSchema: { $schema: "https://json-schema.org/draft/2019-09/schema", type: object, dependentRequired: { a: [b] } }',
+          'metadata: { schema: "draft-07" }',
+        ]),
+      ),
+    },
+    { name: 'a draft-07 $schema without the trailing #', files: only(doc(['inputSchema: { $schema: "http://json-schema.org/draft-07/schema", type: object }'])) },
     {
       name: 'two capabilities whose schemas share an $id (compiled schemas are not kept)',
       files: {
@@ -230,6 +242,85 @@ ruleTable(frontmatterSchema, {
       name: 'a date in another format',
       files: only(doc([], { protocol_updated: 'protocol_updated: 29.11.2026' })),
       errors: [{ line: 9, column: 19, message: '`protocol_updated` "29.11.2026" has the wrong form: use an ISO date YYYY-MM-DD' }],
+    },
+    {
+      name: 'an $id equal to a meta-schema\'s does not break the next capability\'s check',
+      files: {
+        [A]: doc(['inputSchema: { $id: "http://json-schema.org/draft-07/schema", type: object }']),
+        'capabilities/beta/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], { id: 'id: beta' }),
+        'capabilities/gamma/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], { id: 'id: gamma' }),
+      },
+      // The first is refused (it would replace the meta-schema); the two same nested $ids are fine.
+      errors: [{ file: A, line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: schema with key or id "http://json-schema.org/draft-07/schema" already exists' }],
+    },
+    {
+      name: 'a day that does not exist in its month (February 31)',
+      files: only(doc([], { protocol_updated: 'protocol_updated: 2026-02-31' })),
+      errors: [{ line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-02-31" is not a real calendar date: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+    },
+    {
+      name: 'February 29 of years that are not leap years (2025, 2100), April 31',
+      files: {
+        [A]: doc([], { protocol_updated: 'protocol_updated: 2025-02-29' }),
+        'capabilities/beta/PROTOCOL.md': doc([], { id: 'id: beta', protocol_updated: 'protocol_updated: 2100-02-29' }),
+        'capabilities/gamma/PROTOCOL.md': doc([], { id: 'id: gamma', protocol_updated: 'protocol_updated: "2026-04-31"' }),
+      },
+      errors: [
+        { file: A, line: 9, column: 19, message: '`protocol_updated` "2025-02-29" is not a real calendar date' },
+        { file: 'capabilities/beta/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2100-02-29" is not a real calendar date' },
+        { file: 'capabilities/gamma/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2026-04-31" is not a real calendar date' },
+      ],
+    },
+    {
+      name: 'YAML-only types are refused, not rewritten: !!binary, !!omap, !!set, !!timestamp',
+      files: only(doc(['metadata: { logo: !!binary aGVsbG8= }', 'tags: !!set { a, b }', 'constraints: !!omap', '  - a: 1', 'evidenceTypes: [!!timestamp 2026-11-29]'])),
+      errors: [
+        { line: 10, column: 28, message: 'YAML tag !!binary is not allowed: only JSON-compatible YAML is read' },
+        { line: 11, column: 13, message: 'YAML tag !!set is not allowed' },
+        { line: 13, column: 3, message: 'YAML tag !!omap is not allowed' },
+        { line: 14, column: 29, message: 'YAML tag !!timestamp is not allowed' },
+      ],
+    },
+    {
+      name: 'NaN, infinity and keys that are not text',
+      files: only(doc(['metadata: { a: .nan, 2: b }'])),
+      errors: [
+        { line: 10, column: 16, message: '.nan is not a finite number' },
+        { line: 10, column: 22, message: 'a key must be text, not the number 2; quote it: "2"' },
+      ],
+    },
+    {
+      name: 'frontmatter nested deeper than the YAML limit, at the token that goes too deep',
+      files: only(doc([`metadata: ${'{a: '.repeat(400)}1${'}'.repeat(400)}`])),
+      errors: [{ line: 10, column: 11 + 4 * 63, message: 'YAML nested more than 64 levels deep' }],
+    },
+    {
+      name: 'an inputSchema in draft-04 (not checked by capreg), and one whose $schema is not a URI',
+      files: only(doc(['inputSchema: { $schema: "http://json-schema.org/draft-04/schema#", type: object }', 'outputSchema: { $schema: 4, type: object }'])),
+      errors: [
+        {
+          line: 10,
+          column: 25,
+          message:
+            '`inputSchema` is not a valid JSON Schema: `$schema` "http://json-schema.org/draft-04/schema#" names no JSON Schema dialect capreg checks; use one of draft-07 ("http://json-schema.org/draft-07/schema#"), 2019-09 ("https://json-schema.org/draft/2019-09/schema"), 2020-12 ("https://json-schema.org/draft/2020-12/schema"), or leave `$schema` out for draft-07',
+        },
+        { line: 11, column: 26, message: '`outputSchema` is not a valid JSON Schema: `$schema` that is not a URI names no JSON Schema dialect' },
+      ],
+    },
+    {
+      name: 'an invalid 2020-12 schema is checked against the 2020-12 meta-schema',
+      files: only(doc(['inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", prefixItems: 3 }'])),
+      errors: [{ line: 10, column: 86, message: '`inputSchema` is not a valid JSON Schema: `inputSchema.prefixItems` must be a list, not number 3' }],
+    },
+    {
+      name: 'a $ref to a remote URL is unresolved, not fetched',
+      files: only(doc(['inputSchema: { $ref: "https://example.com/schema.json" }'])),
+      errors: [{ line: 10, column: 14, message: "`inputSchema` is not a valid JSON Schema: can't resolve reference https://example.com/schema.json" }],
+    },
+    {
+      name: 'an inputSchema too big to compile in reasonable time',
+      files: only(doc([`inputSchema: { type: object, properties: { ${Array.from({ length: 600 }, (_, i) => `p${i}: { type: string }`).join(', ')} } }`])),
+      errors: [{ line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: it holds over 1000 values, more than capreg checks' }],
     },
     {
       name: 'an id that breaks the pattern',
