@@ -64,7 +64,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** How long a call waits for another process's lock before giving up. */
-const BUSY_TIMEOUT_MS = 5_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/** Longest pause between two tries for a lock: short, since writers hold it for milliseconds. */
+const MAX_LOCK_RETRY_MS = 50;
+
+export interface SqliteUserStoreOptions extends UserStoreOptions {
+  /** How long a call waits for another process's lock (default 5 s); then store-unavailable. */
+  lockTimeoutMs?: number;
+}
+
+/** SQLITE_BUSY and its extended codes: another connection holds the lock; nothing was written. */
+function isBusy(error: unknown): boolean {
+  return /^SQLITE_BUSY/.test(errorCode(error));
+}
 
 interface Row {
   id: string;
@@ -205,13 +217,15 @@ export class SqliteUserStore implements UserCapabilityStore {
    */
   #hadDatabase = false;
   #health: UserStoreHealth = { status: 'ok' };
+  readonly #lockTimeoutMs: number;
   #closed = false;
 
   /** Touches nothing on disk: the file is created and migrated on first use (or `ping()`). */
-  constructor(file: string, options: UserStoreOptions = {}) {
+  constructor(file: string, options: SqliteUserStoreOptions = {}) {
     this.file = path.resolve(file);
     this.#maxPerOwner = resolveMaxPerOwner(options.maxPerOwner);
     this.#log = options.log ?? (() => {});
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   }
 
   #unavailable(reason: string, detail: string): StoreUnavailableError {
@@ -225,7 +239,9 @@ export class SqliteUserStore implements UserCapabilityStore {
     if (!mayCreate && before === undefined) {
       throw this.#unavailable('database-missing', 'the file is missing (deleted or moved while serving); restore it');
     }
-    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS, fileMustExist: !mayCreate });
+    // No busy wait inside SQLite: it would block the event loop, and the Git catalog with it, for
+    // as long as another process holds the lock. #use waits for it asynchronously instead.
+    const db = new Database(this.file, { timeout: 0, fileMustExist: !mayCreate });
     try {
       // Reads and writes through the file descriptor only: a mapping of a file that another
       // process truncates faults with SIGBUS instead of returning an error.
@@ -286,34 +302,47 @@ export class SqliteUserStore implements UserCapabilityStore {
   /**
    * Runs `operation` on a connection to the file the path names now. A write is checked again
    * after it committed: one that landed in a file unlinked meanwhile is lost, so not acknowledged.
+   * A lock held by another process is waited for off the event loop, up to the lock timeout.
    */
   async #use<T>(operation: (open: Open) => T, kind: 'read' | 'write' = 'read'): Promise<T> {
-    if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
-    try {
-      if (this.#open) this.#verify(this.#open);
-      this.#open ??= this.#connect();
-      const open = this.#open;
-      const result = operation(open);
-      if (kind === 'write') this.#verify(open);
-      this.#health = { status: 'ok' };
-      return result;
-    } catch (error) {
-      if (error instanceof UserStoreError && !(error instanceof StoreUnavailableError)) {
+    const deadline = Date.now() + this.#lockTimeoutMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_RETRY_MS)) {
+      if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
+      try {
+        if (this.#open) this.#verify(this.#open);
+        this.#open ??= this.#connect();
+        const open = this.#open;
+        const result = operation(open);
+        if (kind === 'write') this.#verify(open);
         this.#health = { status: 'ok' };
-        throw error;
+        return result;
+      } catch (error) {
+        // BUSY means the statement or transaction was rolled back: trying again cannot write twice.
+        if (isBusy(error) && Date.now() + pause < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          continue;
+        }
+        throw this.#failure(error);
       }
-      const unavailable =
-        error instanceof StoreUnavailableError
-          ? error
-          : new StoreUnavailableError(`user store unavailable: SQLite database ${this.file}: ${error instanceof Error ? error.message : String(error)}`, {
-              cause: error,
-              reason: errorCode(error),
-            });
-      // A driver error may leave the connection on a damaged file: the next call reopens and re-checks.
-      if (!(error instanceof UserStoreError)) this.#drop();
-      this.#health = { status: 'unavailable', reason: unavailable.reason };
-      throw unavailable;
     }
+  }
+
+  #failure(error: unknown): UserStoreError {
+    if (error instanceof UserStoreError && !(error instanceof StoreUnavailableError)) {
+      this.#health = { status: 'ok' };
+      return error;
+    }
+    const unavailable =
+      error instanceof StoreUnavailableError
+        ? error
+        : new StoreUnavailableError(`user store unavailable: SQLite database ${this.file}: ${error instanceof Error ? error.message : String(error)}`, {
+            cause: error,
+            reason: errorCode(error),
+          });
+    // A driver error may leave the connection on a damaged file: the next call reopens and re-checks.
+    if (!(error instanceof UserStoreError) && !isBusy(error)) this.#drop();
+    this.#health = { status: 'unavailable', reason: unavailable.reason };
+    return unavailable;
   }
 
   create(ownerId: string, data: UserCapabilityData): Promise<UserCapabilityRecord> {

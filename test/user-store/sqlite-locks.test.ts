@@ -1,0 +1,69 @@
+// Another process holding the SQLite lock must not freeze the server: the store waits for it off
+// the event loop (timers keep firing, so the Git catalog keeps serving), gives up with
+// store-unavailable after its lock timeout, and works as soon as the lock is released.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteUserStore } from '../../server/user-store/sqlite.js';
+import { isUserStoreError, type StoreUnavailableError } from '../../server/user-store/store.js';
+import { sampleData } from './contract.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'capreg-sqlite-locks-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** How late a 10 ms timer fires while `work` is pending: the event loop's longest stall, roughly. */
+async function worstTimerDelay<T>(work: Promise<T>): Promise<{ result: T | unknown; worstMs: number }> {
+  let worstMs = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worstMs = Math.max(worstMs, now - last - 10);
+    last = now;
+  }, 10);
+  const result = await work.catch((error: unknown) => error);
+  clearInterval(timer);
+  return { result, worstMs };
+}
+
+describe('SQLite user store under another connection\'s lock', () => {
+  it('waits without blocking the event loop, then serves once the lock is released', async () => {
+    const file = path.join(scratch, 'released.db');
+    const store = new SqliteUserStore(file);
+    const kept = await store.create('key:alice', sampleData());
+    const other = new Database(file);
+    other.exec('BEGIN EXCLUSIVE');
+    setTimeout(() => other.exec('COMMIT'), 600);
+    const { result, worstMs } = await worstTimerDelay(Promise.all([store.listByOwner('key:alice'), store.create('key:alice', sampleData('b'))]));
+    other.close();
+    expect(Array.isArray(result)).toBe(true);
+    expect((result as [{ id: string }[]])[0].map((r) => r.id)).toEqual([kept.id]);
+    // A synchronous busy wait would stall for the whole 600 ms.
+    expect(worstMs).toBeLessThan(300);
+    expect(await store.countByOwner('key:alice')).toBe(2);
+    await store.close();
+  });
+
+  it('gives up with store-unavailable (SQLITE_BUSY) after the lock timeout, and recovers', async () => {
+    const file = path.join(scratch, 'held.db');
+    const store = new SqliteUserStore(file, { lockTimeoutMs: 400 });
+    await store.create('key:alice', sampleData());
+    const other = new Database(file);
+    other.exec('BEGIN EXCLUSIVE');
+    const started = performance.now();
+    const { result, worstMs } = await worstTimerDelay(store.create('key:alice', sampleData('blocked')));
+    const elapsed = performance.now() - started;
+    expect(isUserStoreError(result, 'store-unavailable')).toBe(true);
+    expect((result as StoreUnavailableError).reason).toMatch(/^SQLITE_BUSY/);
+    expect(store.health()).toMatchObject({ status: 'unavailable' });
+    expect(elapsed).toBeGreaterThanOrEqual(300);
+    expect(elapsed).toBeLessThan(5_000);
+    expect(worstMs).toBeLessThan(300);
+    other.exec('ROLLBACK');
+    other.close();
+    expect(await store.countByOwner('key:alice')).toBe(1);
+    expect(store.health()).toEqual({ status: 'ok' });
+    await store.close();
+  });
+});
