@@ -8,7 +8,13 @@ import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { isValidToolPrefix } from '../../server/tool-names.js';
-import { MCP_PATH, startHttpServer } from '../../server/transports/http.js';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MCP_PATH,
+  startHttpServer,
+} from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openUserStore, parseUserStoreSpec } from '../../server/user-store/open.js';
 import { isUserStoreError } from '../../server/user-store/store.js';
@@ -23,7 +29,9 @@ interface ServeSettings {
   manifestFile: string;
   principalsFile: string | undefined;
   toolPrefix: string;
-  http: { host: string; port: number; allowedOrigins: string[] | undefined } | undefined;
+  http:
+    | { host: string; port: number; allowedOrigins: string[] | undefined; maxConnections: number; headersTimeoutMs: number; requestTimeoutMs: number }
+    | undefined;
   jwt: JwtOptions | undefined;
   /** `--user-store` and the folder its relative `sqlite:` paths start from; undefined: no user store. */
   userStore: { spec: string | undefined; root: string } | undefined;
@@ -56,7 +64,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     throw new UsageError(`--tool-prefix "${toolPrefix}" may use only letters, digits, "_", "-" and "." (not first), at most 64 characters`);
   }
 
-  const httpOnly = (['port', 'host', 'allowed-origins', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(
+  const httpOnly = (['port', 'host', 'allowed-origins', 'max-connections', 'headers-timeout', 'request-timeout', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(
     (flag) => values[flag] !== undefined,
   );
   if (!values.http && httpOnly.length > 0) {
@@ -95,6 +103,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       host: values.host ?? '127.0.0.1',
       port: parsePort(values.port),
       allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
+      ...parseConnectionLimits(values['max-connections'], values['headers-timeout'], values['request-timeout']),
     };
   }
   const clientArgs = [
@@ -134,9 +143,41 @@ function userStoreSettings(spec: string | undefined, root: string | undefined, c
 
 function parsePort(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT;
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`);
-  return port;
+  return wholeNumber('--port', value, 0, 65535);
+}
+
+/** The bounds on slow and numerous clients (docs/server.md, "Behind a reverse proxy"). */
+function parseConnectionLimits(
+  maxConnections: string | undefined,
+  headersTimeout: string | undefined,
+  requestTimeout: string | undefined,
+): { maxConnections: number; headersTimeoutMs: number; requestTimeoutMs: number } {
+  const limits = {
+    maxConnections: maxConnections === undefined ? DEFAULT_MAX_CONNECTIONS : wholeNumber('--max-connections', maxConnections, 1, 100_000),
+    headersTimeoutMs: headersTimeout === undefined ? DEFAULT_HEADERS_TIMEOUT_MS : seconds('--headers-timeout', headersTimeout),
+    requestTimeoutMs: requestTimeout === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : seconds('--request-timeout', requestTimeout),
+  };
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+    throw new UsageError(
+      `--request-timeout (${limits.requestTimeoutMs / 1000} s) must not be shorter than --headers-timeout (${limits.headersTimeoutMs / 1000} s): the headers are part of the request`,
+    );
+  }
+  return limits;
+}
+
+function wholeNumber(flag: string, value: string, min: number, max: number): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < min || number > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${value}"`);
+  return number;
+}
+
+/** A duration in seconds (decimals allowed, e.g. 0.5), from 0.1 s to one hour; returned in milliseconds. */
+function seconds(flag: string, value: string): number {
+  const number = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || number < 0.1 || number > 3_600) {
+    throw new UsageError(`${flag} must be a number of seconds from 0.1 to 3600, not "${value}"`);
+  }
+  return Math.round(number * 1000);
 }
 
 function parseOrigins(value: string): string[] {
