@@ -30,6 +30,9 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 const CLOCK_TOLERANCE_SECONDS = 5;
 /** A `sub` is an owner's id in the user store: bounded, like every input. */
 export const MAX_SUBJECT_LENGTH = 256;
+// No control characters: PostgreSQL refuses NUL in text, and a caller must not be able to make
+// the store look down (or a log line look forged) with the id it is given.
+const VALID_SUBJECT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f]{1,${MAX_SUBJECT_LENGTH}}$`, 'u');
 
 export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifier> {
   const key = await loadKey(options);
@@ -101,7 +104,7 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
 function callerFromClaims(payload: JWTPayload): Caller | undefined {
   const id = payload.sub;
   // jose has checked `iss` against the configured issuer; it namespaces the owner of saves.
-  if (typeof id !== 'string' || id === '' || id.length > MAX_SUBJECT_LENGTH || typeof payload.iss !== 'string') return undefined;
+  if (typeof id !== 'string' || !VALID_SUBJECT.test(id) || typeof payload.iss !== 'string') return undefined;
   const name = typeof payload['name'] === 'string' && payload['name'] !== '' ? payload['name'] : id;
   return authenticatedCaller(id, name, scopesFromClaims(payload), 'jwt', payload.iss);
 }

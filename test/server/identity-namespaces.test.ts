@@ -94,17 +94,26 @@ describe('identity namespaces', () => {
     expect(await jwtReporter.json('delete_user_capability', { capabilityId: theirs })).toEqual({ success: true });
   });
 
-  it(`refuses a JWT whose sub is longer than ${MAX_SUBJECT_LENGTH} characters with 401`, async () => {
+  it.each([
+    ['longer than the limit', 'x'.repeat(MAX_SUBJECT_LENGTH + 1)],
+    ['with a NUL', 'reporter\u0000'],
+    ['with a line break', 'reporter\nforged log line'],
+  ])('refuses a JWT whose sub is %s with 401', async (_label, sub) => {
     const response = await fetch(`${http.url}/mcp`, {
       method: 'POST',
       headers: {
-        Authorization: `Bearer ${await jwt('x'.repeat(MAX_SUBJECT_LENGTH + 1))}`,
+        Authorization: `Bearer ${await jwt(sub)}`,
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
     expect(response.status).toBe(401);
+  });
+
+  it(`accepts a sub of exactly ${MAX_SUBJECT_LENGTH} characters`, async () => {
+    const session = await as(await jwt('é'.repeat(MAX_SUBJECT_LENGTH)));
+    expect(await session.json('get_current_user')).toMatchObject({ id: 'é'.repeat(MAX_SUBJECT_LENGTH), authMethod: 'jwt' });
   });
 });
 
