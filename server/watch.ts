@@ -86,6 +86,7 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
   const log = options.log ?? (() => {});
   const target = path.resolve(file);
   const watches = new Map<string, DirectoryWatch>();
+  const unwatchable = new Set<string>();
   let closed = false;
   /** Set once the first watches are armed: from then on a new watch may have missed a write. */
   let started = false;
@@ -169,11 +170,15 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
         watches.set(dir, { watcher, identity, names });
         replaced = true;
       } catch (error) {
-        if (errorCode(error) !== 'ENOENT') log(`capreg serve: cannot watch ${dir}: ${errorCode(error)}; checking every ${pollMs} ms instead`);
+        // Said once per folder: every later event would otherwise say it again.
+        if (errorCode(error) !== 'ENOENT' && !unwatchable.has(dir)) {
+          unwatchable.add(dir);
+          log(`capreg serve: cannot watch ${dir}: ${errorCode(error)}; checking every ${pollMs} ms instead`);
+        }
       }
     }
     // A new folder may already hold the file, written before its watch was set.
-    if (replaced && watches.size > 0 && started) schedule();
+    if (replaced && started) schedule();
   };
 
   // The safety net: whatever the events missed (a folder replaced between two lookups, a network
