@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
+import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
 import { TOOLSETS_FILE } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
@@ -72,8 +73,35 @@ async function inspectRepository(git: SimpleGit, root: string, ref: string): Pro
   return { prefix, shallow: shallow === 'true', commit: /^[0-9a-f]{40,64}$/.test(commit) ? commit : undefined };
 }
 
-/** Explain how to get a ref that is not here (a shallow clone is the usual cause in CI). */
+/** Refs read for suggestions: a repository with more is rare, and the edit distances stay cheap. */
+const MAX_SUGGESTION_REFS = 5000;
+const MAX_SUGGESTIONS = 3;
+/** Longer names are not typed by hand; an edit distance is quadratic in the length. */
+const MAX_SUGGESTION_LENGTH = 100;
+
+/** The branch, tag and remote-branch names closest to a mistyped ref (plausible typos only, closest first). */
+async function similarRefs(git: SimpleGit, ref: string): Promise<string[]> {
+  if (ref.length > MAX_SUGGESTION_LENGTH) return [];
+  const output = await git
+    .raw(['for-each-ref', `--count=${MAX_SUGGESTION_REFS}`, '--format=%(refname:short)', 'refs/heads', 'refs/tags', 'refs/remotes'])
+    .catch(() => '');
+  const names = [...new Set(output.split('\n').map((line) => line.trim()))].filter((name) => name !== '' && !name.endsWith('/HEAD') && name.length <= MAX_SUGGESTION_LENGTH);
+  const ranked = names
+    .filter((name) => didYouMean(ref, [name]) !== undefined)
+    .map((name) => ({ name, distance: editDistance(ref.toLowerCase(), name.toLowerCase()) }))
+    .sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Only names about as close as the closest: "main" is no suggestion for "maintenence" when "maintenance" is there.
+  const best = ranked[0]?.distance ?? 0;
+  return ranked
+    .filter((entry) => entry.distance <= best + 1)
+    .slice(0, MAX_SUGGESTIONS)
+    .map((entry) => entry.name);
+}
+
+/** Explain how to get a ref that is not here (a shallow clone is the usual cause in CI, a typo the usual cause elsewhere). */
 async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): Promise<GitRegistryError> {
+  const similar = await similarRefs(git, ref);
+  const suggestion = similar.length > 0 ? `did you mean ${similar.map((name) => `"${name}"`).join(' or ')}? ` : '';
   const remotes = (await git.raw(['remote']).catch(() => '')).split('\n').filter(Boolean);
   const slash = ref.indexOf('/');
   const remote = slash > 0 && remotes.includes(ref.slice(0, slash)) ? ref.slice(0, slash) : undefined;
@@ -85,7 +113,7 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
     const fetch = remote !== undefined ? `git fetch --unshallow ${remote} ${refspec}` : 'git fetch --unshallow';
     return new GitRegistryError(
       'shallow-clone',
-      `cannot find "${ref}": this is a shallow clone and the base commit was not fetched. ` +
+      `cannot find "${ref}"${similar.length > 0 ? ` (${suggestion.trim()})` : ''}: this is a shallow clone and the base commit was not fetched. ` +
         `Fetch the history with \`${fetch}\`; in GitHub Actions, check out with \`actions/checkout\` and \`fetch-depth: 0\``,
     );
   }
@@ -93,7 +121,7 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
     remote !== undefined
       ? `fetch it with \`git fetch ${remote} ${refspec}\``
       : 'check the name with `git branch -a` or `git log --oneline`, and fetch it if it lives on a remote';
-  return new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${hint}`);
+  return new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${suggestion}${similar.length > 0 ? 'Otherwise ' : ''}${hint}`);
 }
 
 async function listTree(git: SimpleGit, commit: string, prefix: string): Promise<TreeEntry[]> {

@@ -9,7 +9,8 @@ import { sha256Hex } from '../../compiler/canonical.js';
 import { countsOf } from '../../compiler/formatters/index.js';
 import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport, type GateResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics } from '../../compiler/lint.js';
-import type { CapabilityDocument, RegistryInput } from '../../compiler/types.js';
+import { TOOLSETS_FILE, parseToolsetsFile, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
+import type { CapabilityDocument, RegistryInput, Toolsets } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
@@ -31,6 +32,11 @@ export async function baseDocuments(input: RegistryInput, headDocuments: readonl
   const parsed = await parseInWorkers(missing);
   const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]!]));
   return files.map((file, index) => reused[index] ?? fresh.get(file.path)!);
+}
+
+/** The usable toolsets of a toolsets.yaml that is there and parses; undefined otherwise (lint reports why). */
+function readableToolsets(parsed: ParsedToolsets): Toolsets | undefined {
+  return parsed.present && parsed.problems.length === 0 ? usableToolsets(parsed.data) : undefined;
 }
 
 function describe(result: GateResult, against: string, commit: string): string {
@@ -60,7 +66,9 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     compileRoot(root, { cache: !values['no-cache'] }),
   ]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
-  const gate = compareRegistries(await baseDocuments(baseInput, headDocuments), headDocuments);
+  const before = readableToolsets(parseToolsetsFile(TOOLSETS_FILE, baseInput.files.find((file) => file.path === TOOLSETS_FILE)?.content));
+  const after = readableToolsets(lint.registry.toolsetsSource);
+  const gate = compareRegistries(await baseDocuments(baseInput, headDocuments), headDocuments, before && after ? { toolsets: { before, after } } : {});
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

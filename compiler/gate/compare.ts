@@ -3,8 +3,8 @@
 // bump it got. Pure: parsed documents in, changes and diagnostics out; Git and the disk are the CLI's.
 import { canonicalJson } from '../canonical.js';
 import { formatMessage } from '../rule.js';
-import type { CapabilityDocument, Diagnostic, Range } from '../types.js';
-import { requiredBump, type RequiredBump } from './required-bump.js';
+import type { CapabilityDocument, Diagnostic, Range, Toolsets } from '../types.js';
+import { requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
 import { BUMP_ORDER, bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove, type BumpLevel, type VersionMove } from './semver.js';
 
 export type ChangeKind = 'unchanged' | 'changed' | 'added' | 'removed';
@@ -67,6 +67,8 @@ export const GATE_MESSAGES = {
   missing: 'protocol_version is missing: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
   dateUnchanged:
     'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
+  dateForgotten:
+    'protocol_updated is still {{date}} though the capability changed ({{reasons}}); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version',
   dateMissing: 'protocol_updated is missing: expected the date of this change as YYYY-MM-DD',
   dateInvalid: 'protocol_updated "{{value}}" is not a date: expected the date of this change as YYYY-MM-DD',
   dateBackwards: 'protocol_updated moved backwards from {{from}} to {{to}}; it is the date of the latest change and only moves forward',
@@ -151,6 +153,9 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
     if (is < was) bump(GATE_RULES.versionDate, GATE_MESSAGES.dateBackwards, { from: was, to: is });
     else if (is === was && move !== undefined && move !== 'none' && move !== 'invalid' && move !== 'down') {
       bump(GATE_RULES.versionDate, GATE_MESSAGES.dateUnchanged, { date: is, from: before.version!, to: after.version! });
+    } else if (is === was && move === 'none' && required.level !== 'none') {
+      // Both version fields forgotten: the date is a fix of its own, said now rather than after the bump.
+      bump(GATE_RULES.versionDate, GATE_MESSAGES.dateForgotten, { date: is, reasons: decisive });
     }
   }
   return { move, problems };
@@ -181,7 +186,16 @@ function findRenames(removed: CapabilityDocument[], added: CapabilityDocument[])
   return renames;
 }
 
-export function compareRegistries(base: readonly CapabilityDocument[], head: readonly CapabilityDocument[]): GateResult {
+export interface CompareOptions {
+  /**
+   * toolsets.yaml at the base and in the new tree, when both parse: a change of a toolset is a
+   * change of every capability that requires or optionally uses it. Left out when either file is
+   * missing or broken (lint reports that; comparing with nothing would call every toolset removed).
+   */
+  toolsets?: { before: Toolsets; after: Toolsets };
+}
+
+export function compareRegistries(base: readonly CapabilityDocument[], head: readonly CapabilityDocument[], options: CompareOptions = {}): GateResult {
   const baseByFolder = new Map(base.map((document) => [document.folder, document]));
   const headByFolder = new Map(head.map((document) => [document.folder, document]));
   const removedDocuments = base.filter((document) => !headByFolder.has(document.folder));
@@ -192,6 +206,13 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
   const changes: CapabilityChange[] = [];
   const diagnostics: Diagnostic[] = [];
   const none: RequiredBump = { level: 'none', reasons: [] };
+  const toolsetReasons = options.toolsets ? toolsetChanges(options.toolsets.before, options.toolsets.after) : new Map<string, BumpReason[]>();
+  /** Reasons from the toolsets the capability used before and still uses (a toolset it just started using is its own reason). */
+  const fromToolsets = (before: CapabilityDocument, after: CapabilityDocument): BumpReason[] => {
+    if (toolsetReasons.size === 0) return [];
+    const used = new Set(toolsetsUsed(before));
+    return toolsetsUsed(after).flatMap((toolset) => (used.has(toolset) ? (toolsetReasons.get(toolset) ?? []) : []));
+  };
 
   for (const after of head) {
     const before = baseByFolder.get(after.folder);
@@ -210,12 +231,14 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
       continue;
     }
     const [beforeFields, afterFields] = [versionFields(before), versionFields(after)];
-    if (before.contentHash === after.contentHash) {
+    const toolsetChanged = fromToolsets(before, after);
+    if (before.contentHash === after.contentHash && toolsetChanged.length === 0) {
       const unchanged: CapabilityChange = { id: after.folder, kind: 'unchanged', file: after.file, before: beforeFields, after: afterFields, required: none, verdict: 'pass', problems: [] };
       changes.push(unchanged);
       continue;
     }
-    const required = servedContent(before) === servedContent(after) ? none : requiredBump(before, after);
+    const own = before.contentHash === after.contentHash || servedContent(before) === servedContent(after) ? none : requiredBump(before, after);
+    const required = toolsetChanged.length === 0 ? own : sortReasons([...own.reasons, ...toolsetChanged]);
     const versionsTouched = beforeFields.version !== afterFields.version || beforeFields.updated !== afterFields.updated;
     if (required.level === 'none' && !versionsTouched) {
       changes.push({

@@ -7,7 +7,7 @@
 // what callers may use is minor; anything else that changes what is served is patch.
 import { canonicalJson } from '../canonical.js';
 import { formatMessage } from '../rule.js';
-import type { CapabilityDocument } from '../types.js';
+import type { CapabilityDocument, ToolAction, Toolsets } from '../types.js';
 import { BUMP_ORDER, type BumpLevel } from './semver.js';
 
 export type ReasonCode = keyof typeof REASONS;
@@ -36,6 +36,10 @@ export const REASONS = {
   'scope-constraint-removed': { level: 'major', message: 'scopeConstraints lost {{items}}' },
   'schema-removed': { level: 'major', message: '{{field}} removed' },
   'schema-changed': { level: 'major', message: '{{field}} changed' },
+  'toolset-removed': { level: 'major', message: 'toolset `{{toolset}}` removed from toolsets.yaml' },
+  'toolset-tool-removed': { level: 'major', message: 'toolset `{{toolset}}` lost tool {{items}}' },
+  'toolset-action-raised': { level: 'major', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}}' },
+  'toolset-states-removed': { level: 'major', message: 'toolset `{{toolset}}`: tool `{{tool}}` states lost {{items}}' },
   'trigger-added': { level: 'minor', message: 'whenToUse gained {{items}}' },
   'optional-toolset-added': { level: 'minor', message: 'optionalToolsets gained {{items}}' },
   'optional-toolset-removed': { level: 'minor', message: 'optionalToolsets lost {{items}}' },
@@ -51,6 +55,9 @@ export const REASONS = {
   'evidence-type-added': { level: 'minor', message: 'evidenceTypes gained {{items}}' },
   'evidence-type-removed': { level: 'minor', message: 'evidenceTypes lost {{items}}' },
   'schema-added': { level: 'minor', message: '{{field}} added' },
+  'toolset-tool-added': { level: 'minor', message: 'toolset `{{toolset}}` gained tool {{items}}' },
+  'toolset-action-lowered': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}} (more callers can use it)' },
+  'toolset-states-added': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` states gained {{items}}' },
   'section-renamed': { level: 'patch', message: 'section renamed: {{items}}' },
   'trigger-reworded': { level: 'patch', message: 'whenToUse reworded (case or spacing): {{items}}' },
   'list-reordered': { level: 'patch', message: '{{field}} reordered' },
@@ -80,11 +87,12 @@ export function formatItems(items: readonly string[]): string {
   return rest > 0 ? `${shown.join(', ')} and ${rest} more` : shown.join(', ');
 }
 
-function reason(code: ReasonCode, data: { items?: readonly string[]; field?: string }): BumpReason {
+function reason(code: ReasonCode, data: { items?: readonly string[]; field?: string; names?: Record<string, string> }): BumpReason {
   const entry = REASONS[code];
   const text = formatMessage(entry.message, {
     ...(data.items ? { items: formatItems(data.items) } : {}),
     ...(data.field ? { field: data.field } : {}),
+    ...data.names,
   });
   return { code, level: entry.level, text };
 }
@@ -225,6 +233,58 @@ function compareFrontmatter(before: Record<string, unknown>, after: Record<strin
   }
 }
 
+/** Who may call a tool: a scope `<toolset>:<action>` includes the lower actions (SPEC §6). */
+const ACTION_RANK: Record<ToolAction, number> = { read: 0, write: 1, admin: 2 };
+
+/**
+ * What changed in each toolset between two versions of toolsets.yaml, as bump reasons, keyed by
+ * toolset id (only toolsets with a change). Computed once per check and shared by every capability
+ * that uses the toolset. A raised action means fewer callers can use the tool, a lost tool or state
+ * is something a protocol may rely on: major. The reverse is an addition: minor. Descriptions are
+ * not compared: they are guidance, not who may call what.
+ */
+export function toolsetChanges(before: Toolsets, after: Toolsets): Map<string, BumpReason[]> {
+  const changes = new Map<string, BumpReason[]>();
+  for (const [toolset, old] of Object.entries(before)) {
+    const names = { toolset: toolset.replace(/`/g, "'") };
+    const next = after[toolset];
+    if (!next) {
+      changes.set(toolset, [reason('toolset-removed', { names })]);
+      continue;
+    }
+    const out: BumpReason[] = [];
+    const lost = Object.keys(old.tools).filter((tool) => !Object.hasOwn(next.tools, tool));
+    const gained = Object.keys(next.tools).filter((tool) => !Object.hasOwn(old.tools, tool));
+    if (lost.length > 0) out.push(reason('toolset-tool-removed', { items: lost, names }));
+    if (gained.length > 0) out.push(reason('toolset-tool-added', { items: gained, names }));
+    for (const [tool, was] of Object.entries(old.tools)) {
+      const is = Object.hasOwn(next.tools, tool) ? next.tools[tool] : undefined;
+      if (!is) continue;
+      const toolNames = { ...names, tool: tool.replace(/`/g, "'"), from: was.action, to: is.action };
+      if (ACTION_RANK[is.action] > ACTION_RANK[was.action]) out.push(reason('toolset-action-raised', { names: toolNames }));
+      if (ACTION_RANK[is.action] < ACTION_RANK[was.action]) out.push(reason('toolset-action-lowered', { names: toolNames }));
+      const statesLost = missingFrom(was.states ?? [], is.states ?? []);
+      const statesGained = missingFrom(is.states ?? [], was.states ?? []);
+      if (statesLost.length > 0) out.push(reason('toolset-states-removed', { items: statesLost, names: toolNames }));
+      if (statesGained.length > 0) out.push(reason('toolset-states-added', { items: statesGained, names: toolNames }));
+    }
+    if (out.length > 0) changes.set(toolset, out);
+  }
+  return changes;
+}
+
+/** The toolsets a capability uses (required and optional), when its frontmatter lists them as text. */
+export function toolsetsUsed(document: CapabilityDocument): string[] {
+  const data = document.frontmatter.data ?? {};
+  return [...new Set([...(stringList(data.requiredToolsets) ?? []), ...(stringList(data.optionalToolsets) ?? [])])];
+}
+
+/** The decisive reasons first, in the order they were found within a level; the level is theirs. */
+export function sortReasons(reasons: BumpReason[]): RequiredBump {
+  reasons.sort((a, b) => BUMP_ORDER[b.level] - BUMP_ORDER[a.level]);
+  return { level: reasons[0]?.level ?? 'none', reasons };
+}
+
 /**
  * The bump that the change from `before` to `after` needs. Frontmatter is compared as parsed data
  * and the body after line endings are normalized (the parser does that), so a change of line
@@ -243,8 +303,5 @@ export function requiredBump(before: CapabilityDocument, after: CapabilityDocume
     compareSections(headingsOf(before), headingsOf(after), reasons);
     reasons.push(reason('body-changed', {}));
   }
-  // Stable sort: the decisive reasons first, in the order they were found within a level.
-  reasons.sort((a, b) => BUMP_ORDER[b.level] - BUMP_ORDER[a.level]);
-  const level = reasons[0]?.level ?? 'none';
-  return { level, reasons };
+  return sortReasons(reasons);
 }

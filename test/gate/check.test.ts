@@ -192,6 +192,30 @@ describe.concurrent('capreg check: failures', () => {
       message: 'protocol_updated "2026-02-30" is not a date: expected the date of this change as YYYY-MM-DD',
     },
   ];
+  it('a forgotten protocol_updated is its own version-date problem: with the version bumped, or with both version fields left as they were', async ({ expect }) => {
+    const dir = scenario();
+    edits.wording(dir);
+    commitAll(dir, 'body changed, frontmatter unchanged');
+    const both = await check(dir);
+    expect(both.code).toBe(1);
+    expect(both.gateDiagnostics.map((d) => [d.ruleId, d.line, d.message])).toEqual([
+      ['version-bump', 11, 'needs patch: protocol wording changed; protocol_version is still 1.2.3 (expected 1.2.4 or higher)'],
+      [
+        'version-date',
+        11,
+        'protocol_updated is still 2026-01-10 though the capability changed (protocol wording changed); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version',
+      ],
+    ]);
+    setVersion(dir, '1.2.4', '2026-01-10');
+    commitAll(dir, 'version bumped, date forgotten');
+    const dateOnly = await check(dir);
+    expect(dateOnly.code).toBe(1);
+    expect(dateOnly.gateDiagnostics.map((d) => [d.ruleId, d.message])).toEqual([
+      ['version-date', 'protocol_updated is still 2026-01-10 though protocol_version changed 1.2.3 → 1.2.4; set it to the date of this change (YYYY-MM-DD)'],
+    ]);
+    expect(change(dateOnly.json, 'reports')).toMatchObject({ verdict: 'fail', move: 'patch' });
+  });
+
   for (const testCase of failureCases) {
     it(testCase.name, async ({ expect }) => {
       const dir = scenario();
@@ -224,6 +248,7 @@ describe.concurrent('capreg check: failures', () => {
     expect(result.code).toBe(1);
     expect(result.gateDiagnostics.map((d) => d.message)).toEqual([
       'needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)',
+      'protocol_updated is still 2026-01-10 though the capability changed (whenToUse lost `log my work`); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version',
     ]);
     expect(git(dir, 'status', '--porcelain', '--', 'capabilities')).toContain('reports/PROTOCOL.md');
   });
@@ -340,6 +365,28 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(result.stderr).toContain('unknown Git ref "no-such-branch"');
   });
 
+  it('a mistyped branch, tag or remote branch suggests the closest names in the repository', async ({ expect }) => {
+    const dir = scenario();
+    git(dir, 'tag', 'release-1.0');
+    git(dir, 'branch', 'maintenance');
+    git(dir, 'remote', 'add', 'origin', 'https://example.invalid/registry.git');
+    git(dir, 'update-ref', 'refs/remotes/origin/main', 'HEAD');
+    for (const [typo, names] of [
+      ['mian', '"main"'],
+      ['bsae', '"base"'],
+      ['release-1.1', '"release-1.0"'],
+      ['origin/mian', '"origin/main"'],
+      ['maintenence', '"maintenance"'],
+    ] as const) {
+      const result = await runCli(['check', '--against', typo], dir);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`unknown Git ref "${typo}": no commit by that name in this repository; did you mean ${names}? Otherwise `);
+    }
+    const unrelated = await runCli(['check', '--against', 'something-else-entirely'], dir);
+    expect(unrelated.code).toBe(2);
+    expect(unrelated.stderr).not.toContain('did you mean');
+  });
+
   it('a remote branch that was not fetched says how to fetch it', async ({ expect }) => {
     const dir = scenario();
     git(dir, 'remote', 'add', 'origin', 'https://example.invalid/registry.git');
@@ -410,6 +457,10 @@ describe.concurrent('capreg check: a registry in a subfolder of its repository',
       expect(result.code).toBe(1);
       expect(result.gateDiagnostics.map((d) => [d.file, d.message])).toEqual([
         [REPORTS_FILE, 'needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)'],
+        [
+          REPORTS_FILE,
+          'protocol_updated is still 2026-01-10 though the capability changed (whenToUse lost `log my work`); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version',
+        ],
       ]);
       expect(result.json.gate.unchanged).toBe(2);
     }

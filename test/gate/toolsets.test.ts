@@ -1,0 +1,210 @@
+// capreg check and toolsets.yaml: a change of a toolset (a tool's action, a tool removed or added,
+// its states, the toolset removed) changes every capability that requires or optionally uses it,
+// and needs that capability's bump. Real Git repositories, one commit per scenario.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { CapabilityChange } from '../../compiler/gate/index.js';
+import { toolsetChanges } from '../../compiler/gate/required-bump.js';
+import type { Diagnostic, Toolsets } from '../../compiler/types.js';
+import { commitAll, copyRepository, createBaseRepository, edit, read, REPORTS_FILE, runCli, write } from './fixture.js';
+
+const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
+const created: string[] = [];
+let baseDir: string;
+
+beforeAll(() => {
+  baseDir = createBaseRepository();
+  created.push(baseDir);
+});
+afterAll(() => {
+  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function scenario(): string {
+  const dir = copyRepository(baseDir);
+  created.push(dir);
+  return dir;
+}
+
+function setVersion(root: string, version: string, updated = '2026-02-01'): void {
+  const text = read(root, REPORTS_FILE);
+  write(root, REPORTS_FILE, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`));
+}
+
+interface JsonOutput {
+  diagnostics: Diagnostic[];
+  gate: { passed: boolean; unchanged: number; changes: CapabilityChange[] };
+}
+
+async function check(dir: string): Promise<{ code: number; json: JsonOutput; gate: Diagnostic[] }> {
+  const result = await runCli(['check', '--against', 'base', '--format', 'json'], dir);
+  if (result.code === 2) throw new Error(`capreg check failed: ${result.stderr}`);
+  const json = JSON.parse(result.stdout) as JsonOutput;
+  const gate = json.diagnostics.filter((d) => d.ruleId === 'version-bump' || d.ruleId === 'version-date');
+  return { code: result.code, json, gate };
+}
+
+const cases: { name: string; apply: (root: string) => void; level: 'major' | 'minor'; reason: string; expected: string; lintClean: boolean }[] = [
+  {
+    name: 'a tool of a required toolset now needs write (read → write)',
+    apply: (root) => edit(root, TOOLSETS_FILE, 'work_log_list: { action: read', 'work_log_list: { action: write'),
+    level: 'major',
+    reason: 'toolset `work-logs`: tool `work_log_list` action read → write',
+    expected: '2.0.0',
+    lintClean: true,
+  },
+  {
+    name: 'a tool of a required toolset needs less (write → read)',
+    apply: (root) => edit(root, TOOLSETS_FILE, 'work_log_record: { action: write', 'work_log_record: { action: read'),
+    level: 'minor',
+    reason: 'toolset `work-logs`: tool `work_log_record` action write → read (more callers can use it)',
+    expected: '1.3.0',
+    lintClean: true,
+  },
+  {
+    name: 'a tool removed from a toolset the capability uses',
+    apply: (root) => edit(root, TOOLSETS_FILE, '    work_log_generate: { action: write, description: Generate a report. }\n', ''),
+    level: 'major',
+    reason: 'toolset `work-logs` lost tool `work_log_generate`',
+    expected: '2.0.0',
+    lintClean: false, // the tools table still lists it: lint says so too
+  },
+  {
+    name: 'a tool added to an optional toolset',
+    apply: (root) => edit(root, TOOLSETS_FILE, '    calendar_list: { action: read, description: List events. }\n', '    calendar_list: { action: read, description: List events. }\n    calendar_create: { action: write, description: Create an event. }\n'),
+    level: 'minor',
+    reason: 'toolset `calendar` gained tool `calendar_create`',
+    expected: '1.3.0',
+    lintClean: true,
+  },
+  {
+    name: 'a tool gained states',
+    apply: (root) => edit(root, TOOLSETS_FILE, 'work_log_generate: { action: write,', 'work_log_generate: { action: write, states: [PENDING, DONE],'),
+    level: 'minor',
+    reason: 'toolset `work-logs`: tool `work_log_generate` states gained `PENDING`, `DONE`',
+    expected: '1.3.0',
+    lintClean: true,
+  },
+  {
+    name: 'a toolset the capability uses removed',
+    apply: (root) => edit(root, TOOLSETS_FILE, /calendar:\n[\s\S]*$/, ''),
+    level: 'major',
+    reason: 'toolset `calendar` removed from toolsets.yaml',
+    expected: '2.0.0',
+    lintClean: false, // optionalToolsets names an unknown toolset
+  },
+];
+
+describe.concurrent('capreg check: toolsets.yaml changes are changes of the capabilities that use them', () => {
+  for (const testCase of cases) {
+    it(`${testCase.name}: needs ${testCase.level} for the capability, not for the others`, async ({ expect }) => {
+      const dir = scenario();
+      testCase.apply(dir);
+      commitAll(dir, `${testCase.name}, no bump`);
+      const failing = await check(dir);
+      expect(failing.code).toBe(1);
+      expect(failing.gate.map((d) => [d.ruleId, d.file, d.line, d.message])).toEqual([
+        ['version-bump', REPORTS_FILE, 11, `needs ${testCase.level}: ${testCase.reason}; protocol_version is still 1.2.3 (expected ${testCase.expected} or higher)`],
+        [
+          'version-date',
+          REPORTS_FILE,
+          11,
+          `protocol_updated is still 2026-01-10 though the capability changed (${testCase.reason}); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version`,
+        ],
+      ]);
+      const entry = failing.json.gate.changes.find((c) => c.id === 'reports');
+      expect(entry).toMatchObject({ kind: 'changed', verdict: 'fail', move: 'none', required: { level: testCase.level } });
+      expect(entry?.required.reasons.map((r) => r.text)).toEqual([testCase.reason]);
+      // notes and archive use no toolset: unchanged.
+      expect(failing.json.gate.changes.map((c) => c.id)).toEqual(['reports']);
+      expect(failing.json.gate.unchanged).toBe(2);
+
+      const markdown = await runCli(['check', '--against', 'base', '--format', 'markdown'], dir);
+      expect(markdown.stdout).toContain(`| \`reports\` | 1.2.3 → 1.2.3 | ${testCase.level} | ${testCase.reason} | ❌ fail (got no bump) |`);
+
+      setVersion(dir, testCase.level === 'major' ? '1.3.0' : '1.2.4');
+      commitAll(dir, `${testCase.name}, too small a bump`);
+      const tooSmall = await check(dir);
+      expect(tooSmall.gate.map((d) => d.message)).toEqual([
+        `needs ${testCase.level}: ${testCase.reason}; got ${testCase.level === 'major' ? 'minor 1.2.3 → 1.3.0' : 'patch 1.2.3 → 1.2.4'} (expected ${testCase.expected} or higher)`,
+      ]);
+
+      setVersion(dir, testCase.expected);
+      commitAll(dir, `${testCase.name}, the right bump`);
+      const passing = await check(dir);
+      expect(passing.gate).toEqual([]);
+      expect(passing.json.gate.changes.find((c) => c.id === 'reports')).toMatchObject({ verdict: 'pass', move: testCase.level });
+      expect(passing.code).toBe(testCase.lintClean ? 0 : 1);
+    });
+  }
+
+  it('a toolset change mixed with an edit of the capability: every reason, the highest decides', async ({ expect }) => {
+    const dir = scenario();
+    edit(dir, TOOLSETS_FILE, 'work_log_list: { action: read', 'work_log_list: { action: admin');
+    edit(dir, REPORTS_FILE, '  - log my work\n', '  - log my work\n  - send my report\n');
+    setVersion(dir, '1.3.0');
+    commitAll(dir, 'mixed');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.json.gate.changes.find((c) => c.id === 'reports')?.required.reasons.map((r) => r.text)).toEqual([
+      'toolset `work-logs`: tool `work_log_list` action read → admin',
+      'whenToUse gained `send my report`',
+    ]);
+    expect(result.gate.map((d) => d.message)).toEqual([
+      'needs major: toolset `work-logs`: tool `work_log_list` action read → admin; got minor 1.2.3 → 1.3.0 (expected 2.0.0 or higher)',
+    ]);
+  });
+
+  it('a capability that starts using a changed toolset gets its own reason, not the toolset’s', async ({ expect }) => {
+    const dir = scenario();
+    edit(dir, TOOLSETS_FILE, 'billing_invoice: { action: read', 'billing_invoice: { action: write');
+    edit(dir, REPORTS_FILE, '[calendar]', '[calendar, billing]');
+    setVersion(dir, '1.3.0');
+    commitAll(dir, 'uses billing now');
+    const result = await check(dir);
+    expect(result.gate).toEqual([]);
+    expect(result.json.gate.changes.find((c) => c.id === 'reports')?.required.reasons.map((r) => r.text)).toEqual(['optionalToolsets gained `billing`']);
+  });
+
+  it('descriptions and unused toolsets need no bump; a broken toolsets.yaml is lint’s to report, not a removal of every toolset', async ({ expect }) => {
+    const dir = scenario();
+    edit(dir, TOOLSETS_FILE, 'List entries.', 'List the entries.');
+    edit(dir, TOOLSETS_FILE, 'billing_invoice: { action: read', 'billing_invoice: { action: admin');
+    commitAll(dir, 'wording and an unused toolset');
+    const quiet = await check(dir);
+    expect(quiet.code).toBe(0);
+    expect(quiet.json.gate.changes).toEqual([]);
+
+    write(dir, TOOLSETS_FILE, `${read(dir, TOOLSETS_FILE)}\n  : [unclosed\n`);
+    commitAll(dir, 'broken toolsets.yaml');
+    const broken = await check(dir);
+    expect(broken.code).toBe(1);
+    expect(broken.gate).toEqual([]);
+    expect(broken.json.diagnostics.some((d) => d.file === TOOLSETS_FILE && d.severity === 'error')).toBe(true);
+  });
+});
+
+describe('toolsetChanges', () => {
+  const tool = (action: 'read' | 'write' | 'admin', states?: string[]) => ({ action, description: '', ...(states ? { states } : {}) });
+  it('levels: raised action, lost tool or state, removed toolset are major; the reverse minor; descriptions nothing', ({ expect }) => {
+    const before: Toolsets = {
+      a: { description: 'A', tools: { a_one: tool('write', ['X', 'Y']), a_two: tool('read') } },
+      b: { description: 'B', tools: { b_one: tool('read') } },
+      c: { description: 'C', tools: { c_one: tool('read') } },
+    };
+    const after: Toolsets = {
+      a: { description: 'A changed', tools: { a_one: tool('read', ['X', 'Z']), a_three: tool('read') } },
+      c: { description: 'C', tools: { c_one: { action: 'read', description: 'now described' } } },
+    };
+    const changes = toolsetChanges(before, after);
+    expect([...changes.keys()]).toEqual(['a', 'b']);
+    expect(changes.get('a')?.map((r) => [r.level, r.text])).toEqual([
+      ['major', 'toolset `a` lost tool `a_two`'],
+      ['minor', 'toolset `a` gained tool `a_three`'],
+      ['minor', 'toolset `a`: tool `a_one` action write → read (more callers can use it)'],
+      ['major', 'toolset `a`: tool `a_one` states lost `Y`'],
+      ['minor', 'toolset `a`: tool `a_one` states gained `Z`'],
+    ]);
+    expect(changes.get('b')?.map((r) => [r.level, r.text])).toEqual([['major', 'toolset `b` removed from toolsets.yaml']]);
+  });
+});
