@@ -129,6 +129,16 @@ describe('replaced folders and symlinks (spawned capreg serve --http)', () => {
     fs.renameSync(next, auth);
     expect(await server.status('key-bob-all')).toBe(401);
     expect(await server.status('key-dave-new')).toBe(200);
+
+    // And once more, the folder replaced by a symlink to a release that lists only carol.
+    const release = path.join(dir, 'auth-release');
+    fs.mkdirSync(release);
+    fs.writeFileSync(path.join(release, 'principals.yaml'), principalsYaml(PRINCIPALS.filter((principal) => principal.id === 'carol')));
+    fs.symlinkSync(release, `${auth}.link`);
+    fs.rmSync(auth, { recursive: true });
+    fs.renameSync(`${auth}.link`, auth);
+    expect(await server.status('key-dave-new')).toBe(401);
+    expect(await server.status('key-carol-calendar')).toBe(200);
     expect((await server.health()).status).toBe('ok');
   });
 });
