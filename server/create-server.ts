@@ -34,13 +34,14 @@ export interface ServerDeps extends ToolDeps {
   jsonSchemaValidator?: jsonSchemaValidator;
   /** Registrars added after the core ones (e.g. tools of a later feature). */
   extraRegistrars?: readonly ToolRegistrar[];
+  /** True for a server that sends `notifications/resources/list_changed` (a stdio session); a per-request HTTP server cannot. */
+  notifiesResourceListChanged?: boolean;
 }
 
 export function createServer(deps: ServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
   const server = new McpServer(
     { name: SERVER_NAME, version: CAPREG_VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: true } },
       instructions:
         `Call ${deps.names.listCapabilities} to see the capabilities you may use, pick one by its whenToUse, ` +
         `load its protocol with ${deps.names.getCapabilityProtocol}, and follow it.`,
@@ -51,6 +52,12 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
   );
   const userRegistrars = deps.userCapabilities ? USER_CAPABILITY_REGISTRARS : [];
   for (const register of [...CORE_REGISTRARS, ...userRegistrars, ...(deps.extraRegistrars ?? [])]) register(server, deps);
+  // The SDK announces listChanged for tools and resources as soon as one is registered; announce
+  // only what is sent. The tool set is fixed for the life of a server, so tools never change.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: deps.notifiesResourceListChanged ?? false },
+  });
   return {
     server,
     cleanup: async () => {

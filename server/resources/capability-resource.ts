@@ -1,15 +1,30 @@
 // Each protocol the caller may use, also as the MCP resource `capability://<id>` (SPEC §6). The
-// list and every read are authorized against the caller at that moment, like the tools.
+// list and every read are authorized against the caller at that moment, like the tools. Every read
+// that yields no protocol (unknown, forbidden, malformed or traversing URI) gets the same -32602.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ReadResourceRequestSchema, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { CatalogListing } from '../catalog.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 
 export const CAPABILITY_URI_SCHEME = 'capability:';
+const CAPABILITY_URI_PREFIX = `${CAPABILITY_URI_SCHEME}//`;
 
 export function capabilityUri(id: string): string {
-  return `capability://${id}`;
+  return `${CAPABILITY_URI_PREFIX}${id}`;
+}
+
+/** The id a URI names, taken as is (never decoded or normalized); anything else names none. */
+function capabilityIdOf(uri: string): string | undefined {
+  return uri.startsWith(CAPABILITY_URI_PREFIX) ? uri.slice(CAPABILITY_URI_PREFIX.length) : undefined;
+}
+
+function readCapability(deps: ToolDeps, uri: string): ReadResourceResult {
+  const id = capabilityIdOf(uri);
+  const capability = id === undefined ? undefined : deps.catalog().accessibleCapability(deps.caller().grants, id);
+  // Same message for unknown and forbidden ids, as with the tool.
+  if (capability === undefined) throw new McpError(ErrorCode.InvalidParams, NOT_FOUND_OR_NOT_ACCESSIBLE);
+  return { contents: [{ uri: capabilityUri(capability.id), mimeType: 'text/markdown', text: capability.protocol }] };
 }
 
 const resourceLists = new WeakMap<CatalogListing, Resource[]>();
@@ -41,11 +56,9 @@ export function registerCapabilityResource(server: McpServer, deps: ToolDeps): v
       description: 'The protocol of a capability you may use, as Markdown.',
       mimeType: 'text/markdown',
     },
-    (uri, variables) => {
-      const capability = deps.catalog().accessibleCapability(deps.caller().grants, variables['capabilityId']);
-      // Same message for unknown and forbidden ids, as with the tool.
-      if (capability === undefined) throw new McpError(ErrorCode.InvalidParams, NOT_FOUND_OR_NOT_ACCESSIBLE);
-      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: capability.protocol }] };
-    },
+    (uri) => readCapability(deps, uri.href),
   );
+  // Replaces the SDK's read handler, which parses the URI with `new URL` first (a malformed one was
+  // an internal error, -32603) and names the URI in its own not-found message. Lists stay the SDK's.
+  server.server.setRequestHandler(ReadResourceRequestSchema, (request) => readCapability(deps, request.params.uri));
 }

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import type { ServedCapability } from '../catalog.js';
 import { isUserCapabilityId } from '../user-capabilities.js';
 import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
-import { jsonResult, uniformError } from './results.js';
+import { jsonResult, servedTimestamp, uniformError } from './results.js';
 import { userProtocolResult } from './user-capability-results.js';
 
 const inputSchema = z
@@ -19,7 +19,7 @@ const outputSchema = z.object({
   success: z.boolean(),
   capabilityId: z.string().optional(),
   protocolVersion: z.string().optional(),
-  updatedAt: z.string().optional(),
+  updatedAt: z.string().optional().describe('When the protocol last changed: an ISO 8601 UTC timestamp.'),
   protocol: z.string().optional().describe('Markdown to follow step by step; load it again next time, do not keep it.'),
   error: z.string().optional(),
   // User-defined capabilities (SPEC §8) only:
@@ -39,7 +39,7 @@ export function protocolResult(capability: ServedCapability | undefined): CallTo
     success: true,
     capabilityId: capability.id,
     protocolVersion: capability.protocolVersion,
-    updatedAt: capability.protocolUpdated,
+    updatedAt: servedTimestamp(capability.protocolUpdated),
     protocol: capability.protocol,
   });
 }

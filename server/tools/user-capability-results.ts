@@ -2,7 +2,7 @@
 // and the same uniform error as the platform tools, plus known failures that say what to do.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DeleteOutcome, LoadOutcome, SaveOutcome, UserCapabilityFailureCode } from '../user-capabilities.js';
-import { jsonResult, uniformError } from './results.js';
+import { jsonResult, servedTimestamp, uniformError } from './results.js';
 
 /** `{success: false, error, code}` with `isError: true`: a failure the caller can act on. */
 export function failureResult(code: UserCapabilityFailureCode, message: string): CallToolResult {
@@ -47,7 +47,7 @@ export function userProtocolResult(outcome: LoadOutcome): CallToolResult {
         success: true,
         capabilityId: capability.id,
         protocolVersion: capability.revision,
-        updatedAt: capability.updatedAt,
+        updatedAt: servedTimestamp(capability.updatedAt),
         protocol: capability.protocol,
         isUserDefined: true,
         revision: capability.revision,

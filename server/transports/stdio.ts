@@ -51,6 +51,7 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
     caller,
     names: runtime.names,
     userCapabilities: runtime.userCapabilities,
+    notifiesResourceListChanged: true,
     ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
   });
 

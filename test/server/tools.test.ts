@@ -130,7 +130,7 @@ describe('get_capability_protocol', () => {
   it('returns the protocol of a visible capability', async () => {
     const { client, close } = await inMemoryClient(runtime, callerWith(['reports:read']));
     const answer = structured(await client.callTool({ name: 'get_capability_protocol', arguments: { capabilityId: 'work-reporting' } }));
-    expect(answer).toMatchObject({ success: true, capabilityId: 'work-reporting', protocolVersion: '1.0.0', updatedAt: '2025-01-01' });
+    expect(answer).toMatchObject({ success: true, capabilityId: 'work-reporting', protocolVersion: '1.0.0', updatedAt: '2025-01-01T00:00:00.000Z' });
     expect(answer['protocol']).toContain('# work-reporting');
     await close();
   });
