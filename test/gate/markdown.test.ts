@@ -1,12 +1,14 @@
 // Golden output of `--format markdown` (and the json summary) for a fixed pair of trees: every kind
 // of row (changed pass/fail, added, removed, renamed) and the problems list.
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { countsOf } from '../../compiler/formatters/index.js';
 import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport } from '../../compiler/gate/index.js';
 import { compareDiagnostics } from '../../compiler/lint.js';
 import { parseCapability } from '../../compiler/parse.js';
+import { usableToolsets } from '../../compiler/toolsets.js';
 import type { Diagnostic } from '../../compiler/types.js';
-import { ARCHIVE, NOTES, REPORTS, REPORTS_FILE } from './fixture.js';
+import { ARCHIVE, NOTES, REPORTS, REPORTS_FILE, TOOLSETS } from './fixture.js';
 
 function report(): GateReport {
   const base = [
@@ -21,7 +23,12 @@ function report(): GateReport {
     parseCapability(REPORTS_FILE, REPORTS.replace('[work-logs]', '[work-logs, billing]').replace('1.2.3', '1.2.4').replace('2026-01-10', '2026-02-01')),
     parseCapability('capabilities/meetings/PROTOCOL.md', NOTES.replace(/notes/g, 'meetings').replace('name: Notes', 'name: Meetings').replace('0.3.0', '1.0.0').replace('Write down', 'Record')),
   ];
-  const gate = compareRegistries(base, head);
+  // A toolset change: a row of its own for every capability that uses the toolset.
+  const toolsets = {
+    before: usableToolsets(parseYaml(TOOLSETS)),
+    after: usableToolsets(parseYaml(TOOLSETS.replace('calendar_list: { action: read', 'calendar_list: { action: write'))),
+  };
+  const gate = compareRegistries(base, head, { toolsets });
   const lintWarning: Diagnostic = {
     file: 'capabilities/meetings/PROTOCOL.md',
     line: 14,
