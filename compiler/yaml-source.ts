@@ -114,11 +114,16 @@ function composeChecked(text: string, progress: Progress): Document.Parsed {
   return first as Document.Parsed;
 }
 
+export interface YamlOptions {
+  /** Alias expansions allowed; 0 refuses every alias (the principals file). */
+  maxAliasCount?: number;
+}
+
 /**
  * @param text the YAML text
  * @param index maps offsets in `text` to positions in the file the text came from
  */
-export function parseYamlSource(text: string, index: LineIndex): YamlSource {
+export function parseYamlSource(text: string, index: LineIndex, options: YamlOptions = {}): YamlSource {
   const progress: Progress = { offset: 0 };
   const tooDeep = (offset: number): YamlSource => ({
     data: undefined,
@@ -126,7 +131,7 @@ export function parseYamlSource(text: string, index: LineIndex): YamlSource {
     problems: [{ code: 'yaml-depth', message: depthMessage(), range: index.range(offset, offset + 1) }],
   });
   try {
-    return readYaml(text, index, progress);
+    return readYaml(text, index, progress, options.maxAliasCount ?? MAX_ALIAS_COUNT);
   } catch (error) {
     if (error instanceof TooDeep) return tooDeep(error.offset);
     // The scan bounds every recursion below it; should one still overflow, the verdict is the same.
@@ -135,7 +140,7 @@ export function parseYamlSource(text: string, index: LineIndex): YamlSource {
   }
 }
 
-function readYaml(text: string, index: LineIndex, progress: Progress): YamlSource {
+function readYaml(text: string, index: LineIndex, progress: Progress, maxAliasCount: number): YamlSource {
   const problems: FrontmatterProblem[] = [];
   const ranges: YamlRanges = {};
   const doc = composeChecked(text, progress);
@@ -179,16 +184,18 @@ function readYaml(text: string, index: LineIndex, progress: Progress): YamlSourc
 
   let data: unknown;
   try {
-    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    data = doc.toJS({ maxAliasCount });
   } catch (error) {
     if (isStackOverflow(error)) throw error;
     const message = (error as Error).message;
     const aliases = /alias/i.test(message);
     problems.push({
       code: aliases ? 'alias-limit' : 'yaml-syntax',
-      message: aliases
-        ? `YAML aliases expand too much (over ${MAX_ALIAS_COUNT} alias expansions); write the values out instead of anchors`
-        : `invalid YAML: ${message}`,
+      message: !aliases
+        ? `invalid YAML: ${message}`
+        : maxAliasCount === 0
+          ? 'YAML aliases are not allowed in this file; write the values out instead of anchors'
+          : `YAML aliases expand too much (over ${maxAliasCount} alias expansions); write the values out instead of anchors`,
       range: (aliases ? firstAliasRange(doc, index) : undefined) ?? index.range(0, 0),
     });
     return { data: undefined, ranges, problems };

@@ -120,5 +120,9 @@ describe('principals file', () => {
     expect(tagged).toEqual({ ok: false, error: expect.stringMatching(/^principals file is not valid YAML: 3:25: YAML tag !!binary is not allowed/) });
     // The message names the tag and the position, never the value (a key hash stays out of logs).
     expect(JSON.stringify(tagged)).not.toContain('a'.repeat(64));
+    expect(parsePrincipals(`principals:\n  - &p { id: a, keySha256: "${'a'.repeat(64)}", scopes: [] }\n  - *p\n`)).toEqual({
+      ok: false,
+      error: 'principals file is not valid YAML: 3:5: YAML aliases are not allowed in this file; write the values out instead of anchors',
+    });
   });
 });
