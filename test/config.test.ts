@@ -269,6 +269,19 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     expect(config.rules.get('fake-budget')?.options).toEqual({ size: 3 });
   });
 
+  it('refuses YAML nested over the limit (a line of ": : :" then an indented line) at its position', () => {
+    expect(configError(`${': '.repeat(2048)}\n  y\n`).message).toBe(
+      'capreg.config.yaml:1:129: YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure',
+    );
+    expect(configError(`rules: ${'['.repeat(300)}${']'.repeat(300)}\n`).message).toMatch(/^capreg\.config\.yaml:1:71: YAML nested more than 64 levels/);
+  });
+
+  it('refuses values JSON cannot hold instead of rewriting them', () => {
+    expect(configError('limits:\n  maxFileBytes: !!binary aGVsbG8=\n').message).toMatch(/^capreg\.config\.yaml:2:26: YAML tag !!binary is not allowed/);
+    expect(configError('limits:\n  maxFileBytes: .inf\n').message).toMatch(/^capreg\.config\.yaml:2:17: \.inf is not a finite number/);
+    expect(configError('rules:\n  1: off\n').message).toBe('capreg.config.yaml:2:3: a key must be text, not the number 1; quote it: "1"');
+  });
+
   it('rejects unknown rules of the real table too', () => {
     expect(configError('rules:\n  frontmatter-shema: off\n', rulesById).message).toBe(
       'capreg.config.yaml:2:3: unknown rule "frontmatter-shema"; did you mean "frontmatter-schema"?',

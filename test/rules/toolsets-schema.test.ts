@@ -105,6 +105,20 @@ ruleTable(toolsetsSchemaRule, {
       errors: [{ file: FILE, line: 1, column: 1, endColumn: 10, message: 'name "Work_Logs" has the wrong form' }],
     },
     {
+      name: 'YAML nested over the limit: one diagnostic at the token that goes too deep',
+      files: withToolsets(`${': '.repeat(2048)}\n  y\n`),
+      errors: [{ file: FILE, line: 1, column: 129, message: 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure' }],
+    },
+    {
+      name: 'YAML-only types and keys that are not text, one diagnostic each',
+      files: withToolsets('a:\n  description: !!binary QQ==\n  tools: !!set { t }\n2:\n  description: B.\n  tools: {}\n'),
+      errors: [
+        { file: FILE, line: 2, column: 25, message: 'YAML tag !!binary is not allowed' },
+        { file: FILE, line: 3, column: 16, message: 'YAML tag !!set is not allowed' },
+        { file: FILE, line: 4, column: 1, message: 'a key must be text, not the number 2; quote it: "2"' },
+      ],
+    },
+    {
       name: 'a tool without a description',
       files: withToolsets('a:\n  description: A.\n  tools:\n    t: { action: read }\n'),
       errors: [{ file: FILE, line: 4, column: 8, message: 'missing required field "description" in `a.tools.t`' }],
