@@ -1,4 +1,4 @@
-// Each protocol the caller may use, also as the MCP resource `capability://<id>` (SPEC §6). The
+// Each protocol the caller may use, also as the MCP resource `capability://<id>` (docs/server.md). The
 // list and every read are authorized against the caller at that moment, like the tools. Every read
 // that yields no protocol (unknown, forbidden, malformed or traversing URI) gets the same -32602.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -22,7 +22,7 @@ const outputSchema = z.object({
   updatedAt: z.string().optional().describe('When the protocol last changed: an ISO 8601 UTC timestamp.'),
   protocol: z.string().optional().describe('Markdown to follow step by step; load it again next time, do not keep it.'),
   error: z.string().optional(),
-  // User-defined capabilities (SPEC §8) only:
+  // User-defined capabilities (docs/user-capabilities.md) only:
   isUserDefined: z.literal(true).optional(),
   revision: z.string().optional().describe('Pass it as expectedRevision when you save a change to this capability.'),
   dependencies: z.array(z.string()).optional().describe('The platform capabilities the workflow loads, sorted.'),

@@ -1,4 +1,4 @@
-// How every tool answers: the JSON both as `structuredContent` and as a text block (SPEC §6), and
+// How every tool answers: the JSON both as `structuredContent` and as a text block (docs/server.md), and
 // the one uniform error for capabilities that are missing or not accessible.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 

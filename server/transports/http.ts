@@ -1,4 +1,4 @@
-// Streamable HTTP, stateless (SPEC §6): every `POST /mcp` is authenticated on its own and served by
+// Streamable HTTP, stateless (docs/server.md): every `POST /mcp` is authenticated on its own and served by
 // a fresh MCP server and transport, so a revoked key or a new manifest applies to the next request.
 // Around it: `GET /healthz`, the OAuth protected-resource metadata (only with JWT verification), an
 // Origin allow-list, a body limit, bounded connections and header/request timeouts, and a graceful
