@@ -47,7 +47,7 @@ export function authenticatedCaller(id: string, name: string, scopes: readonly s
     name,
     scopes: Object.freeze([...scopes]),
     method,
-    ...(method === 'jwt' ? { issuer: issuer as string } : {}),
+    ...(source.method === 'jwt' ? { issuer: source.issuer } : {}),
     owner: ownerKey(source, id),
     grants: new Grants(scopes),
   });

@@ -407,8 +407,9 @@ export class SqliteUserStore implements UserCapabilityStore {
     return this.#health;
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.#closed = true;
     this.#drop();
+    return Promise.resolve();
   }
 }

@@ -66,7 +66,7 @@ afterAll(async () => {
 });
 
 describe('identity namespaces', () => {
-  it('keeps a JWT whose sub equals an API-key principal id away from that principal\'s user capabilities', async () => {
+  it("keeps a JWT whose sub equals an API-key principal id away from that principal's user capabilities", async () => {
     const keyReporter = await as('key-reporter');
     const jwtReporter = await as(await jwt('reporter'));
 

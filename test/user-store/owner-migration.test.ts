@@ -66,10 +66,11 @@ if (!TEST_PG_URL) {
         for (const statement of POSTGRES_MIGRATIONS[0]!.statements) await client.query(statement);
         await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'create user_capabilities')");
         for (const [n, owner] of OLD_OWNERS.entries()) {
-          await client.query(
-            `INSERT INTO user_capabilities VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10, now(), now())`,
-            [`user:old${n}`, owner, ...ROW],
-          );
+          await client.query(`INSERT INTO user_capabilities VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10, now(), now())`, [
+            `user:old${n}`,
+            owner,
+            ...ROW,
+          ]);
         }
         await client.query('RESET search_path');
       } finally {

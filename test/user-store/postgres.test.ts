@@ -6,7 +6,7 @@ import net from 'node:net';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { closedPort, describeMissingPostgres, TEST_PG_URL } from '../support/postgres.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openUserStore } from '../../server/user-store/open.js';
 import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString } from '../../server/user-store/postgres.js';
 import { isUserStoreError, type UserCapabilityStore } from '../../server/user-store/store.js';
@@ -94,15 +94,17 @@ if (!url) {
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   afterAll(() => admin.end());
 
-  async function postgresBackend(): Promise<StoreBackend> {
+  function postgresBackend(): Promise<StoreBackend> {
     const schema = uniqueSchema();
     const opened: UserCapabilityStore[] = [];
-    return {
-      async open(options) {
-        const store = new PostgresUserStore(databaseUrl, { ...options, schema });
-        opened.push(store);
-        return store;
-      },
+    return Promise.resolve({
+      // A constructor that throws (a bad limit) must come back as a rejection.
+      open: (options) =>
+        Promise.resolve().then(() => {
+          const store = new PostgresUserStore(databaseUrl, { ...options, schema });
+          opened.push(store);
+          return store;
+        }),
       async appliedMigrations() {
         const { rows } = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
         return rows.map((r) => r.version);
@@ -112,7 +114,7 @@ if (!url) {
         await Promise.all(opened.map((s) => s.close()));
         await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       },
-    };
+    });
   }
 
   describeUserStoreContract('PostgreSQL', postgresBackend);

@@ -75,7 +75,11 @@ describe('capreg serve with a SQLite user store whose files change underneath', 
     const b = await save();
     expect(b).toMatchObject({ success: true });
     acknowledged.push(b['capabilityId'] as string);
-    expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id).sort()).toEqual([...acknowledged].sort());
+    expect(
+      userEntries(await alice.json('list_capabilities'))
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([...acknowledged].sort());
     expect(await health(first.url)).toMatchObject({ status: 'ok', userStore: { status: 'ok' } });
 
     // The database vanishes: saves are refused, the Git catalog keeps serving, health says why.
@@ -107,7 +111,11 @@ describe('capreg serve with a SQLite user store whose files change underneath', 
     await new Promise((resolve) => first.child.once('exit', resolve));
     const second = await serve(args);
     alice = await as(second.url, 'key-alice');
-    expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id).sort()).toEqual([...acknowledged].sort());
+    expect(
+      userEntries(await alice.json('list_capabilities'))
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([...acknowledged].sort());
     expect(second.stderr()).not.toMatch(/unavailable|Error/);
   }, 60_000);
 });

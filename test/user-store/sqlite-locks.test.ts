@@ -14,7 +14,7 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'capreg-sqlite-locks-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** How late a 10 ms timer fires while `work` is pending: the event loop's longest stall, roughly. */
-async function worstTimerDelay<T>(work: Promise<T>): Promise<{ result: T | unknown; worstMs: number }> {
+async function worstTimerDelay(work: Promise<unknown>): Promise<{ result: unknown; worstMs: number }> {
   let worstMs = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -27,7 +27,7 @@ async function worstTimerDelay<T>(work: Promise<T>): Promise<{ result: T | unkno
   return { result, worstMs };
 }
 
-describe('SQLite user store under another connection\'s lock', () => {
+describe("SQLite user store under another connection's lock", () => {
   it('waits without blocking the event loop, then serves once the lock is released', async () => {
     const file = path.join(scratch, 'released.db');
     const store = new SqliteUserStore(file);

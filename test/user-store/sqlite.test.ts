@@ -21,19 +21,21 @@ function freshFile(): string {
   return path.join(scratch, `run-${counter}`, 'nested', 'user-capabilities.db');
 }
 
-async function sqliteBackend(): Promise<StoreBackend> {
+function sqliteBackend(): Promise<StoreBackend> {
   const file = freshFile();
   const opened: UserCapabilityStore[] = [];
-  return {
-    async open(options) {
-      const store = new SqliteUserStore(file, options);
-      opened.push(store);
-      return store;
-    },
-    async appliedMigrations() {
+  return Promise.resolve({
+    // A constructor that throws (a bad limit) must come back as a rejection.
+    open: (options) =>
+      Promise.resolve().then(() => {
+        const store = new SqliteUserStore(file, options);
+        opened.push(store);
+        return store;
+      }),
+    appliedMigrations() {
       const db = new Database(file, { readonly: true });
       try {
-        return db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
+        return Promise.resolve(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[]);
       } finally {
         db.close();
       }
@@ -42,7 +44,7 @@ async function sqliteBackend(): Promise<StoreBackend> {
     async dispose() {
       await Promise.all(opened.map((s) => s.close()));
     },
-  };
+  });
 }
 
 describeUserStoreContract('SQLite', sqliteBackend);
