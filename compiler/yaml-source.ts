@@ -18,6 +18,7 @@ import {
   type Alias,
   type Document,
   type Node as YamlNode,
+  type Scalar,
 } from 'yaml';
 import { LineIndex } from './positions.js';
 import type { FrontmatterProblem, Range, YamlRanges } from './types.js';
@@ -74,7 +75,7 @@ function depthMessage(): string {
   return `YAML nested more than ${MAX_YAML_DEPTH} levels deep (mappings, lists and brackets, aliases expanded); flatten the structure`;
 }
 
-/** Thrown by the token scan to stop the parser before it recurses too deep. */
+/** Thrown between two tokens to stop the parser before it recurses deeper than the limit. */
 class TooDeep extends Error {
   constructor(readonly offset: number) {
     super('YAML nested too deep');
@@ -111,6 +112,7 @@ function composeChecked(text: string, progress: Progress): Document.Parsed {
       break;
     }
   }
+  // `compose(…, forceDoc = true)` yields a document even for an empty text.
   return first as Document.Parsed;
 }
 
@@ -179,7 +181,7 @@ function readYaml(text: string, index: LineIndex, progress: Progress, maxAliasCo
     return { data: undefined, ranges, problems };
   }
 
-  new Walk(doc, index, ranges, problems).node(doc.contents as YamlNode | null, '', 1);
+  new Walk(doc, index, ranges, problems).node(doc.contents, '', 1);
   if (problems.length > 0) return { data: undefined, ranges, problems };
 
   let data: unknown;
@@ -228,6 +230,11 @@ function tagName(tag: string): string {
   return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice('tag:yaml.org,2002:'.length)}` : tag;
 }
 
+/** A scalar as written (`1`, `true`, `.nan`), for messages that quote it back. */
+function scalarSource(node: Scalar): string {
+  return node.source ?? JSON.stringify(node.value) ?? '';
+}
+
 function describeKey(node: YamlNode | null): string {
   if (node === null) return 'an empty key';
   if (isAlias(node)) return `the alias *${node.source}`;
@@ -236,7 +243,7 @@ function describeKey(node: YamlNode | null): string {
   if (isScalar(node)) {
     const value = node.value;
     if (value === null) return 'null';
-    return `${typeof value === 'boolean' ? 'the boolean' : `the ${typeof value}`} ${String(node.source ?? value)}`;
+    return `${typeof value === 'boolean' ? 'the boolean' : `the ${typeof value}`} ${scalarSource(node)}`;
   }
   return 'text';
 }
@@ -283,7 +290,7 @@ class Walk {
         height = Math.max(height, 1 + this.node(item as YamlNode | null, `${path}/${i}`, depth + 1));
       });
     } else if (isScalar(node) && typeof node.value === 'number' && !Number.isFinite(node.value)) {
-      this.problem('non-json', `${String(node.source)} is not a finite number, and JSON has no such number; quote it if it is text`, range);
+      this.problem('non-json', `${scalarSource(node)} is not a finite number, and JSON has no such number; quote it if it is text`, range);
     }
     this.open.delete(node);
     this.heights.set(node, height);
@@ -310,7 +317,7 @@ class Walk {
       const keyNode = pair.key as YamlNode | null;
       const keyRange = nodeRange(keyNode, this.index) ?? mapRange;
       if (!isScalar(keyNode) || typeof keyNode.value !== 'string' || (keyNode.tag && !JSON_TAGS.has(keyNode.tag))) {
-        const quoted = isScalar(keyNode) && keyNode.value !== null ? `; quote it: "${String(keyNode.source ?? keyNode.value)}"` : '';
+        const quoted = isScalar(keyNode) && keyNode.value !== null ? `; quote it: "${scalarSource(keyNode)}"` : '';
         this.problem('non-json', `a key must be text, not ${describeKey(keyNode)}${quoted}`, keyRange);
         continue;
       }

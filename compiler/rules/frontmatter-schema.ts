@@ -35,7 +35,7 @@ function countValues(value: unknown, limit: number): number {
   while (pending.length > 0 && count <= limit) {
     const next = pending.pop();
     count += 1;
-    if (typeof next === 'object' && next !== null) pending.push(...Object.values(next));
+    if (typeof next === 'object' && next !== null) pending.push(...(Object.values(next) as unknown[]));
   }
   return count;
 }
