@@ -18,6 +18,7 @@ import { tokenBudget } from './token-budget.js';
 import { toolsTable } from './tools-table.js';
 import { toolsetExists } from './toolset-exists.js';
 import { toolsetsSchemaRule } from './toolsets-schema.js';
+import { unknownTools } from './unknown-tools.js';
 import { whenToUse } from './when-to-use.js';
 
 export const rules: readonly AnyRule[] = [
@@ -37,6 +38,7 @@ export const rules: readonly AnyRule[] = [
   toolsTable,
   toolsetExists,
   toolsetsSchemaRule,
+  unknownTools,
   whenToUse,
 ];
 
