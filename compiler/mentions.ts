@@ -139,25 +139,55 @@ export interface Mention {
 // A word token, possibly compound (`a.b-c`): tool names may contain `.` and `-`.
 const TOKEN = /[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*/g;
 
+/** A set of names to look for in word tokens, with what a linear scan of compound tokens needs. */
+export class NameIndex {
+  private readonly names: Set<string>;
+  /** Every name's parts that end before one of its `.` or `-` (`a`, `a.b` for `a.b-c`). */
+  private readonly compoundPrefixes = new Set<string>();
+  /** Length of the shortest name: shorter simple tokens are skipped without a lookup. */
+  readonly minLength: number;
+
+  constructor(names: Iterable<string>) {
+    this.names = new Set([...names].filter((name) => name !== ''));
+    let shortest = Infinity;
+    for (const name of this.names) {
+      shortest = Math.min(shortest, name.length);
+      for (const separator of name.matchAll(/[.-]/g)) this.compoundPrefixes.add(name.slice(0, separator.index));
+    }
+    this.minLength = shortest;
+  }
+
+  has(candidate: string): boolean {
+    return this.names.has(candidate);
+  }
+
+  /** Whether some name continues `candidate` with a `.` or `-` and more. */
+  continues(candidate: string): boolean {
+    return this.compoundPrefixes.has(candidate);
+  }
+}
+
 /**
  * Every mention of a name in the body, in order. The body is split into word tokens once and each
- * token is looked up with `isName` (a Set lookup for tool names), so the cost does not grow with the
- * number of names. A compound token (`a.b-c`) yields its longest known parts, left to right.
- * Callers that want only some names (e.g. foreign tools) say so in `isName`: a range is computed
- * only for the mentions returned. Simple tokens shorter than `minLength` (the shortest name) are
- * skipped without a lookup.
+ * token is looked up in `names` (a Set), so the cost does not grow with the number of names. A
+ * compound token (`a.b-c`) yields its longest names, left to right: from each part, the scan
+ * extends only while the text so far begins some name, so the work per part is bounded by the
+ * longest name, never by the token (trying every range of parts of `ab-ab-…` was cubic).
+ * Callers that want only some names (e.g. foreign tools) say so in `accept`: a range is computed
+ * only for the mentions returned.
  */
-export function findNames(document: CapabilityDocument, isName: (candidate: string) => boolean, minLength = 1): Mention[] {
+export function findNames(document: CapabilityDocument, names: NameIndex, accept: (name: string) => boolean = () => true): Mention[] {
   const body = bodyText(document);
   const mentions: Mention[] = [];
   const add = (name: string, offset: number): void => {
     mentions.push({ name, offset, range: body.range(offset, offset + name.length) });
   };
+  const isName = (candidate: string): boolean => names.has(candidate) && accept(candidate);
   const pattern = new RegExp(TOKEN.source, 'g');
   for (let match = pattern.exec(body.text); match !== null; match = pattern.exec(body.text)) {
     const token = match[0];
     if (!token.includes('.') && !token.includes('-')) {
-      if (token.length >= minLength && isName(token)) add(token, match.index);
+      if (token.length >= names.minLength && isName(token)) add(token, match.index);
       continue;
     }
     // Segment boundaries of the compound token: [start, end) of each [A-Za-z0-9_]+ run.
@@ -165,14 +195,12 @@ export function findNames(document: CapabilityDocument, isName: (candidate: stri
     let i = 0;
     while (i < segments.length) {
       let matched = -1;
-      for (let j = segments.length - 1; j >= i; j -= 1) {
+      for (let j = i; j < segments.length; j += 1) {
         const candidate = token.slice(segments[i]![0], segments[j]![1]);
-        if (isName(candidate)) {
-          add(candidate, match.index + segments[i]![0]);
-          matched = j;
-          break;
-        }
+        if (isName(candidate)) matched = j;
+        if (!names.continues(candidate)) break;
       }
+      if (matched >= 0) add(token.slice(segments[i]![0], segments[matched]![1]), match.index + segments[i]![0]);
       i = matched >= 0 ? matched + 1 : i + 1;
     }
   }

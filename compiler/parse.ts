@@ -73,12 +73,60 @@ export function tooDeeplyNestedLine(text: string): number {
   return 0;
 }
 
+/**
+ * micromark matches emphasis delimiters (`*`, `_` runs) and link ends (`]`) by looking back over
+ * every earlier one in the same paragraph, so a paragraph of `*_*_…` or `](](…` takes time that
+ * grows with the square of its length (16 KB: seconds; 64 KB: minutes). Inline content never spans
+ * a blank line, so a block of consecutive non-blank lines with more delimiters than this is refused
+ * before parsing. Real protocols have a few dozen per block at most.
+ */
+export const MAX_BLOCK_DELIMITERS = 1000;
+
+/** 1-based line on which a block of non-blank lines passes MAX_BLOCK_DELIMITERS delimiters, or 0. */
+export function tooManyDelimitersLine(text: string): number {
+  let line = 1;
+  let delimiters = 0;
+  let blank = true;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 10) {
+      if (blank) delimiters = 0;
+      blank = true;
+      line += 1;
+      continue;
+    }
+    if (code !== 32 && code !== 9) blank = false;
+    // A run of one emphasis character counts once; each `]` counts.
+    if (((code === 42 || code === 95) && text.charCodeAt(i - 1) !== code) || code === 93) {
+      delimiters += 1;
+      if (delimiters > MAX_BLOCK_DELIMITERS) return line;
+    }
+  }
+  return 0;
+}
+
+/** Why a body is not handed to the Markdown parser, and where. */
+function refusal(text: string): { line: number; message: string } | undefined {
+  const deep = tooDeeplyNestedLine(text);
+  if (deep > 0) {
+    return { line: deep, message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it` };
+  }
+  const crowded = tooManyDelimitersLine(text);
+  if (crowded > 0) {
+    return {
+      line: crowded,
+      message: `this block of non-blank lines has over ${MAX_BLOCK_DELIMITERS} emphasis markers (\`*\`, \`_\` runs) and \`]\`, which makes parsing it take time that grows with the square of its size; split it with blank lines or remove the markers`,
+    };
+  }
+  return undefined;
+}
+
 export function parseCapability(file: string, content: string): CapabilityDocument {
   const text = normalizeNewlines(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content);
   let tree: Root | undefined;
   let collected: Collected | undefined;
-  let deepLine = tooDeeplyNestedLine(text);
-  if (deepLine === 0) {
+  const refused = refusal(text);
+  if (refused === undefined) {
     try {
       tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text) as Root;
       collected = collect(tree, text);
@@ -92,11 +140,11 @@ export function parseCapability(file: string, content: string): CapabilityDocume
     tree = markdownParser.parse(frontmatterBlock(text)) as Root;
     collected = { blocks: [], links: [], code: [], toolsTables: [], bodyProblems: [] };
     const bodyLine = (tree.children[0]?.type === 'yaml' ? (tree.children[0].position?.end.line ?? 0) : 0) + 1;
-    if (deepLine < bodyLine) deepLine = bodyLine;
-    collected.bodyProblems.push({
+    const { line, message } = refused ?? {
+      line: 0,
       message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it`,
-      range: pointRange(deepLine, 1),
-    });
+    };
+    collected.bodyProblems.push({ message, range: pointRange(Math.max(line, bodyLine), 1) });
   }
   const first = tree.children[0];
   const frontmatterNode = first?.type === 'yaml' ? first : undefined;

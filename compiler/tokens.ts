@@ -5,6 +5,46 @@ import { countTokens as countBpeTokens } from 'gpt-tokenizer';
 
 const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 
+/**
+ * BPE merges a word in time that grows with the square of its length (64 KB of `aaa…` took
+ * seconds), so a run of non-whitespace longer than this is counted in pieces of this length. No
+ * word or URL of real prose comes near it, and text without such a run is counted whole, exactly.
+ */
+export const MAX_COUNTED_WORD = 256;
+
+/** Offsets [start, end) of each run of non-whitespace longer than MAX_COUNTED_WORD, in order. */
+function longRuns(text: string): [number, number][] {
+  const runs: [number, number][] = [];
+  let start = -1;
+  for (let i = 0; i <= text.length; i += 1) {
+    const code = i < text.length ? text.charCodeAt(i) : 32;
+    // The whitespace of the tokenizer's pre-splitting: ASCII spaces and line breaks, NBSP and friends.
+    const space = code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a);
+    if (!space && start < 0) start = i;
+    else if (space && start >= 0) {
+      if (i - start > MAX_COUNTED_WORD) runs.push([start, i]);
+      start = -1;
+    }
+  }
+  return runs;
+}
+
 export function countTokens(text: string): number {
-  return countBpeTokens(text, SPECIAL_TOKENS_AS_TEXT);
+  const runs = longRuns(text);
+  if (runs.length === 0) return countBpeTokens(text, SPECIAL_TOKENS_AS_TEXT);
+  let count = 0;
+  let from = 0;
+  for (const [start, end] of runs) {
+    if (start > from) count += countBpeTokens(text.slice(from, start), SPECIAL_TOKENS_AS_TEXT);
+    for (let piece = start; piece < end; ) {
+      let cut = Math.min(end, piece + MAX_COUNTED_WORD);
+      // Never cut a surrogate pair in two.
+      if (cut < end && (text.charCodeAt(cut) & 0xfc00) === 0xdc00) cut += 1;
+      count += countBpeTokens(text.slice(piece, cut), SPECIAL_TOKENS_AS_TEXT);
+      piece = cut;
+    }
+    from = end;
+  }
+  if (from < text.length) count += countBpeTokens(text.slice(from), SPECIAL_TOKENS_AS_TEXT);
+  return count;
 }

@@ -7,7 +7,7 @@
 // Mentions are whole-word, case-sensitive matches of tool names anywhere in the body (code included:
 // see compiler/mentions.ts). Rows of the tools table are left to `tools-table`, and tools covered
 // by `retiredTools` are left to `retired-tools` (forbidding a retired tool is the right thing to do).
-import { findNames, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
+import { NameIndex, findNames, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
 import { ownToolsetFacts } from '../facts.js';
 import type { Rule } from '../rule.js';
 
@@ -27,8 +27,7 @@ export const foreignTools: Rule = {
   },
   check({ registry, report }) {
     if (registry.toolOwners.size === 0) return;
-    let shortest = Infinity;
-    for (const tool of registry.toolOwners.keys()) shortest = Math.min(shortest, tool.length);
+    const toolNames = new NameIndex(registry.toolOwners.keys());
     // Toolset -> ids of the capabilities that require it (or, second best, list it as optional).
     const requiredBy = new Map<string, Set<string>>();
     const optionalBy = new Map<string, Set<string>>();
@@ -61,7 +60,7 @@ export const foreignTools: Rule = {
         const owners = registry.toolOwners.get(candidate);
         return owners !== undefined && !owners.some((toolset) => own.has(toolset)) && !retired.some((entry) => matchesRetiredEntry(candidate, entry));
       };
-      for (const mention of findNames(document, isForeign, shortest)) {
+      for (const mention of findNames(document, toolNames, isForeign)) {
         if (tableRows.has(`${mention.range.line}\u0000${mention.name}`)) continue;
         const owners = registry.toolOwners.get(mention.name) ?? [];
         const owning = owningCapabilities(owners, capability.id);
