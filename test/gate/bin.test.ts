@@ -21,7 +21,8 @@ it('fails a change without a bump with exit 1 and a GitHub annotation at the pro
   commitAll(dir, 'drop a trigger');
   const result = capreg('check', '--against', 'base', '--format', 'github');
   expect(result.stdout).toBe(
-    '::error file=capabilities/reports/PROTOCOL.md,line=10,col=1,endLine=10,endColumn=24,title=version-bump::needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)\n',
+    '::error file=capabilities/reports/PROTOCOL.md,line=10,col=1,endLine=10,endColumn=24,title=version-bump::needs major: whenToUse lost `log my work`; protocol_version is still 1.2.3 (expected 2.0.0 or higher)\n' +
+      '::error file=capabilities/reports/PROTOCOL.md,line=10,col=1,endLine=10,endColumn=24,title=version-date::protocol_updated is still 2026-01-10 though the capability changed (whenToUse lost `log my work`); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version\n',
   );
   expect(result.stderr).toMatch(/against base \([0-9a-f]{12}\): 1 changed, 0 added, 0 removed, 2 unchanged; 1 failed the version gate/);
   expect(result.status).toBe(1);
@@ -32,5 +33,12 @@ it('exits 2 for a ref that does not exist', () => {
   expect(result.status).toBe(2);
   expect(result.stdout).toBe('');
   expect(result.stderr).toContain('capreg check: unknown Git ref "release-1"');
+});
+
+it('exits 2 for a mistyped ref and suggests the closest names', () => {
+  const result = capreg('check', '--against', 'mian');
+  expect(result.status).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toContain('capreg check: unknown Git ref "mian": no commit by that name in this repository; did you mean "main"? Otherwise check the name');
 });
 
