@@ -58,6 +58,7 @@ export const REASONS = {
   'toolset-tool-added': { level: 'minor', message: 'toolset `{{toolset}}` gained tool {{items}}' },
   'toolset-action-lowered': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}} (more callers can use it)' },
   'toolset-states-added': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` states gained {{items}}' },
+  'toolset-more': { level: 'patch', message: 'toolset `{{toolset}}`: {{count}} more tool changes' },
   'section-renamed': { level: 'patch', message: 'section renamed: {{items}}' },
   'trigger-reworded': { level: 'patch', message: 'whenToUse reworded (case or spacing): {{items}}' },
   'list-reordered': { level: 'patch', message: '{{field}} reordered' },
@@ -233,6 +234,8 @@ function compareFrontmatter(before: Record<string, unknown>, after: Record<strin
   }
 }
 
+const MAX_TOOLSET_REASONS = 8;
+
 /** Who may call a tool: a scope `<toolset>:<action>` includes the lower actions (SPEC §6). */
 const ACTION_RANK: Record<ToolAction, number> = { read: 0, write: 1, admin: 2 };
 
@@ -268,7 +271,12 @@ export function toolsetChanges(before: Toolsets, after: Toolsets): Map<string, B
       if (statesLost.length > 0) out.push(reason('toolset-states-removed', { items: statesLost, names: toolNames }));
       if (statesGained.length > 0) out.push(reason('toolset-states-added', { items: statesGained, names: toolNames }));
     }
-    if (out.length > 0) changes.set(toolset, out);
+    if (out.length === 0) continue;
+    // A toolset rewritten wholesale would repeat one line per tool in every capability's row: the
+    // decisive ones are kept (sorted first, so the level stands) and the rest counted.
+    const kept = sortReasons(out).reasons.slice(0, MAX_TOOLSET_REASONS);
+    if (out.length > kept.length) kept.push(reason('toolset-more', { names: { ...names, count: String(out.length - kept.length) } }));
+    changes.set(toolset, kept);
   }
   return changes;
 }

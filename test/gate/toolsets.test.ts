@@ -200,11 +200,25 @@ describe('toolsetChanges', () => {
     expect([...changes.keys()]).toEqual(['a', 'b']);
     expect(changes.get('a')?.map((r) => [r.level, r.text])).toEqual([
       ['major', 'toolset `a` lost tool `a_two`'],
+      ['major', 'toolset `a`: tool `a_one` states lost `Y`'],
       ['minor', 'toolset `a` gained tool `a_three`'],
       ['minor', 'toolset `a`: tool `a_one` action write → read (more callers can use it)'],
-      ['major', 'toolset `a`: tool `a_one` states lost `Y`'],
       ['minor', 'toolset `a`: tool `a_one` states gained `Z`'],
     ]);
     expect(changes.get('b')?.map((r) => [r.level, r.text])).toEqual([['major', 'toolset `b` removed from toolsets.yaml']]);
+  });
+
+  it('a toolset rewritten wholesale gives at most 8 reasons, the decisive first, and counts the rest', ({ expect }) => {
+    const many = (action: 'read' | 'write'): Toolsets => ({
+      big: { description: 'B', tools: Object.fromEntries(Array.from({ length: 1000 }, (_, index) => [`big_tool${index}`, tool(index < 3 ? 'read' : action)])) },
+    });
+    const reasons = toolsetChanges(many('write'), { big: { description: 'B', tools: { ...many('read').big!.tools, big_new: tool('read') } } }).get('big')!;
+    expect(reasons).toHaveLength(9);
+    expect(reasons[0]).toMatchObject({ level: 'minor', text: 'toolset `big` gained tool `big_new`' });
+    expect(reasons.at(-1)).toMatchObject({ level: 'patch', text: 'toolset `big`: 990 more tool changes' });
+
+    const raised = toolsetChanges(many('read'), { big: { description: 'B', tools: { ...many('write').big!.tools, big_new: tool('read') } } }).get('big')!;
+    expect(raised[0]).toMatchObject({ level: 'major', text: 'toolset `big`: tool `big_tool3` action read → write' });
+    expect(raised.filter((r) => r.level === 'minor')).toEqual([]);
   });
 });
