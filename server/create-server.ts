@@ -14,6 +14,8 @@ import { registerSaveUserCapabilityTool } from './tools/save-user-capability.js'
 
 export const SERVER_NAME = 'capreg';
 export const MAX_TOOL_INPUT_ELEMENTS = 1024;
+/** The largest JSON-RPC message a client may send, on either transport (tool arguments are small). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** The tools and resources every session gets, in registration order. */
 export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([

@@ -8,14 +8,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { createBearerAuthenticator } from '../auth/bearer.js';
-import { createServer } from '../create-server.js';
+import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/healthz';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const DEFAULT_BODY_LIMIT = MAX_MESSAGE_BYTES;
 const SHUTDOWN_GRACE_MS = 5_000;
 /** Below the usual 1,024 open files, with room for the watchers, the user store and the log. */
 export const DEFAULT_MAX_CONNECTIONS = 512;

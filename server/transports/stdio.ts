@@ -14,7 +14,7 @@ import {
 import { principalCaller } from '../auth/api-key.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
-import { createServer } from '../create-server.js';
+import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 import type { Runtime } from '../runtime.js';
 
@@ -90,6 +90,17 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   stdin.on('end', onEnd);
   stdout.on('error', onOutputError);
   transport.onclose = () => void close();
+  // Said once per session (a flood of bad lines must not flood the log), and without echoing the
+  // input, which is the client's and may hold anything.
+  let reported = false;
+  transport.onerror = () => {
+    if (reported) return;
+    reported = true;
+    log(
+      `capreg serve: unreadable input on stdin: a line that is not a JSON-RPC message, or one over ${MAX_MESSAGE_BYTES} bytes ` +
+        '(which ends the session); further input errors are not logged',
+    );
+  };
   await server.connect(transport);
   return { closed, close };
 }
@@ -103,7 +114,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private onAnswered: (() => void) | undefined;
 
   constructor(stdin: Readable, stdout: Writable) {
-    super(stdin, stdout);
+    super(stdin, stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
     // Runs before the server's own handler (the SDK chains an onmessage set before connect).
     this.onmessage = (message) => {
       if (isJSONRPCRequest(message)) this.unanswered.add(message.id);

@@ -1,41 +1,29 @@
 // Protocol details that clients see: one error for every resource URI that yields no protocol
 // (unknown, forbidden, malformed, traversing), listChanged announced only where it is sent, and one
 // `updatedAt` format for platform and user capabilities.
-import fs from "node:fs";
-import path from "node:path";
-import { PassThrough } from "node:stream";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer } from "../../server/create-server.js";
-import { authenticatedCaller } from "../../server/identity.js";
-import { startRuntime, type Runtime } from "../../server/runtime.js";
-import {
-  startHttpServer,
-  type HttpServerHandle,
-} from "../../server/transports/http.js";
-import { serveStdio } from "../../server/transports/stdio.js";
-import { openUserStore } from "../../server/user-store/open.js";
-import { WEEKLY_DIGEST, startHarness } from "../user-capabilities/harness.js";
-import {
-  PRINCIPALS,
-  STANDARD_CAPABILITIES,
-  makeManifest,
-  principalsYaml,
-  structured,
-  tempDir,
-  writeAtomic,
-  writeManifest,
-} from "./helpers.js";
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from '../../server/create-server.js';
+import { authenticatedCaller } from '../../server/identity.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { serveStdio } from '../../server/transports/stdio.js';
+import { openUserStore } from '../../server/user-store/open.js';
+import { WEEKLY_DIGEST, startHarness } from '../user-capabilities/harness.js';
+import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, structured, tempDir, writeAtomic, writeManifest } from './helpers.js';
 
 const INITIALIZE = {
-  jsonrpc: "2.0",
+  jsonrpc: '2.0',
   id: 0,
-  method: "initialize",
+  method: 'initialize',
   params: {
-    protocolVersion: "2025-06-18",
+    protocolVersion: '2025-06-18',
     capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
+    clientInfo: { name: 'raw', version: '1' },
   },
 } as const;
 
@@ -45,8 +33,8 @@ let http: HttpServerHandle;
 
 beforeAll(async () => {
   dir = tempDir();
-  const manifestFile = path.join(dir, "manifest.json");
-  const principalsFile = path.join(dir, "principals.yaml");
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
   writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
   runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
@@ -60,16 +48,11 @@ afterAll(async () => {
 });
 
 /** A raw JSON-RPC session over the in-memory transport: every answer exactly as sent. */
-async function rawSession(
-  scopes: string[],
-): Promise<{
-  ask: (
-    method: string,
-    params: Record<string, unknown>,
-  ) => Promise<JSONRPCMessage>;
+async function rawSession(scopes: string[]): Promise<{
+  ask: (method: string, params: Record<string, unknown>) => Promise<JSONRPCMessage>;
   close: () => Promise<void>;
 }> {
-  const caller = authenticatedCaller("tester", "Tester", scopes, "api-key");
+  const caller = authenticatedCaller('tester', 'Tester', scopes, 'api-key');
   const { server, cleanup } = createServer({
     catalog: runtime.catalog,
     caller: () => caller,
@@ -84,50 +67,45 @@ async function rawSession(
   await server.connect(serverSide);
   await clientSide.start();
   let next = 0;
-  const ask = (
-    method: string,
-    params: Record<string, unknown>,
-  ): Promise<JSONRPCMessage> => {
+  const ask = (method: string, params: Record<string, unknown>): Promise<JSONRPCMessage> => {
     const id = next++;
-    const answer = new Promise<JSONRPCMessage>((resolve) =>
-      waiting.set(id, resolve),
-    );
-    void clientSide.send({ jsonrpc: "2.0", id, method, params });
+    const answer = new Promise<JSONRPCMessage>((resolve) => waiting.set(id, resolve));
+    void clientSide.send({ jsonrpc: '2.0', id, method, params });
     return answer;
   };
   await ask(INITIALIZE.method, INITIALIZE.params);
   return { ask, close: cleanup };
 }
 
-describe("resources/read of a URI that yields no protocol", () => {
+describe('resources/read of a URI that yields no protocol', () => {
   const BAD_URIS = [
-    "capability://nothing-here", // unknown
-    "capability://personal-automation", // forbidden
-    "not a uri",
-    "",
-    "capability:",
-    "capability://",
-    "capability:work-reporting",
-    "CAPABILITY://work-reporting",
-    "capability://work reporting",
-    "capability://%zz",
-    "capability://work-reporting/",
-    "capability://work-reporting?x=1",
-    "capability://user:abc",
-    "capability://../work-reporting",
-    "capability://./work-reporting",
-    "capability://open-help/../work-reporting",
-    "capability://__proto__",
-    "file:///etc/passwd",
-    "http://[::1",
-    `capability://${"a".repeat(100_000)}`,
+    'capability://nothing-here', // unknown
+    'capability://personal-automation', // forbidden
+    'not a uri',
+    '',
+    'capability:',
+    'capability://',
+    'capability:work-reporting',
+    'CAPABILITY://work-reporting',
+    'capability://work reporting',
+    'capability://%zz',
+    'capability://work-reporting/',
+    'capability://work-reporting?x=1',
+    'capability://user:abc',
+    'capability://../work-reporting',
+    'capability://./work-reporting',
+    'capability://open-help/../work-reporting',
+    'capability://__proto__',
+    'file:///etc/passwd',
+    'http://[::1',
+    `capability://${'a'.repeat(100_000)}`,
   ];
 
-  it("answers every one with the same -32602 error, byte for byte, and still reads a good one", async () => {
-    const session = await rawSession(["reports:read"]);
+  it('answers every one with the same -32602 error, byte for byte, and still reads a good one', async () => {
+    const session = await rawSession(['reports:read']);
     const errors = new Set<string>();
     for (const uri of BAD_URIS) {
-      const answer = (await session.ask("resources/read", { uri })) as {
+      const answer = (await session.ask('resources/read', { uri })) as {
         error?: unknown;
       };
       errors.add(JSON.stringify(answer.error));
@@ -135,123 +113,110 @@ describe("resources/read of a URI that yields no protocol", () => {
     expect([...errors]).toEqual([
       JSON.stringify({
         code: -32602,
-        message: "MCP error -32602: capability not found or not accessible",
+        message: 'MCP error -32602: capability not found or not accessible',
       }),
     ]);
-    const good = (await session.ask("resources/read", {
-      uri: "capability://work-reporting",
+    const good = (await session.ask('resources/read', {
+      uri: 'capability://work-reporting',
     })) as unknown as { result: { contents: { uri: string }[] } };
-    expect(good.result.contents[0]?.uri).toBe("capability://work-reporting");
+    expect(good.result.contents[0]?.uri).toBe('capability://work-reporting');
     await session.close();
   });
 
-  it("answers the same over HTTP", async () => {
+  it('answers the same over HTTP', async () => {
     const bodies = new Set<string>();
-    for (const uri of [
-      "capability://nothing-here",
-      "capability://personal-automation",
-      "not a uri",
-      "capability://../x",
-    ]) {
+    for (const uri of ['capability://nothing-here', 'capability://personal-automation', 'not a uri', 'capability://../x']) {
       const response = await fetch(`${http.url}/mcp`, {
-        method: "POST",
+        method: 'POST',
         headers: {
-          Authorization: "Bearer key-alice-reports",
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
+          Authorization: 'Bearer key-alice-reports',
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
         },
         body: JSON.stringify({
-          jsonrpc: "2.0",
+          jsonrpc: '2.0',
           id: 7,
-          method: "resources/read",
+          method: 'resources/read',
           params: { uri },
         }),
       });
       bodies.add(await response.text());
     }
-    expect([...bodies]).toEqual([
-      '{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"MCP error -32602: capability not found or not accessible"}}',
-    ]);
+    expect([...bodies]).toEqual(['{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"MCP error -32602: capability not found or not accessible"}}']);
   });
 });
 
-describe("listChanged", () => {
-  it("is announced over HTTP for neither tools nor resources: a stateless server sends no notifications", async () => {
+describe('listChanged', () => {
+  it('is announced over HTTP for neither tools nor resources: a stateless server sends no notifications', async () => {
     const response = await fetch(`${http.url}/mcp`, {
-      method: "POST",
+      method: 'POST',
       headers: {
-        Authorization: "Bearer key-alice-reports",
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
+        Authorization: 'Bearer key-alice-reports',
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
       },
       body: JSON.stringify(INITIALIZE),
     });
     const answer = (await response.json()) as {
       result: { capabilities: Record<string, unknown> };
     };
-    expect(answer.result.capabilities["tools"]).toEqual({ listChanged: false });
-    expect(answer.result.capabilities["resources"]).toEqual({
+    expect(answer.result.capabilities['tools']).toEqual({ listChanged: false });
+    expect(answer.result.capabilities['resources']).toEqual({
       listChanged: false,
     });
   });
 
-  it("is announced over stdio for resources (sent on a visible change), not for tools (fixed for the session)", async () => {
+  it('is announced over stdio for resources (sent on a visible change), not for tools (fixed for the session)', async () => {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     const session = await serveStdio(runtime, {
-      apiKey: "key-alice-reports",
+      apiKey: 'key-alice-reports',
       stdin,
       stdout,
     });
     const line = new Promise<string>((resolve) => {
-      let text = "";
-      stdout.on("data", (chunk: Buffer) => {
+      let text = '';
+      stdout.on('data', (chunk: Buffer) => {
         text += chunk.toString();
-        if (text.includes("\n")) resolve(text.slice(0, text.indexOf("\n")));
+        if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
       });
     });
     stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
     const answer = JSON.parse(await line) as {
       result: { capabilities: Record<string, unknown> };
     };
-    expect(answer.result.capabilities["tools"]).toEqual({ listChanged: false });
-    expect(answer.result.capabilities["resources"]).toEqual({
+    expect(answer.result.capabilities['tools']).toEqual({ listChanged: false });
+    expect(answer.result.capabilities['resources']).toEqual({
       listChanged: true,
     });
     await session.close();
   });
 });
 
-describe("updatedAt", () => {
+describe('updatedAt', () => {
   const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-  it("is an ISO 8601 UTC timestamp for platform and user capabilities alike; the manifest keeps its date", async () => {
-    const harness = await startHarness(() =>
-      openUserStore("sqlite:user.db", { root: dir }),
-    );
+  it('is an ISO 8601 UTC timestamp for platform and user capabilities alike; the manifest keeps its date', async () => {
+    const harness = await startHarness(() => openUserStore('sqlite:user.db', { root: dir }));
     try {
-      const alice = await harness.session("key-alice");
-      const platform = await alice.json("get_capability_protocol", {
-        capabilityId: "work-reporting",
+      const alice = await harness.session('key-alice');
+      const platform = await alice.json('get_capability_protocol', {
+        capabilityId: 'work-reporting',
       });
-      expect(platform["updatedAt"]).toBe("2025-01-01T00:00:00.000Z");
-      expect(
-        harness.runtime.manifests.current.manifest.capabilities.find(
-          (entry) => entry.id === "work-reporting",
-        )?.protocolUpdated,
-      ).toBe("2025-01-01");
+      expect(platform['updatedAt']).toBe('2025-01-01T00:00:00.000Z');
+      expect(harness.runtime.manifests.current.manifest.capabilities.find((entry) => entry.id === 'work-reporting')?.protocolUpdated).toBe('2025-01-01');
 
-      const saved = await alice.json("save_user_capability", {
+      const saved = await alice.json('save_user_capability', {
         markdown: WEEKLY_DIGEST,
       });
-      expect(saved["success"]).toBe(true);
+      expect(saved['success']).toBe(true);
       const user = structured(
-        await alice.call("get_capability_protocol", {
-          capabilityId: saved["capabilityId"] as string,
+        await alice.call('get_capability_protocol', {
+          capabilityId: saved['capabilityId'] as string,
         }),
       );
-      expect(user["updatedAt"]).toMatch(TIMESTAMP);
-      expect(platform["updatedAt"]).toMatch(TIMESTAMP);
+      expect(user['updatedAt']).toMatch(TIMESTAMP);
+      expect(platform['updatedAt']).toMatch(TIMESTAMP);
     } finally {
       await harness.close();
     }

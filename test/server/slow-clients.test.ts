@@ -2,26 +2,15 @@
 // sending headers a byte at a time, a body that trickles in, and connections past the cap. The
 // server keeps answering /healthz, closes slow sockets once their timeout passes, and never holds
 // more connections than its cap.
-import fs from "node:fs";
-import net from "node:net";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import * as z from "zod";
-import { startRuntime, type Runtime } from "../../server/runtime.js";
-import {
-  startHttpServer,
-  type HttpServerHandle,
-} from "../../server/transports/http.js";
-import type { ToolRegistrar } from "../../server/tools/deps.js";
-import {
-  PRINCIPALS,
-  STANDARD_CAPABILITIES,
-  makeManifest,
-  principalsYaml,
-  tempDir,
-  writeAtomic,
-  writeManifest,
-} from "./helpers.js";
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import type { ToolRegistrar } from '../../server/tools/deps.js';
+import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, tempDir, writeAtomic, writeManifest } from './helpers.js';
 
 let dir: string;
 let runtime: Runtime;
@@ -30,8 +19,8 @@ const sockets: net.Socket[] = [];
 
 beforeEach(async () => {
   dir = tempDir();
-  const manifestFile = path.join(dir, "manifest.json");
-  const principalsFile = path.join(dir, "principals.yaml");
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
   writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
   runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
@@ -53,29 +42,24 @@ interface SlowSocket {
 }
 
 /** A client that sends `first`, then one more byte of `rest` every `everyMs` until closed. */
-function slowClient(
-  url: string,
-  first: string,
-  rest: string,
-  everyMs: number,
-): SlowSocket {
+function slowClient(url: string, first: string, rest: string, everyMs: number): SlowSocket {
   const { hostname, port } = new URL(url);
   const socket = net.connect({ host: hostname, port: Number(port) });
   sockets.push(socket);
   const opened = Date.now();
-  let received = "";
+  let received = '';
   let closed = false;
-  socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
-  socket.on("error", () => undefined);
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  socket.on('error', () => undefined);
   let next = 0;
   const timer = setInterval(() => {
     if (!socket.writable) return;
-    socket.write(rest[next % rest.length] ?? "x");
+    socket.write(rest[next % rest.length] ?? 'x');
     next += 1;
   }, everyMs);
-  socket.once("connect", () => socket.write(first));
+  socket.once('connect', () => socket.write(first));
   const closedAt = new Promise<number>((resolve) =>
-    socket.once("close", () => {
+    socket.once('close', () => {
       clearInterval(timer);
       closed = true;
       resolve(Date.now() - opened);
@@ -91,15 +75,15 @@ function slowClient(
 
 async function health(url: string): Promise<number> {
   const response = await fetch(`${url}/healthz`, {
-    headers: { Connection: "close" },
+    headers: { Connection: 'close' },
     signal: AbortSignal.timeout(10_000),
   });
   await response.text();
   return response.status;
 }
 
-describe("slow clients", () => {
-  it("keeps /healthz answering through a slowloris of many sockets, within the connection cap, and closes them after the header timeout", async () => {
+describe('slow clients', () => {
+  it('keeps /healthz answering through a slowloris of many sockets, within the connection cap, and closes them after the header timeout', async () => {
     http = await startHttpServer(runtime, {
       port: 0,
       maxConnections: 40,
@@ -108,24 +92,9 @@ describe("slow clients", () => {
     });
     const url = http.url;
     const attackers: SlowSocket[] = [];
-    for (let i = 0; i < 150; i += 1)
-      attackers.push(
-        slowClient(
-          url,
-          "GET /healthz HTTP/1.1\r\nHost: x\r\n",
-          "X-Slow: a\r\n",
-          100,
-        ),
-      );
+    for (let i = 0; i < 150; i += 1) attackers.push(slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n', 100));
     await Promise.all(
-      attackers.map(
-        (attacker) =>
-          new Promise<void>((resolve) =>
-            attacker.socket.connecting
-              ? attacker.socket.once("connect", () => resolve())
-              : resolve(),
-          ),
-      ),
+      attackers.map((attacker) => new Promise<void>((resolve) => (attacker.socket.connecting ? attacker.socket.once('connect', () => resolve()) : resolve()))),
     );
 
     // Answered while the attack goes on (the attackers keep dribbling bytes).
@@ -138,49 +107,39 @@ describe("slow clients", () => {
       .toBeLessThanOrEqual(40);
 
     // Every slow socket is closed soon after the 1 s header timeout, though it never stops sending.
-    const lifetimes = await Promise.all(
-      attackers.map((attacker) => attacker.closed),
-    );
+    const lifetimes = await Promise.all(attackers.map((attacker) => attacker.closed));
     expect(Math.max(...lifetimes)).toBeLessThan(8_000);
     // Those that lived to the timeout were told so (408), not just dropped.
-    expect(
-      attackers.some((attacker) =>
-        attacker.received().startsWith("HTTP/1.1 408"),
-      ),
-    ).toBe(true);
+    expect(attackers.some((attacker) => attacker.received().startsWith('HTTP/1.1 408'))).toBe(true);
     expect(await health(url)).toBe(200);
   }, 30_000);
 
-  it("closes a connection whose body trickles in once the request timeout passes", async () => {
+  it('closes a connection whose body trickles in once the request timeout passes', async () => {
     http = await startHttpServer(runtime, {
       port: 0,
       headersTimeoutMs: 500,
       requestTimeoutMs: 1_000,
     });
     const headers =
-      "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n" +
-      "Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n";
-    const slow = slowClient(http.url, headers, " ", 50);
+      'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
+      'Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n';
+    const slow = slowClient(http.url, headers, ' ', 50);
     const lifetime = await slow.closed;
     expect(lifetime).toBeGreaterThanOrEqual(900);
     expect(lifetime).toBeLessThan(6_000);
     expect(slow.received()).toMatch(/^HTTP\/1\.1 408/);
   }, 20_000);
 
-  it("answers a quick 503 past the cap when every connection is being answered, and serves again after", async () => {
+  it('answers a quick 503 past the cap when every connection is being answered, and serves again after', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let started = 0;
     const holdTool: ToolRegistrar = (server) => {
-      server.registerTool(
-        "hold",
-        { inputSchema: z.object({}).strict() },
-        async () => {
-          started += 1;
-          await released;
-          return { content: [{ type: "text", text: "released" }] };
-        },
-      );
+      server.registerTool('hold', { inputSchema: z.object({}).strict() }, async () => {
+        started += 1;
+        await released;
+        return { content: [{ type: 'text', text: 'released' }] };
+      });
     };
     http = await startHttpServer(runtime, {
       port: 0,
@@ -190,39 +149,31 @@ describe("slow clients", () => {
     const url = http.url;
     const call = (): Promise<Response> =>
       fetch(`${url}/mcp`, {
-        method: "POST",
+        method: 'POST',
         headers: {
-          Authorization: "Bearer key-bob-all",
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
-          Connection: "close",
+          Authorization: 'Bearer key-bob-all',
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Connection: 'close',
         },
         body: JSON.stringify({
-          jsonrpc: "2.0",
+          jsonrpc: '2.0',
           id: 1,
-          method: "tools/call",
-          params: { name: "hold", arguments: {} },
+          method: 'tools/call',
+          params: { name: 'hold', arguments: {} },
         }),
       });
     const held = [call(), call()];
     await expect.poll(() => started, { timeout: 10_000 }).toBe(2);
 
-    const refused = slowClient(
-      url,
-      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
-      "",
-      60_000,
-    );
+    const refused = slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', '', 60_000);
     const began = Date.now();
     await refused.closed;
     expect(Date.now() - began).toBeLessThan(3_000);
-    expect(refused.received()).toMatch(
-      /^HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*too many connections/,
-    );
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*too many connections/);
 
     release();
-    for (const response of await Promise.all(held))
-      expect(response.status).toBe(200);
+    for (const response of await Promise.all(held)) expect(response.status).toBe(200);
     await expect.poll(() => health(url), { timeout: 10_000 }).toBe(200);
   }, 30_000);
 });
