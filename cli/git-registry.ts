@@ -85,7 +85,7 @@ async function similarRefs(git: SimpleGit, ref: string): Promise<string[]> {
   const output = await git
     .raw(['for-each-ref', `--count=${MAX_SUGGESTION_REFS}`, '--format=%(refname:short)', 'refs/heads', 'refs/tags', 'refs/remotes'])
     .catch(() => '');
-  const names = [...new Set(output.split('\n').map((line) => line.trim()))].filter((name) => name !== '' && !name.endsWith('/HEAD') && name.length <= MAX_SUGGESTION_LENGTH);
+  const names = [...new Set(['HEAD', ...output.split('\n').map((line) => line.trim())])].filter((name) => name !== '' && !name.endsWith('/HEAD') && name.length <= MAX_SUGGESTION_LENGTH);
   const ranked = names
     .filter((name) => didYouMean(ref, [name]) !== undefined)
     .map((name) => ({ name, distance: editDistance(ref.toLowerCase(), name.toLowerCase()) }))

@@ -377,6 +377,7 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
       ['release-1.1', '"release-1.0"'],
       ['origin/mian', '"origin/main"'],
       ['maintenence', '"maintenance"'],
+      ['HAED', '"HEAD"'],
     ] as const) {
       const result = await runCli(['check', '--against', typo], dir);
       expect(result.code).toBe(2);
