@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { lintAgainstCatalog } from '../../compiler/compile-one.js';
+import { parseCapability } from '../../compiler/parse.js';
 import { unknownTools } from '../../compiler/rules/unknown-tools.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
@@ -101,5 +103,15 @@ describe('unknown-tools bounds', () => {
     const started = performance.now();
     expect(lintWith(unknownTools, registryInput({ [ALPHA]: big }))).toEqual([]);
     expect(performance.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('unknown-tools on a user capability', () => {
+  it('checks against the toolsets the author can see, and suggests only those', () => {
+    const document = parseCapability(ALPHA, alpha('Call `work_log_recrod`, then `billing_invioce`.\n'));
+    const toolsets = { 'work-logs': { description: 'W', tools: { work_log_record: { action: 'write' as const, description: 'R' } } } };
+    const diagnostics = lintAgainstCatalog(document, { capabilities: [], toolsets }, { rules: [unknownTools], settings: new Map([['unknown-tools', { level: 'warn', options: {} }]]) });
+    // `billing_invioce`: no visible tool starts with `billing`, so it is not tool-like here, and no hidden name leaks.
+    expect(diagnostics.map((d) => [d.line, d.column, d.severity, d.message.endsWith('did you mean "work_log_record"?')])).toEqual([[12, 7, 'warning', true]]);
   });
 });
