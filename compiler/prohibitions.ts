@@ -108,11 +108,6 @@ export interface Sentence {
 const SENTENCE_END = /[.!?]+(?=\s|$)|[。！？；]+/gu;
 // Abbreviations whose period does not end a sentence: "Never call, e.g. `x_*`" is one sentence.
 const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|cf)$/i;
-// How far back from a period ABBREVIATION needs to look: the longest abbreviation and the character
-// before it. Testing only that tail keeps "e.g. e.g. e.g. …" linear (the whole sentence so far was
-// tested at every period). The tail never starts an abbreviation at its first character, so `^`
-// matches there only when the tail is the start of the sentence.
-const ABBREVIATION_TAIL = 4;
 
 /** Split a block's plain text into sentences (trimmed, non-empty), keeping their offsets. */
 export function splitSentences(text: string): Sentence[] {
@@ -126,7 +121,7 @@ export function splitSentences(text: string): Sentence[] {
   };
   for (const match of text.matchAll(SENTENCE_END)) {
     const end = match.index + match[0].length;
-    if (match[0] === '.' && ABBREVIATION.test(text.slice(Math.max(start, match.index - ABBREVIATION_TAIL), match.index))) continue;
+    if (match[0] === '.' && ABBREVIATION.test(text.slice(start, match.index))) continue;
     push(start, end);
     start = end;
   }

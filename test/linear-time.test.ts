@@ -1,0 +1,131 @@
+// Work per byte is bounded: a hostile PROTOCOL.md (or user capability) must not stall `capreg lint`
+// or the server. Each input is compiled at N and 4N KiB; 4× the input must take well under 16× the
+// time (quadratic) and a few seconds at most. Before these fixes, 8 KiB of `ab-ab-…` took over 10 s
+// in foreign-tools, 64 KiB of `*_` minutes in micromark, 64 KiB of `aaa…` seconds in the tokenizer.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { compileRegistry } from '../compiler/compile.js';
+import { MAX_BLOCK_DELIMITERS, parseCapability, tooManyDelimitersLine } from '../compiler/parse.js';
+import { countTokens, MAX_COUNTED_WORD } from '../compiler/tokens.js';
+import type { Diagnostic } from '../compiler/types.js';
+
+const FILE = 'capabilities/alpha/PROTOCOL.md';
+const TOOLSETS = readFileSync(new URL('../capabilities/toolsets.yaml', import.meta.url), 'utf8');
+const FRONTMATTER = [
+  '---',
+  'id: alpha',
+  'name: Alpha',
+  'description: A hostile body.',
+  'whenToUse:',
+  '  - testing',
+  'requiredToolsets: [work-logs]',
+  'protocol_version: 1.0.0',
+  'protocol_updated: 2026-11-29',
+  '---',
+  'Never guess.',
+  '',
+  '',
+].join('\n');
+const BODY_LINE = 13;
+
+const fill = (unit: string, bytes: number): string => unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+
+function compile(body: string): Diagnostic[] {
+  const content = FRONTMATTER + body + '\n';
+  const input = {
+    files: [
+      { path: FILE, content },
+      { path: 'capabilities/toolsets.yaml', content: TOOLSETS },
+    ],
+    allPaths: [FILE, 'capabilities/toolsets.yaml'],
+    foldersWithoutProtocol: [],
+  };
+  return compileRegistry(input, { documents: [parseCapability(FILE, content)] }).diagnostics;
+}
+
+/** Milliseconds of CPU time (the machine is shared: wall time measures the neighbours). */
+function cpuMs(run: () => void): number {
+  const start = process.cpuUsage();
+  run();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+/** Compile `make(n KiB)` and `make(4n KiB)`; assert the growth is near linear; return the big run's diagnostics. */
+function expectLinear(make: (bytes: number) => string, kib = 16): Diagnostic[] {
+  const small = make(kib * 1024);
+  const big = make(4 * kib * 1024);
+  compile(small); // warm up the parser and the rules
+  const smallMs = cpuMs(() => compile(small));
+  let diagnostics: Diagnostic[] = [];
+  const bigMs = cpuMs(() => {
+    diagnostics = compile(big);
+  });
+  // A floor keeps a tiny denominator from making the ratio noise; 8× for 4× input is generous
+  // for linear work and fails quadratic work (16×) or worse.
+  expect(bigMs, `${kib} KiB: ${smallMs.toFixed(0)} ms, ${4 * kib} KiB: ${bigMs.toFixed(0)} ms`).toBeLessThan(8 * Math.max(smallMs, 100));
+  expect(bigMs).toBeLessThan(5_000);
+  return diagnostics;
+}
+
+const rules = (diagnostics: Diagnostic[]): string[] => [...new Set(diagnostics.filter((d) => d.severity === 'error').map((d) => d.ruleId))].sort();
+
+describe('linear time: emphasis and link delimiters', () => {
+  for (const unit of ['*_', '_*', '*a', '](', '[a](']) {
+    it(`refuses a block of ${JSON.stringify(unit)} runs before parsing, at the line that crosses the limit`, () => {
+      const diagnostics = expectLinear((bytes) => fill(unit, bytes));
+      const refusal = diagnostics.filter((d) => d.ruleId === 'markdown-syntax');
+      expect(refusal).toHaveLength(1);
+      expect(refusal[0]).toMatchObject({ line: BODY_LINE, column: 1, severity: 'error' });
+      expect(refusal[0]?.message).toContain(`over ${MAX_BLOCK_DELIMITERS} emphasis markers`);
+    });
+  }
+
+  it('counts per block of non-blank lines: the same markers split by blank lines parse', () => {
+    // 80 markers per line, one paragraph every 4 lines: far under the limit per block.
+    const lines = Array.from({ length: 40 }, (_, i) => `${'*_'.repeat(40)}${i % 4 === 3 ? '\n' : ''}`).join('\n');
+    expect(tooManyDelimitersLine(lines)).toBe(0);
+    expect(rules(compile(lines))).not.toContain('markdown-syntax');
+    const oneBlock = Array.from({ length: 40 }, () => '*_'.repeat(40)).join('\n');
+    // 80 runs per line: the 1,001st is on line 13.
+    expect(tooManyDelimitersLine(oneBlock)).toBe(13);
+  });
+
+  it('a run of one character counts once; bundled-style prose is far under the limit', () => {
+    expect(tooManyDelimitersLine(`${'*'.repeat(50_000)}\n`)).toBe(0);
+    expect(tooManyDelimitersLine('Call **`work_log_record`** and [x](y), _then_ stop.\n'.repeat(100))).toBe(0);
+  });
+});
+
+describe('linear time: compound tokens in foreign-tools', () => {
+  it('`ab-ab-…`, `a.a.…` and `www.…` compounds are scanned in linear time and accepted', () => {
+    // 64 KiB is over the body's 5,000-token limit: token-budget is the only error.
+    for (const unit of ['ab-', 'a.', 'www.']) expect(rules(expectLinear((bytes) => fill(unit, bytes)))).toEqual(['token-budget']);
+  });
+
+  it('a compound of foreign tool names reports each of them, in linear time', () => {
+    const diagnostics = expectLinear((bytes) => fill('automation_create_task-', bytes), 4);
+    const foreign = diagnostics.filter((d) => d.ruleId === 'foreign-tools');
+    expect(foreign.length).toBe(Math.floor((16 * 1024) / 'automation_create_task-'.length));
+    expect(foreign[1]).toMatchObject({ line: BODY_LINE, column: 1 + 'automation_create_task-'.length });
+  });
+});
+
+describe('linear time: token counting', () => {
+  it('a long word without whitespace is counted in bounded pieces', () => {
+    expect(rules(expectLinear((bytes) => fill('a', bytes)))).toEqual(['token-budget']);
+    const ms = cpuMs(() => countTokens('a'.repeat(256 * 1024)));
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('the count of normal text is unchanged, and a long run counts as its pieces', async () => {
+    const { countTokens: bpe } = await import('gpt-tokenizer');
+    const prose = readFileSync(new URL('../capabilities/work-reporting/PROTOCOL.md', import.meta.url), 'utf8');
+    expect(countTokens(prose)).toBe(bpe(prose, { disallowedSpecial: new Set() }));
+    const word = 'b'.repeat(MAX_COUNTED_WORD);
+    const piece = bpe(word);
+    expect(countTokens(`${word}${word}${word}`)).toBe(3 * piece);
+    // A surrogate pair is never cut: the count is that of whole characters.
+    expect(countTokens('😀'.repeat(MAX_COUNTED_WORD))).toBeGreaterThan(0);
+  });
+});
