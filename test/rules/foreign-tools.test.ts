@@ -115,6 +115,20 @@ ruleTable(foreignTools, {
       errors: [{ line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],
     },
     {
+      name: 'compound tokens: the longest tool names, left to right, in a chain the scan walks once',
+      files: {
+        'capabilities/toolsets.yaml':
+          'fs:\n  description: Files.\n  tools:\n    files.read: { description: Read. }\n    files.read-all: { description: All. }\n    x-y: { description: X. }\nown:\n  description: Own.\n  tools:\n    own_tool: { description: O. }\n',
+        [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['own'] }, `q-files.read-all-files.read.x-y-x-z ${'ab-'.repeat(20_000)}files.read\n`),
+      },
+      errors: [
+        { line: 12, column: 3, endColumn: 17, message: 'tool `files.read-all`' },
+        { line: 12, column: 18, endColumn: 28, message: 'tool `files.read`' },
+        { line: 12, column: 29, endColumn: 32, message: 'tool `x-y`' },
+        { line: 12, column: 37 + 60_000, message: 'tool `files.read`' },
+      ],
+    },
+    {
       name: 'a malformed retiredTools entry hides nothing',
       files: { [ALPHA]: alpha('Use automation_create_task.\n', { retiredTools: ['*'] }) },
       errors: [{ line: 14, column: 5, message: 'tool `automation_create_task`' }],
