@@ -10,6 +10,22 @@
 // seconds (shown as `>20s`), so a cubic case cannot hang the run. --lib points at another build's
 // lib/ (e.g. a `git worktree` of an older commit) to measure before/after. `ratio` is the time of
 // the largest size over the time of the size 4× smaller; `rules` lists the rule ids reported.
+//
+// Measured (2 vCPU, load average ~15 from other jobs, so wall times are noisy; --timeout 10/20),
+// total time at 8 / 16 / 32 / 64 KiB, before -> after the bounded-work changes:
+//   hyphen compound ab-     >10s at 8 KiB            -> 82 / 237 / 250 / 335 ms   (foreign-tools was cubic)
+//   dot compound a.         >10s at 8 KiB            -> 106 / 232 / 123 / 223 ms
+//   www dots / email-like   >10s at 8 KiB            -> ≤ 260 ms at 64 KiB
+//   tool compound           2.1 s, >10s at 16 KiB    -> 170 / 180 / 144 / 248 ms
+//   star-underscore run     0.8 / 1.8 / 6.5 / >10 s  -> ≤ 222 ms (refused by markdown-syntax)
+//   underscore-star run     1.0 / 3.5 / >10 s        -> ≤ 147 ms (refused)
+//   star-underscore lines   0.7 / 4.5 / >10 s        -> ≤ 205 ms (refused)
+//   bracket-paren           1.0 / 2.1 / 7.5 / >10 s  -> ≤ 264 ms (refused)
+//   long word aaa           1.0 / 1.7 / 3.5 / >10 s  -> 79 / 112 / 111 / 112 ms (counted in pieces)
+//   backslashes             0.8 / 1.2 / 2.9 / >10 s  -> 0.6 / 0.8 / 1.0 / 2.0 s
+//   less-than run, backtick run, pipes, image openers: >10 s at 64 KiB -> ≤ 1.4 s
+// Still above 3× for 4× input (but under 8×, and under 3 s at 64 KiB): open brackets (3.2×),
+// table many rows (4.6×): noisy on this machine, left alone.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
