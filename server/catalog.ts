@@ -1,9 +1,11 @@
 // The catalog a caller sees (SPEC §6, §7): which capabilities are visible to which grants, each
 // caller's `catalogVersion`, and the single lookup that answers both "not found" and "not
 // accessible". Built once per manifest load; no MCP SDK code here.
+import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
 import { PROTOCOL_TOOL } from '../compiler/render.js';
 import type { CatalogEntry, Manifest, ManifestCapability } from '../compiler/types.js';
+import { ListingAnswers } from './listing-answers.js';
 import { canUse, type Grants } from './permissions.js';
 import type { ToolNames } from './tool-names.js';
 
@@ -37,7 +39,9 @@ export class Catalog {
   readonly #ordered: readonly ServedCapability[];
   /** Every toolset some capability requires: the only toolsets that decide visibility. */
   readonly #decidingToolsets: ReadonlySet<string>;
-  readonly #listings = new Map<string, CatalogListing>();
+  readonly #listings = new LRUCache<string, CatalogListing>({ max: MAX_CACHED_CLASSES });
+  /** The `list_capabilities` answers for this catalog's listings. */
+  readonly answers = new ListingAnswers();
 
   constructor(manifest: Manifest, names: ToolNames) {
     this.revision = manifest.revision;
@@ -69,12 +73,7 @@ export class Catalog {
   visibleCapabilities(grants: Grants): CatalogListing {
     const key = this.#classKey(grants);
     const cached = this.#listings.get(key);
-    if (cached) {
-      // Map order is insertion order: re-inserting keeps the most recently used classes.
-      this.#listings.delete(key);
-      this.#listings.set(key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const visible = this.#ordered.filter((capability) => canUse(grants, capability.requiredToolsets));
     const listing: CatalogListing = Object.freeze({
       catalogVersion: digestOf({
@@ -83,10 +82,6 @@ export class Catalog {
       }),
       capabilities: Object.freeze(visible.map((capability) => capability.entry)),
     });
-    if (this.#listings.size >= MAX_CACHED_CLASSES) {
-      const oldest = this.#listings.keys().next();
-      if (!oldest.done) this.#listings.delete(oldest.value);
-    }
     this.#listings.set(key, listing);
     return listing;
   }

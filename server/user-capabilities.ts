@@ -4,6 +4,7 @@
 // visible to that owner now. Nothing is cached across calls except rendered protocols keyed by
 // revision (a revision never changes content), so replicas sharing one database agree at once.
 // No MCP SDK code here; the tools are thin adapters over this.
+import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
 import { parseCapability } from '../compiler/parse.js';
 import { renderBody } from '../compiler/render.js';
@@ -123,7 +124,7 @@ export class UserCapabilities {
   readonly #log: (line: string) => void;
   readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
-  readonly #rendered = new Map<string, string>();
+  readonly #rendered = new LRUCache<string, string>({ max: RENDERED_CACHE_SIZE });
   #outage = false;
 
   constructor(options: UserCapabilitiesOptions) {
@@ -276,7 +277,6 @@ export class UserCapabilities {
     let protocol = this.#rendered.get(key);
     if (protocol === undefined) {
       protocol = renderBody(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol).replace(/^\n+/, '');
-      if (this.#rendered.size >= RENDERED_CACHE_SIZE) this.#rendered.delete(this.#rendered.keys().next().value as string);
       this.#rendered.set(key, protocol);
     }
     return protocol;
