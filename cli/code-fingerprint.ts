@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
-import { CAPREG_VERSION } from './version.js';
+import { CAPREG_VERSION } from '../compiler/contract.js';
 
 function digestFolder(folder: string, hash: ReturnType<typeof createHash>): void {
   for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {

@@ -5,7 +5,7 @@
 // Commands, flags and help text come from one table (command-table.ts).
 import { asksForHelp, commandHelp, commandSuggestion, COMMANDS, generalHelp, isCommandName } from './command-table.js';
 import { processContext, UsageError, type CliContext } from './context.js';
-import { CAPREG_VERSION } from './version.js';
+import { CAPREG_VERSION } from '../compiler/contract.js';
 
 function unknownCommand(name: string, context: CliContext): number {
   context.stderr(`capreg: unknown command "${name}"${commandSuggestion(name)}\n\n${generalHelp()}`);

@@ -1,6 +1,7 @@
 // Compile one capability held in memory against an existing catalog (a manifest's capabilities and
 // toolsets) instead of a whole registry on disk. The server uses this to check capabilities that
 // users compose at run time: the same rules run, and only the new capability's problems come back.
+import { capabilityLink } from './contract.js';
 import { compareDiagnostics, createLintRegistry, runRules } from './lint.js';
 import { FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
@@ -37,7 +38,7 @@ function catalogStub(capability: CatalogCapability): CapabilityDocument {
     body: '',
     bodyStartLine: 1,
     blocks: (capability.paragraphs ?? []).map(fingerprintBlock),
-    links: capability.references.map((target) => ({ kind: 'link' as const, url: `capability:${target}`, text: target, range: FILE_START })),
+    links: capability.references.map((target) => ({ kind: 'link' as const, url: capabilityLink(target), text: target, range: FILE_START })),
     code: [],
     toolsTables: [],
     bodyProblems: [],

@@ -3,7 +3,7 @@
 // another capability's folder must be a `capability:` link instead), so that both rules agree on
 // which of them owns a link and none is reported twice.
 import { posix } from 'node:path';
-import { capabilityTarget } from './render.js';
+import { capabilityTarget } from './contract.js';
 
 export type LinkTarget =
   /** `capability:<id>` */

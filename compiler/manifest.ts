@@ -3,7 +3,8 @@
 import { MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from './canonical.js';
 import { createAjv } from './ajv.js';
 import { validatorFor } from './config.js';
-import { capabilityTarget, renderProtocol } from './render.js';
+import { linkedCapabilities } from './contract.js';
+import { renderProtocol } from './render.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
 import { duplicateContent, paragraphFingerprint, type DuplicateContentOptions } from './rules/duplicate-content.js';
 import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, type ManifestCapability, type ManifestRuleSetting } from './types.js';
@@ -113,9 +114,7 @@ const OPTIONAL_FIELDS = [
 export function manifestCapability(capability: LintCapability, paragraphMinLength?: number): ManifestCapability {
   const { document } = capability;
   const fm = document.frontmatter.data as unknown as CapabilityFrontmatter;
-  const references = [
-    ...new Set(document.links.map((link) => capabilityTarget(link.url)).filter((id): id is string => id !== undefined)),
-  ].sort();
+  const references = linkedCapabilities(document.links);
   const entry: ManifestCapability = {
     id: fm.id,
     name: fm.name,

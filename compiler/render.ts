@@ -1,16 +1,8 @@
 // The protocol as served to agents: a short frontmatter with only the version fields, then the body
 // with every `capability:` link turned into an instruction to load that capability through the catalog.
+import { PROTOCOL_TOOL, capabilityTarget } from './contract.js';
 import { bodyText } from './mentions.js';
 import type { CapabilityDocument, LinkRef } from './types.js';
-
-export const CAPABILITY_SCHEME = 'capability:';
-/** The tool name that rendered instructions mention; a server with a tool prefix rewrites it. */
-export const PROTOCOL_TOOL = 'get_capability_protocol';
-
-/** The capability id a link points at, or undefined when it is not a `capability:` link. */
-export function capabilityTarget(url: string): string | undefined {
-  return url.startsWith(CAPABILITY_SCHEME) ? url.slice(CAPABILITY_SCHEME.length) : undefined;
-}
 
 export function catalogInstruction(text: string, id: string, protocolTool = PROTOCOL_TOOL): string {
   const label = text.trim() === '' || text.trim() === id ? `\`${id}\`` : `${text.trim()} (\`${id}\`)`;

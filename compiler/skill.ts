@@ -1,23 +1,19 @@
 // The thin client skill (Agent Skills format: `name` + `description` frontmatter, then Markdown).
 // It only teaches an agent how to find and load protocols; every workflow lives on the server.
 // `capreg build` writes it to dist/skill/SKILL.md. Pure: same options, same bytes.
+import { toolNames } from './contract.js';
 
 export interface ClientSkillOptions {
   /** The server's `--tool-prefix` (e.g. `yi_`), '' for none. */
   toolPrefix: string;
 }
 
-// Same rule as the server's --tool-prefix (server/tool-names.ts).
-const PREFIX_PATTERN = /^(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})?$/;
-
+/** @throws RangeError when the prefix is not one the server accepts. */
 export function renderClientSkill(options: ClientSkillOptions): string {
-  const prefix = options.toolPrefix;
-  if (!PREFIX_PATTERN.test(prefix)) {
-    throw new RangeError(`tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and ".", may not start with "-" or ".", at most 64 characters`);
-  }
-  const list = `${prefix}list_capabilities`;
-  const get = `${prefix}get_capability_protocol`;
-  const user = `${prefix}get_current_user`;
+  const names = toolNames(options.toolPrefix);
+  const list = names.listCapabilities;
+  const get = names.getCapabilityProtocol;
+  const user = names.getCurrentUser;
   return `---
 name: capability-registry
 description: Find and follow the capability protocols published by this organization's capreg MCP server. Use it before any task the organization may have a protocol for (reporting, automations, engineering workflows); the server decides which protocols you may use.

@@ -180,20 +180,6 @@ export interface CapabilityFrontmatter {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Catalog (SPEC §6)
-
-/** One row of `list_capabilities`. Field names are part of the contract. */
-export interface CatalogEntry {
-  id: string;
-  name: string;
-  description: string;
-  whenToUse: string[];
-  protocolTool: string;
-  protocolInput: { capabilityId: string };
-  protocolVersion: string;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Manifest (SPEC §4). Field names are part of the contract.
 
 export const MANIFEST_SCHEMA_VERSION = 1;

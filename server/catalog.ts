@@ -3,13 +3,10 @@
 // accessible". Built once per manifest load; no MCP SDK code here.
 import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
-import { PROTOCOL_TOOL } from '../compiler/render.js';
-import type { CatalogEntry, Manifest, ManifestCapability } from '../compiler/types.js';
+import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
+import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import { ListingAnswers } from './listing-answers.js';
 import { canUse, type Grants } from './permissions.js';
-import type { ToolNames } from './tool-names.js';
-
-export type { CatalogEntry };
 
 /** A capability as the server serves it: the protocol text ready to send, the entry ready to list. */
 export interface ServedCapability {
@@ -108,15 +105,7 @@ export class Catalog {
 }
 
 function serve(capability: ManifestCapability, names: ToolNames, rewrite: (protocol: string) => string): ServedCapability {
-  const entry: CatalogEntry = Object.freeze({
-    id: capability.id,
-    name: capability.name,
-    description: capability.description,
-    whenToUse: Object.freeze([...capability.whenToUse]) as string[],
-    protocolTool: names.getCapabilityProtocol,
-    protocolInput: Object.freeze({ capabilityId: capability.id }),
-    protocolVersion: capability.protocolVersion,
-  });
+  const entry = catalogEntry(capability, names.getCapabilityProtocol);
   return Object.freeze({
     id: capability.id,
     requiredToolsets: Object.freeze([...capability.requiredToolsets]),

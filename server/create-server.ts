@@ -2,8 +2,8 @@
 // stdio keeps one for the session, HTTP builds a fresh one per request.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-// The package version (read from package.json), so that clients see the capreg they talk to.
-import { CAPREG_VERSION } from '../cli/version.js';
+// The package version, so that clients see the capreg they talk to.
+import { CAPREG_VERSION } from '../compiler/contract.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
 import { registerDeleteUserCapabilityTool } from './tools/delete-user-capability.js';
 import type { ToolDeps, ToolRegistrar } from './tools/deps.js';

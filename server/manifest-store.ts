@@ -6,7 +6,7 @@ import type { Manifest } from '../compiler/types.js';
 import { Catalog } from './catalog.js';
 import type { ReadLimits } from './read-file.js';
 import { ReloadableFile, type ParseResult } from './reloadable.js';
-import type { ToolNames } from './tool-names.js';
+import type { ToolNames } from '../compiler/contract.js';
 
 /** A verified manifest and its catalog, activated together. */
 export interface ServedManifest {

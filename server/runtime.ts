@@ -6,7 +6,7 @@ import { createJwtVerifier, type JwtOptions, type JwtVerifier } from './auth/jwt
 import { openManifestStore, type ManifestStore } from './manifest-store.js';
 import { PrincipalRegistry } from './principals.js';
 import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
-import { toolNames, type ToolNames } from './tool-names.js';
+import { toolNames, type ToolNames } from '../compiler/contract.js';
 import { UserCapabilities } from './user-capabilities.js';
 import type { UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';

@@ -6,14 +6,14 @@
 // No MCP SDK code here; the tools are thin adapters over this.
 import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
+import { catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
 import { parseCapability } from '../compiler/parse.js';
 import { renderBody } from '../compiler/render.js';
 import type { Diagnostic } from '../compiler/types.js';
 import { DEFAULT_MAX_USER_MARKDOWN_BYTES, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
-import type { Catalog, CatalogEntry, CatalogListing } from './catalog.js';
+import type { Catalog, CatalogListing } from './catalog.js';
 import type { Caller } from './identity.js';
 import type { Grants } from './permissions.js';
-import type { ToolNames } from './tool-names.js';
 import { UserCompilePool, type UserCompilePoolOptions } from './user-compile-pool.js';
 import {
   isUserStoreError,
@@ -260,16 +260,7 @@ export class UserCapabilities {
   }
 
   #entry(record: UserCapabilitySummary): UserCatalogEntry {
-    return {
-      id: record.id,
-      name: record.name,
-      description: record.description,
-      whenToUse: record.whenToUse,
-      protocolTool: this.#names.getCapabilityProtocol,
-      protocolInput: { capabilityId: record.id },
-      protocolVersion: record.revision,
-      isUserDefined: true,
-    };
+    return { ...catalogEntry({ ...record, protocolVersion: record.revision }, this.#names.getCapabilityProtocol), isUserDefined: true };
   }
 
   #protocol(record: UserCapabilityRecord): string {

@@ -12,7 +12,7 @@ import { gitSource } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
 import { builtAtFrom, exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
-import { CAPREG_VERSION } from '../version.js';
+import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
 
 interface BuildSettings {

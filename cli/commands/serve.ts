@@ -7,7 +7,7 @@ import path from 'node:path';
 import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { isValidToolPrefix } from '../../server/tool-names.js';
+import { TOOL_PREFIX_RULE, isValidToolPrefix } from '../../compiler/contract.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
@@ -61,7 +61,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
 
   const toolPrefix = values['tool-prefix'] ?? '';
   if (!isValidToolPrefix(toolPrefix)) {
-    throw new UsageError(`--tool-prefix "${toolPrefix}" may use only letters, digits, "_", "-" and "." (not first), at most 64 characters`);
+    throw new UsageError(`--tool-prefix "${toolPrefix}" ${TOOL_PREFIX_RULE}`);
   }
 
   const httpOnly = (['port', 'host', 'allowed-origins', 'max-connections', 'headers-timeout', 'request-timeout', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(

@@ -8,7 +8,7 @@
 // component. A link from a capability to itself is left to `catalog-references` (never reported
 // twice); links to unknown ids are that rule's business too.
 import type { LintCapability, Rule } from '../rule.js';
-import { capabilityTarget } from '../render.js';
+import { capabilityTarget } from '../contract.js';
 import type { LinkRef } from '../types.js';
 
 export const referenceCycle: Rule = {

@@ -9,10 +9,10 @@
 //   sees every capability) over `catalog` tokens is reported once, on the capability with the
 //   largest entry, at the bigger of its `description` and `whenToUse`.
 import { countTokens } from '../tokens.js';
+import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../contract.js';
 import { bodyText } from '../mentions.js';
-import { PROTOCOL_TOOL } from '../render.js';
 import type { LintCapability, Rule } from '../rule.js';
-import type { CatalogEntry, Range } from '../types.js';
+import type { Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export interface TokenBudgetOptions {
@@ -61,7 +61,7 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
     }
 
     if (registry.capabilities.length === 0) return;
-    const entries = registry.capabilities.map(catalogEntry);
+    const entries = registry.capabilities.map(listedEntry);
     const tokens = countTokens(JSON.stringify(entries));
     if (tokens <= options.catalog) return;
     let largest = 0;
@@ -86,17 +86,10 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
   },
 };
 
-/** A row of `list_capabilities` (SPEC §6), built from whatever frontmatter is well-typed. */
-function catalogEntry({ id, fm }: LintCapability): CatalogEntry {
-  return {
-    id,
-    name: fm.name ?? '',
-    description: fm.description ?? '',
-    whenToUse: fm.whenToUse ?? [],
-    protocolTool: PROTOCOL_TOOL,
-    protocolInput: { capabilityId: id },
-    protocolVersion: fm.protocol_version ?? '',
-  };
+/** The `list_capabilities` row the server will serve, from whatever frontmatter is well-typed. */
+function listedEntry({ id, fm }: LintCapability): CatalogEntry {
+  const facts = { id, name: fm.name ?? '', description: fm.description ?? '', whenToUse: fm.whenToUse ?? [], protocolVersion: fm.protocol_version ?? '' };
+  return catalogEntry(facts, PROTOCOL_TOOL);
 }
 
 /** From the first non-blank character of the body to its end. */

@@ -2,8 +2,9 @@
 // the same rules as the Git registry plus the user-only rules, against the catalog the author can
 // see now. Pure: the server supplies the catalog and stores the result.
 import { lintAgainstCatalog, type CatalogCapability, type CatalogContext } from '../compile-one.js';
+import { linkedCapabilities } from '../contract.js';
 import { parseCapability } from '../parse.js';
-import { capabilityTarget, renderBody } from '../render.js';
+import { renderBody } from '../render.js';
 import type { AnyRule, ResolvedRuleSetting } from '../rule.js';
 import { rules as registryRules } from '../rules/index.js';
 import type { Diagnostic, ManifestRuleSetting, Toolsets } from '../types.js';
@@ -24,6 +25,7 @@ export const USER_REGISTRY_RULES: readonly AnyRule[] = registryRules.filter((rul
 /** The registry rules that apply to user capabilities, followed by the user-only rules. */
 export const USER_CAPABILITY_RULES: readonly AnyRule[] = [...USER_REGISTRY_RULES, userFrontmatter, userToolBindings, userUses];
 
+/** Which tools of a linked capability one step of the workflow uses. */
 export interface ToolBinding {
   step: string;
   capability: string;
@@ -91,9 +93,7 @@ export function compileUserCapability(
   }
 
   const document = parseCapability(USER_CAPABILITY_FILE, markdown);
-  const dependencies = [
-    ...new Set(document.links.map((link) => capabilityTarget(link.url)).filter((id): id is string => id !== undefined)),
-  ].sort();
+  const dependencies = linkedCapabilities(document.links);
   const byId = new Map(catalog.capabilities.map((capability) => [capability.id, capability]));
   // The workflow may name the tools of every capability it links to.
   const reachableToolsets = [

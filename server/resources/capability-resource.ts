@@ -3,12 +3,13 @@
 // that yields no protocol (unknown, forbidden, malformed or traversing URI) gets the same -32602.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, ReadResourceRequestSchema, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { CAPABILITY_SCHEME } from '../../compiler/contract.js';
 import type { CatalogListing } from '../catalog.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 
-export const CAPABILITY_URI_SCHEME = 'capability:';
-const CAPABILITY_URI_PREFIX = `${CAPABILITY_URI_SCHEME}//`;
+// The resource URI uses the scheme of `capability:` links, with the id where a URL's host would be.
+const CAPABILITY_URI_PREFIX = `${CAPABILITY_SCHEME}//`;
 
 export function capabilityUri(id: string): string {
   return `${CAPABILITY_URI_PREFIX}${id}`;

@@ -3,7 +3,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Catalog } from '../catalog.js';
 import type { CallerResolver } from '../identity.js';
-import type { ToolNames } from '../tool-names.js';
+import type { ToolNames } from '../../compiler/contract.js';
 import type { UserCapabilities } from '../user-capabilities.js';
 
 export interface ToolDeps {

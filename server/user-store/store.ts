@@ -3,13 +3,9 @@
 // does not compile Markdown or decide visibility, which belong to the layer above. Two backends
 // implement it: SQLite (one server) and PostgreSQL (several replicas). No MCP SDK code here.
 import { randomBytes } from 'node:crypto';
+import type { ToolBinding } from '../../compiler/user/compile-user.js';
 
-/** Which tools of a linked capability one step of the workflow uses. */
-export interface ToolBinding {
-  step: string;
-  capability: string;
-  tools: string[];
-}
+export type { ToolBinding };
 
 /** What a caller saves: the Markdown and the fields compiled out of it. */
 export interface UserCapabilityData {

@@ -7,7 +7,7 @@ import { Grants, canUse, parseScope } from '../../server/permissions.js';
 import { parsePrincipals } from '../../server/principals.js';
 import { ReloadableFile, LoadError } from '../../server/reloadable.js';
 import { servedManifestFromText } from '../../server/manifest-store.js';
-import { toolNames } from '../../server/tool-names.js';
+import { toolNames } from '../../compiler/contract.js';
 import { serializeManifest } from '../../compiler/manifest.js';
 import { STANDARD_CAPABILITIES, makeManifest, principalsYaml, sha256Hex, tempDir } from './helpers.js';
 

@@ -1,7 +1,7 @@
 // user-tool-bindings: each `toolBindings` entry names a capability the workflow actually links to,
 // and every bound tool belongs to a toolset (required or optional) of that capability.
 import { suggestion } from '../../did-you-mean.js';
-import { capabilityTarget } from '../../render.js';
+import { CAPABILITY_SCHEME, linkedCapabilities } from '../../contract.js';
 import type { Rule } from '../../rule.js';
 import { rangeForPath } from '../../yaml-source.js';
 
@@ -13,7 +13,7 @@ export const userToolBindings: Rule = {
     reads: 'catalog',
     defaultOptions: {},
     messages: {
-      notLinked: 'step "{{step}}" binds tools of "{{id}}", but the workflow has no [{{id}}](capability:{{id}}) link; link it or remove the binding',
+      notLinked: `step "{{step}}" binds tools of "{{id}}", but the workflow has no [{{id}}](${CAPABILITY_SCHEME}{{id}}) link; link it or remove the binding`,
       foreignTool: 'tool "{{tool}}" of step "{{step}}" is not in the toolsets of "{{id}}" ({{toolsets}}){{hint}}',
     },
   },
@@ -22,7 +22,7 @@ export const userToolBindings: Rule = {
       const { document } = capability;
       const bindings = document.frontmatter.data?.toolBindings;
       if (!Array.isArray(bindings)) continue;
-      const linked = new Set(document.links.map((link) => capabilityTarget(link.url)).filter((id): id is string => id !== undefined));
+      const linked = new Set(linkedCapabilities(document.links));
       bindings.forEach((binding: unknown, index) => {
         if (typeof binding !== 'object' || binding === null) return;
         const { step, capability: id, tools } = binding as { step?: unknown; capability?: unknown; tools?: unknown };

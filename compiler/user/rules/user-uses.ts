@@ -1,7 +1,7 @@
 // user-uses: a user capability draws only on what it declares: every `capability:` link targets an
 // id listed in `uses`, and every `uses` entry is a capability the author can see. Unknown and
 // not-visible ids get the same message, so saving reveals nothing about capabilities one cannot see.
-import { capabilityTarget } from '../../render.js';
+import { capabilityTarget } from '../../contract.js';
 import type { Rule } from '../../rule.js';
 import { rangeForPath } from '../../yaml-source.js';
 
