@@ -52,50 +52,120 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
+/** A path the server answers: the methods it serves and the small function that answers them. */
+interface Route {
+  methods: readonly string[];
+  /** The body of a 405 for any other method: JSON-RPC on the MCP endpoint, plain JSON elsewhere. */
+  methodNotAllowed: unknown;
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+}
+
+type Routes = ReadonlyMap<string, Route>;
+
+const READ_METHODS = ['GET', 'HEAD'] as const;
+const MCP_METHOD_NOT_ALLOWED = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null };
+const READ_METHOD_NOT_ALLOWED = { error: 'method not allowed' };
+
 export async function startHttpServer(runtime: Runtime, options: HttpOptions = {}): Promise<HttpServerHandle> {
-  const host = options.host ?? '127.0.0.1';
-  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const log = options.log ?? (() => {});
   const allowedOrigins = options.allowedOrigins ? new Set(options.allowedOrigins.map(normalizeOrigin)) : undefined;
-  const authenticator = createBearerAuthenticator({ principals: runtime.principals, jwt: runtime.jwt });
+  const connections = new Connections(options.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
+  const inFlight = new Set<Promise<void>>();
+  const listen = { address: '' };
+  const routes = httpRoutes(runtime, options, connections, listen);
+
+  const httpServer = http.createServer({ connectionsCheckingInterval: checkingInterval(headersTimeout) }, (req, res) => {
+    // A connection refused as over capacity may still have had a request parsed: do not serve it.
+    if (!connections.admitted(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
+    connections.setState(req.socket, 'answering');
+    res.once('close', () => connections.setState(req.socket, 'idle'));
+    const work = dispatch(routes, allowedOrigins, req, res)
+      .catch((error: unknown) => {
+        log(`capreg serve: request failed: ${(error as Error).message}`);
+        if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null });
+        else res.end();
+      })
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
+  });
+  // Bounded time to send headers and body, and to sit silent (e.g. not reading the answer): slow
+  // clients cannot hold a connection for long. Node answers 408 and closes when a timeout passes.
+  httpServer.headersTimeout = headersTimeout;
+  httpServer.requestTimeout = requestTimeout;
+  httpServer.timeout = requestTimeout;
+  httpServer.on('connection', (socket: Socket) => connections.admit(socket));
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const address = httpServer.address() as AddressInfo;
+  listen.address = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${listen.address}`,
+    port: address.port,
+    close: () => (closing ??= closeGracefully(httpServer, inFlight)),
+  };
+}
+
+/**
+ * The route table: the MCP endpoint, the health check, and the OAuth protected-resource metadata,
+ * only where a token from an authorization server can work (with API keys alone a client that finds
+ * the metadata starts an OAuth flow instead of saying that the key is wrong).
+ */
+function httpRoutes(runtime: Runtime, options: HttpOptions, connections: Connections, listen: { address: string }): Routes {
+  const routes = new Map<string, Route>([
+    [MCP_PATH, { methods: ['POST'], methodNotAllowed: MCP_METHOD_NOT_ALLOWED, handle: mcpHandler(runtime, options, connections, listen) }],
+    [HEALTH_PATH, { methods: READ_METHODS, methodNotAllowed: READ_METHOD_NOT_ALLOWED, handle: (_req, res) => sendJson(res, 200, runtime.health()) }],
+  ]);
+  if (runtime.jwt !== undefined) {
+    const metadata: Route = {
+      methods: READ_METHODS,
+      methodNotAllowed: READ_METHOD_NOT_ALLOWED,
+      handle: (req, res) => sendJson(res, 200, protectedResourceMetadata(req, listen.address, runtime)),
+    };
+    routes.set(RESOURCE_METADATA_PATH, metadata);
+    routes.set(`${RESOURCE_METADATA_PATH}${MCP_PATH}`, metadata);
+  }
+  return routes;
+}
+
+/** `POST /mcp`: authenticate, read the body, then answer with a fresh MCP server for this request. */
+function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connections, listen: { address: string }): Route['handle'] {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const authenticator = createBearerAuthenticator({ principals: () => runtime.principals(), jwt: runtime.jwt });
   // One validator for every per-request server: the SDK would otherwise build a new Ajv each time.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  const inFlight = new Set<Promise<void>>();
-  let listenAddress = '';
-
-  // OAuth discovery only where a token from an authorization server can work: with API keys alone a
-  // client that finds the metadata starts an OAuth flow instead of saying that the key is wrong.
   const advertisesOAuth = runtime.jwt !== undefined;
   const challenge = (req: IncomingMessage, invalid: boolean): string => {
     const error = invalid ? ', error="invalid_token", error_description="The access token is invalid or expired"' : '';
-    return advertisesOAuth ? `Bearer resource_metadata="${baseUrl(req, listenAddress)}${RESOURCE_METADATA_PATH}"${error}` : `Bearer realm="capreg"${error}`;
+    return advertisesOAuth ? `Bearer resource_metadata="${baseUrl(req, listen.address)}${RESOURCE_METADATA_PATH}"${error}` : `Bearer realm="capreg"${error}`;
   };
-
-  // Every open connection, oldest first, and whether it may be let go to make room: it may while it
-  // has no request being answered (still sending headers, idle between requests, or trickling a body).
-  const connections = new Map<Socket, ConnectionState>();
-  const setState = (socket: Socket, state: ConnectionState): void => {
-    if (connections.has(socket)) connections.set(socket, state);
-  };
-
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req, res) => {
     const auth = await authenticator.authenticate(req.headers.authorization);
     if (!auth.ok) {
       res.setHeader('WWW-Authenticate', challenge(req, auth.reason === 'invalid'));
       sendJson(res, 401, { error: auth.reason === 'invalid' ? 'invalid_token' : 'unauthorized' });
       return;
     }
-    setState(req.socket, 'receiving');
+    connections.setState(req.socket, 'receiving');
     const body = await readJsonBody(req, res, bodyLimit);
-    setState(req.socket, 'answering');
+    connections.setState(req.socket, 'answering');
     if (body === undefined) return;
 
     const caller = auth.caller;
     const { server, cleanup } = createServer({
-      catalog: runtime.catalog,
+      catalog: () => runtime.catalog(),
       caller: () => caller,
       names: runtime.names,
       userCapabilities: runtime.userCapabilities,
@@ -110,117 +180,93 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
     await server.connect(transport);
     await transport.handleRequest(req, res, body.value);
   };
+}
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const origin = req.headers.origin;
-    if (origin !== undefined && !originAllowed(origin, allowedOrigins)) {
-      sendJson(res, 403, { error: 'origin not allowed' });
+/** Origin check and CORS first (every path), then the route's method check and its handler. */
+async function dispatch(routes: Routes, allowedOrigins: ReadonlySet<string> | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !originAllowed(origin, allowedOrigins)) {
+    sendJson(res, 403, { error: 'origin not allowed' });
+    return;
+  }
+  const route = routes.get((req.url ?? '/').split('?')[0]!);
+  if (origin !== undefined) {
+    // An allowed browser origin may read the answers (CORS); every other origin was refused above.
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Vary', 'Origin');
+    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Access-Control-Allow-Methods', (route?.methods ?? READ_METHODS).join(', '));
+      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version');
+      res.setHeader('Access-Control-Max-Age', '600');
+      res.writeHead(204).end();
       return;
     }
-    const path = (req.url ?? '/').split('?')[0];
-    if (origin !== undefined) {
-      // An allowed browser origin may read the answers (CORS); every other origin was refused above.
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Vary', 'Origin');
-      res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
-      if (req.method === 'OPTIONS') {
-        res.setHeader('Access-Control-Allow-Methods', path === MCP_PATH ? 'POST' : 'GET, HEAD');
-        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version');
-        res.setHeader('Access-Control-Max-Age', '600');
-        res.writeHead(204).end();
-        return;
-      }
-    }
-    if (path === MCP_PATH) {
-      if (req.method !== 'POST') {
-        res.setHeader('Allow', 'POST');
-        sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null });
-        return;
-      }
-      await handleMcp(req, res);
-      return;
-    }
-    const metadata = advertisesOAuth && (path === RESOURCE_METADATA_PATH || path === `${RESOURCE_METADATA_PATH}${MCP_PATH}`);
-    if (path === HEALTH_PATH || metadata) {
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.setHeader('Allow', 'GET, HEAD');
-        sendJson(res, 405, { error: 'method not allowed' });
-        return;
-      }
-      sendJson(res, 200, path === HEALTH_PATH ? runtime.health() : protectedResourceMetadata(req, listenAddress, runtime));
-      return;
-    }
+  }
+  if (route === undefined) {
     sendJson(res, 404, { error: 'not found' });
-  };
+    return;
+  }
+  if (!route.methods.includes(req.method ?? '')) {
+    res.setHeader('Allow', route.methods.join(', '));
+    sendJson(res, 405, route.methodNotAllowed);
+    return;
+  }
+  await route.handle(req, res);
+}
 
-  const httpServer = http.createServer({ connectionsCheckingInterval: checkingInterval(headersTimeout) }, (req, res) => {
-    // A connection refused as over capacity may still have had a request parsed: do not serve it.
-    if (!connections.has(req.socket)) {
-      req.socket.destroy();
-      return;
-    }
-    setState(req.socket, 'answering');
-    res.once('close', () => setState(req.socket, 'idle'));
-    const work = route(req, res)
-      .catch((error: unknown) => {
-        log(`capreg serve: request failed: ${(error as Error).message}`);
-        if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null });
-        else res.end();
-      })
-      .finally(() => inFlight.delete(work));
-    inFlight.add(work);
-  });
-  // Bounded time to send headers and body, and to sit silent (e.g. not reading the answer): slow
-  // clients cannot hold a connection for long. Node answers 408 and closes when a timeout passes.
-  httpServer.headersTimeout = headersTimeout;
-  httpServer.requestTimeout = requestTimeout;
-  httpServer.timeout = requestTimeout;
-  httpServer.on('connection', (socket: Socket) => {
-    if (connections.size >= maxConnections) {
-      const spare = oldestIdle(connections);
+/** Stop accepting, let requests in flight finish (bounded by the grace time), then close every connection. */
+async function closeGracefully(httpServer: http.Server, inFlight: ReadonlySet<Promise<void>>): Promise<void> {
+  const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  httpServer.closeIdleConnections();
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref());
+  await Promise.race([Promise.allSettled([...inFlight]), grace]);
+  httpServer.closeAllConnections();
+  await closed;
+}
+
+type ConnectionState = 'idle' | 'receiving' | 'answering';
+
+/**
+ * Every open connection, oldest first, and whether it may be let go to make room: it may while it
+ * has no request being answered (still sending headers, idle between requests, or trickling a body).
+ */
+class Connections {
+  readonly #states = new Map<Socket, ConnectionState>();
+  readonly #max: number;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** A new connection: over the cap the oldest one not being answered makes room, or it gets a 503. */
+  admit(socket: Socket): void {
+    if (this.#states.size >= this.#max) {
+      const spare = this.#oldestIdle();
       if (spare === undefined) {
         socket.end(OVER_CAPACITY_RESPONSE);
         setTimeout(() => socket.destroy(), 1_000).unref();
         return;
       }
-      connections.delete(spare);
+      this.#states.delete(spare);
       spare.destroy();
     }
-    connections.set(socket, 'idle');
-    socket.once('close', () => connections.delete(socket));
-  });
+    this.#states.set(socket, 'idle');
+    socket.once('close', () => this.#states.delete(socket));
+  }
 
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port ?? 0, host, () => {
-      httpServer.off('error', reject);
-      resolve();
-    });
-  });
-  const address = httpServer.address() as AddressInfo;
-  listenAddress = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  admitted(socket: Socket): boolean {
+    return this.#states.has(socket);
+  }
 
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${listenAddress}`,
-    port: address.port,
-    close: () =>
-      (closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
-        httpServer.closeIdleConnections();
-        const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref());
-        await Promise.race([Promise.allSettled([...inFlight]), grace]);
-        httpServer.closeAllConnections();
-        await closed;
-      })()),
-  };
-}
+  setState(socket: Socket, state: ConnectionState): void {
+    if (this.#states.has(socket)) this.#states.set(socket, state);
+  }
 
-type ConnectionState = 'idle' | 'receiving' | 'answering';
-
-function oldestIdle(connections: ReadonlyMap<Socket, ConnectionState>): Socket | undefined {
-  for (const [socket, state] of connections) if (state !== 'answering') return socket;
-  return undefined;
+  #oldestIdle(): Socket | undefined {
+    for (const [socket, state] of this.#states) if (state !== 'answering') return socket;
+    return undefined;
+  }
 }
 
 /** Node checks the header and request timeouts on an interval (30 s by default): keep it well below them. */

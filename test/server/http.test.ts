@@ -231,6 +231,32 @@ describe('HTTP surface', () => {
     }
   });
 
+  // The whole routing surface, path by method: the route table must answer exactly this.
+  it.each([
+    { path: '/mcp', method: 'GET', status: 405, allow: 'POST', body: { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null } },
+    { path: '/mcp?x=1', method: 'OPTIONS', status: 405, allow: 'POST' },
+    { path: '/mcp', method: 'OPTIONS', origin: true, status: 204, preflight: 'POST' },
+    { path: '/healthz', method: 'POST', status: 405, allow: 'GET, HEAD', body: { error: 'method not allowed' } },
+    { path: '/healthz', method: 'HEAD', status: 200 },
+    { path: '/healthz?probe=1', method: 'GET', origin: true, status: 200 },
+    { path: '/healthz', method: 'OPTIONS', origin: true, status: 204, preflight: 'GET, HEAD' },
+    { path: '/.well-known/oauth-protected-resource/mcp', method: 'GET', status: 200 },
+    { path: '/.well-known/oauth-protected-resource', method: 'DELETE', status: 405, allow: 'GET, HEAD', body: { error: 'method not allowed' } },
+    { path: '/nope', method: 'POST', status: 404, body: { error: 'not found' } },
+    { path: '/nope', method: 'OPTIONS', origin: true, status: 204, preflight: 'GET, HEAD' },
+    { path: '/MCP', method: 'POST', status: 404, body: { error: 'not found' } },
+  ])('routes $method $path to $status', async ({ path: target, method, origin, status, allow, preflight, body }) => {
+    const response = await fetch(`${http.url}${target}`, { method, headers: origin ? { Origin: 'http://localhost:6274' } : {} });
+    expect(response.status).toBe(status);
+    expect(response.headers.get('allow')).toBe(allow ?? null);
+    expect(response.headers.get('access-control-allow-methods')).toBe(preflight ?? null);
+    expect(response.headers.get('access-control-allow-origin')).toBe(origin ? 'http://localhost:6274' : null);
+    if (status !== 204) expect(response.headers.get('cache-control')).toBe('no-store');
+    const text = await response.text();
+    if (method === 'HEAD' || status === 204) expect(text).toBe('');
+    if (body !== undefined) expect(JSON.parse(text)).toEqual(body);
+  });
+
   it('answers unknown paths with 404', async () => {
     expect((await fetch(`${http.url}/nope`)).status).toBe(404);
   });
