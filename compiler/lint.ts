@@ -52,7 +52,7 @@ export function runRules(
   const found: { diagnostic: Diagnostic; dependsOn?: Fact[] }[] = [];
   const broken = new BrokenFacts();
   for (const rule of rules) {
-    const setting = settings.get(rule.meta.id) ?? { level: rule.meta.defaultLevel, options: rule.meta.defaultOptions };
+    const setting: ResolvedRuleSetting = settings.get(rule.meta.id) ?? { level: rule.meta.defaultLevel, options: rule.meta.defaultOptions };
     if (setting.level === 'off') continue;
     const level = setting.level;
     const report = (entry: Report): void => {
@@ -61,8 +61,9 @@ export function runRules(
       const diagnostic: Diagnostic = {
         file: entry.file ?? entry.capability?.document.file ?? registry.toolsetsFile,
         ...entry.range,
-        severity: severityFor(level, entry.lesser, entry.severity),
+        severity: severityFor(level, entry.severity),
         ruleId: rule.meta.id,
+        messageId: entry.messageId,
         message: formatMessage(template, entry.data),
       };
       if (entry.capability) diagnostic.capabilityId = entry.capability.id;

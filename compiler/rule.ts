@@ -22,6 +22,8 @@ export interface RuleMeta<Options> {
   defaultLevel: 'error' | 'warn';
   /** What the rule needs to see; decides where it can run (see {@link RuleReads}). */
   reads: RuleReads;
+  /** Its documentation page, {@link ruleDocsUrl} of its id (SARIF's `helpUri`). */
+  docs: { url: string };
   /** JSON Schema of the options object; options are validated when the config is loaded. */
   optionsSchema?: Record<string, unknown>;
   defaultOptions: Options;
@@ -37,16 +39,11 @@ export interface Report {
   messageId: string;
   data?: Record<string, string | number>;
   /**
-   * A lesser finding of a rule (e.g. a state entry nothing declares): reported as a warning even
-   * when the rule is set to error.
+   * Pins the severity whatever level the rule is set to (unless it is off): `warning` for a lesser
+   * finding (a state entry nothing declares), `error` for a hard limit inside a rule that is a
+   * warning by default (token-budget's `bodyError`, relaxed through its options, not its level).
    */
-  lesser?: boolean;
-  /**
-   * A hard limit inside a rule that is a warning by default (token-budget's `bodyError`): reported
-   * as an error whatever level the rule is set to, unless it is off. The counterpart of `lesser`;
-   * the limit itself is relaxed through the rule's options, not its level.
-   */
-  severity?: 'error';
+  severity?: Severity;
   related?: { file: string; range: Range; message: string };
   /** Facts this diagnostic is about: diagnostics that depend on them are dropped (compiler/facts.ts). */
   marks?: Fact[];
@@ -57,7 +54,8 @@ export interface Report {
 export interface RuleContext<Options> {
   registry: LintRegistry;
   options: Options;
-  report(report: Report): void;
+  /** A plain function (`this: void`): rules destructure it from the context. */
+  report(this: void, report: Report): void;
 }
 
 export interface Rule<Options = Record<string, never>> {
@@ -106,16 +104,23 @@ export interface ResolvedRuleSetting<Options = unknown> {
   options: Options;
 }
 
-export function severityFor(level: 'warn' | 'error', lesser: boolean | undefined, pinned?: 'error'): Severity {
-  if (pinned === 'error') return 'error';
-  return level === 'warn' || lesser ? 'warning' : 'error';
+export function severityFor(level: 'warn' | 'error', pinned: Severity | undefined): Severity {
+  return pinned ?? (level === 'warn' ? 'warning' : 'error');
 }
 
 export function formatMessage(template: string, data: Record<string, string | number> = {}): string {
   return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (match, name: string) => (name in data ? String(data[name]) : match));
 }
 
+/** The project's home (package.json `repository`); rule docs are linked from its main branch. */
+export const REPOSITORY_URL = 'https://github.com/capreg/capreg';
+
 /** Where a rule's documentation lives in the repository. */
 export function ruleDocsPath(id: string): string {
   return `docs/rules/${id}.md`;
+}
+
+/** A rule's documentation page on the web (a rule's `meta.docs.url`; gate rules have no meta). */
+export function ruleDocsUrl(id: string): string {
+  return `${REPOSITORY_URL}/blob/main/${ruleDocsPath(id)}`;
 }

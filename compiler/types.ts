@@ -17,6 +17,8 @@ export interface Diagnostic extends Range {
   file: string;
   severity: Severity;
   ruleId: string;
+  /** Which of the rule's message templates (`meta.messages`) the message was filled from. */
+  messageId?: string;
   message: string;
   capabilityId?: string;
   /** Where the other half of the problem is ("first defined here"), when there is one. */

@@ -16,6 +16,7 @@ const withOptions: Rule<FakeOptions> = {
     description: 'A rule with options.',
     defaultLevel: 'warn',
     reads: 'document',
+    docs: { url: 'https://example.com/fake-budget' },
     optionsSchema: {
       type: 'object',
       properties: {
@@ -30,7 +31,7 @@ const withOptions: Rule<FakeOptions> = {
 };
 
 const withoutOptions: Rule = {
-  meta: { id: 'fake-shape', description: 'A rule without options.', defaultLevel: 'error', reads: 'document', defaultOptions: {}, messages: { bad: 'bad' } },
+  meta: { id: 'fake-shape', description: 'A rule without options.', defaultLevel: 'error', reads: 'document', docs: { url: 'https://example.com/fake-shape' }, defaultOptions: {}, messages: { bad: 'bad' } },
   check() {},
 };
 
@@ -181,7 +182,7 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     {
       name: 'an unknown limit',
       text: 'limits:\n  maxFileSize: 10\n',
-      message: 'capreg.config.yaml:2:3: unknown limit "maxFileSize" (expected one of maxFileBytes)',
+      message: 'capreg.config.yaml:2:3: unknown limit "maxFileSize" (expected one of maxFileBytes, maxParseMs)',
     },
     {
       name: 'limits.maxFileBytes that is not a positive whole number',

@@ -1,11 +1,8 @@
 // `--format sarif`: SARIF 2.1.0 for code-scanning dashboards. Rules carry their description and docs page.
 import { GATE_RULE_DESCRIPTIONS } from '../gate/compare.js';
 import { rulesById } from '../rules/index.js';
-import { ruleDocsPath } from '../rule.js';
+import { REPOSITORY_URL, ruleDocsUrl } from '../rule.js';
 import type { Formatter } from './types.js';
-
-/** The project's home (package.json `repository`); rule docs are linked from its main branch. */
-export const REPOSITORY_URL = 'https://github.com/capreg/capreg';
 
 function describeRule(id: string): string {
   return rulesById.get(id)?.meta.description ?? GATE_RULE_DESCRIPTIONS[id] ?? id;
@@ -30,7 +27,7 @@ export const formatSarif: Formatter = (report) => {
             rules: usedRuleIds.map((id) => ({
               id,
               shortDescription: { text: describeRule(id) },
-              helpUri: `${REPOSITORY_URL}/blob/main/${ruleDocsPath(id)}`,
+              helpUri: rulesById.get(id)?.meta.docs.url ?? ruleDocsUrl(id),
             })),
           },
         },

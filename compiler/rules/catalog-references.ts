@@ -12,7 +12,7 @@
 import { suggestion } from '../did-you-mean.js';
 import { linkTarget } from '../link-target.js';
 import { bodyText, type BodyText } from '../mentions.js';
-import type { LintCapability, Report, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { LinkRef } from '../types.js';
 
 export interface CatalogReferencesOptions {
@@ -35,6 +35,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     description: 'Protocols reference other capabilities only through inline `capability:` links to existing capabilities.',
     defaultLevel: 'error',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('catalog-references') },
     optionsSchema: {
       type: 'object',
       properties: { mentions: { enum: ['hyphenated', 'all', 'off'] } },
@@ -174,7 +175,7 @@ function reportMentions(
       range: positions.range(start, start + word.length),
       messageId: 'mention',
       data: { id: word },
-      lesser: true,
+      severity: 'warning',
     });
   }
 }

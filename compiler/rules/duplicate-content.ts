@@ -8,7 +8,7 @@
 // tables legitimately repeat rows). Repeats inside one protocol are not this rule's concern.
 // The later copy (in file order) is reported, pointing at the first occurrence.
 import { sha256Hex } from '../canonical.js';
-import type { LintCapability, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { TextBlock } from '../types.js';
 
 export interface DuplicateContentOptions {
@@ -22,6 +22,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     description: "A paragraph or list item is not copied from another capability's protocol.",
     defaultLevel: 'warn',
     reads: 'bodies',
+    docs: { url: ruleDocsUrl('duplicate-content') },
     optionsSchema: {
       type: 'object',
       properties: { minLength: { type: 'integer', minimum: 1 } },

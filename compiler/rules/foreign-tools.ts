@@ -9,7 +9,7 @@
 // by `retiredTools` are left to `retired-tools` (forbidding a retired tool is the right thing to do).
 import { NameIndex, findNames, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
 import { ownToolsetFacts } from '../facts.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 
 export const foreignTools: Rule = {
   meta: {
@@ -17,6 +17,7 @@ export const foreignTools: Rule = {
     description: 'The protocol names no tool that belongs only to toolsets outside its required and optional toolsets.',
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('foreign-tools') },
     defaultOptions: {},
     messages: {
       foreignOwned:

@@ -4,7 +4,7 @@ import type { ErrorObject } from 'ajv';
 import { createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
-import type { LintCapability, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
@@ -57,6 +57,7 @@ export const frontmatterSchema: Rule = {
     description: 'The frontmatter parses as YAML and matches the capability JSON Schema.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('frontmatter-schema') },
     defaultOptions: {},
     messages: {
       yaml: '{{message}}',

@@ -1,5 +1,5 @@
 // id-matches-folder: a capability's `id` equals the name of its folder, so paths and ids never diverge.
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const idMatchesFolder: Rule = {
@@ -8,6 +8,7 @@ export const idMatchesFolder: Rule = {
     description: 'The frontmatter `id` equals the capability folder name.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('id-matches-folder') },
     defaultOptions: {},
     messages: {
       mismatch: 'id "{{id}}" does not match its folder "{{folder}}"; rename the folder or set `id: {{folder}}`',

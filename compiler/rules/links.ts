@@ -9,7 +9,7 @@
 import { posix } from 'node:path';
 import { didYouMean } from '../did-you-mean.js';
 import { linkTarget } from '../link-target.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 
 export const links: Rule = {
   meta: {
@@ -17,6 +17,7 @@ export const links: Rule = {
     description: 'Relative links and images resolve to a file inside the capability folder.',
     defaultLevel: 'error',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('links') },
     defaultOptions: {},
     messages: {
       empty: '{{what}} has an empty target; link to a file in this capability folder (e.g. references/notes.md) or remove the link',

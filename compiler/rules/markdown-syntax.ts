@@ -1,6 +1,6 @@
 // markdown-syntax: Markdown that parses, but not as the author meant: today an unclosed code fence,
 // which silently turns the rest of the protocol into a code block.
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 
 export const markdownSyntax: Rule = {
   meta: {
@@ -8,6 +8,7 @@ export const markdownSyntax: Rule = {
     description: 'The protocol body has no unclosed code fence.',
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('markdown-syntax') },
     defaultOptions: {},
     messages: { problem: '{{message}}' },
   },

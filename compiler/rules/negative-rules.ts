@@ -3,7 +3,7 @@
 // at least once, in plain words, what is forbidden. The markers (English and Chinese) are an option.
 import { FILE_START } from '../positions.js';
 import { DEFAULT_PROHIBITION_MARKERS, MARKERS_OPTION_SCHEMA, exampleMarkers, prohibitionMatcher, type MarkersOptions } from '../prohibitions.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import type { CapabilityDocument, Range } from '../types.js';
 
 /** The first non-blank line of the body, or the start of the file when the body is empty. */
@@ -23,6 +23,7 @@ export const negativeRules: Rule<MarkersOptions> = {
     description: 'The protocol body states at least one explicit prohibition.',
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('negative-rules') },
     optionsSchema: { type: 'object', properties: { markers: MARKERS_OPTION_SCHEMA } },
     defaultOptions: { markers: [...DEFAULT_PROHIBITION_MARKERS] },
     messages: {

@@ -7,7 +7,7 @@
 // spells the cycle out (`a -> b -> c -> a`) and names the other capabilities tangled in the same
 // component. A link from a capability to itself is left to `catalog-references` (never reported
 // twice); links to unknown ids are that rule's business too.
-import type { LintCapability, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { capabilityTarget } from '../contract.js';
 import type { LinkRef } from '../types.js';
 
@@ -17,6 +17,7 @@ export const referenceCycle: Rule = {
     description: 'The graph of `capability:` links between protocols has no cycle.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('reference-cycle') },
     defaultOptions: {},
     messages: {
       cycle:
@@ -54,7 +55,7 @@ export const referenceCycle: Rule = {
       const others = [...component].filter((id) => !onCycle.has(id)).sort();
       const closerCapability = registry.byId.get(closer) as LintCapability;
       report({
-        capability: registry.byId.get(first) as LintCapability,
+        capability: registry.byId.get(first),
         range: link.range,
         messageId: others.length > 0 ? 'cycleWithOthers' : 'cycle',
         data: { cycle: cycle.join(' -> '), others: others.join(', ') },

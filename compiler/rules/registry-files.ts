@@ -2,7 +2,7 @@
 // file is binary, over the size limit, not UTF-8 or a link out of the root, and there is at least
 // one capability.
 import { FILE_START, pointRange } from '../positions.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 
 export const registryFiles: Rule = {
   meta: {
@@ -10,6 +10,7 @@ export const registryFiles: Rule = {
     description: 'Capability folders hold a readable PROTOCOL.md and the registry is not empty.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('registry-files') },
     defaultOptions: {},
     messages: {
       refused: '{{problem}}',

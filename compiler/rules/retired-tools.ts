@@ -3,7 +3,7 @@
 // removed tool; only an explicit "never call `x`" in the protocol stops them.
 import { findPattern, isRetiredEntry, retiredEntryPattern } from '../mentions.js';
 import { DEFAULT_PROHIBITION_MARKERS, MARKERS_OPTION_SCHEMA, exampleMarkers, prohibitionMatcher, splitSentences, type MarkersOptions } from '../prohibitions.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const retiredTools: Rule<MarkersOptions> = {
@@ -12,6 +12,7 @@ export const retiredTools: Rule<MarkersOptions> = {
     description: 'Each `retiredTools` entry is named in the body inside a prohibition.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('retired-tools') },
     optionsSchema: { type: 'object', properties: { markers: MARKERS_OPTION_SCHEMA } },
     defaultOptions: { markers: [...DEFAULT_PROHIBITION_MARKERS] },
     messages: {

@@ -14,7 +14,7 @@
 // "IMPORTANT: …" or "CSV export …" in ordinary sections from being taken for states.
 import { findNameIn, namePatternSource, namesPattern } from '../mentions.js';
 import { fieldFact, ownToolsetFacts, type Fact } from '../facts.js';
-import type { LintCapability, LintRegistry, Report, Rule, RuleContext } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type LintRegistry, type Report, type Rule, type RuleContext } from '../rule.js';
 import type { TextBlock, ToolsTableRow } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -80,6 +80,7 @@ export const stateMachine: Rule = {
     description: 'Every declared state and every state of a listed tool has an entry in the body that names it and says what to do.',
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('state-machine') },
     defaultOptions: {},
     messages: {
       missingDeclared:
@@ -188,6 +189,6 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
     if (state === undefined || declared.has(state)) continue;
     if (!STATE_SECTION.test(block.section) && !stateSections.has(block.section)) continue;
     const range = findNameIn(document, state, block.range)?.range ?? block.range;
-    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, lesser: true, dependsOn: declaredFacts });
+    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, severity: 'warning', dependsOn: declaredFacts });
   }
 }

@@ -11,7 +11,7 @@
 import { countTokens } from '../tokens.js';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../contract.js';
 import { bodyText } from '../mentions.js';
-import type { LintCapability, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -30,6 +30,7 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
     description: 'Protocol bodies and the whole catalog stay within their token budgets.',
     defaultLevel: 'warn',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('token-budget') },
     optionsSchema: {
       type: 'object',
       properties: {

@@ -5,7 +5,7 @@
 import { suggestion } from '../did-you-mean.js';
 import { findNameIn } from '../mentions.js';
 import { ownToolsetFacts } from '../facts.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
 /** At most `limit` names in backticks, then "and N more". */
@@ -21,6 +21,7 @@ export const toolsTable: Rule = {
     description: "Tools in the protocol's tools table exist in its toolsets; tools of required toolsets are all listed.",
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('tools-table') },
     defaultOptions: {},
     messages: {
       unknownTool:
@@ -90,14 +91,14 @@ export const toolsTable: Rule = {
       const toolsets = `required toolset${ids.length > 1 ? 's' : ''} ${ids.join(', ')}`;
       const firstTable = document.toolsTables[0];
       if (firstTable) {
-        report({ capability, range: firstTable.range, messageId: 'omitted', data: { tools, toolsets }, lesser: true, dependsOn: rests });
+        report({ capability, range: firstTable.range, messageId: 'omitted', data: { tools, toolsets }, severity: 'warning', dependsOn: rests });
       } else {
         report({
           capability,
           range: rangeForPath(document.frontmatter.ranges, '/requiredToolsets', document.frontmatter.range),
           messageId: 'noTable',
           data: { tools, toolsets },
-          lesser: true,
+          severity: 'warning',
           dependsOn: rests,
         });
       }

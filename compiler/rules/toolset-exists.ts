@@ -2,7 +2,7 @@
 // capabilities/toolsets.yaml; a typo would otherwise hide a capability from every caller.
 import { suggestion } from '../did-you-mean.js';
 import { fieldFact } from '../facts.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const toolsetExists: Rule = {
@@ -11,6 +11,7 @@ export const toolsetExists: Rule = {
     description: 'Every toolset id in the frontmatter exists in toolsets.yaml.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('toolset-exists') },
     defaultOptions: {},
     messages: {
       unknown: 'toolset "{{toolset}}" in `{{field}}` is not defined in {{toolsetsFile}}{{hint}}',

@@ -3,7 +3,7 @@
 import { createAjv } from '../ajv.js';
 import { FILE_START } from '../positions.js';
 import type { Fact } from '../facts.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import { schemaProblems } from '../schema-messages.js';
 import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
 
@@ -36,6 +36,7 @@ export const toolsetsSchemaRule: Rule = {
     description: 'toolsets.yaml exists, parses as YAML, and matches the toolsets JSON Schema.',
     defaultLevel: 'error',
     reads: 'git',
+    docs: { url: ruleDocsUrl('toolsets-schema') },
     defaultOptions: {},
     messages: {
       missing: '{{file}} is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',

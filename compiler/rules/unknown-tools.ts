@@ -14,7 +14,7 @@
 // did-you-mean search runs only for the names reported.
 import { suggestion } from '../did-you-mean.js';
 import { bodyText, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
-import type { Rule } from '../rule.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
 import type { Range, Toolsets } from '../types.js';
 
 /** Distinct unknown names reported per capability; past it, one diagnostic counts the rest. */
@@ -90,6 +90,7 @@ export const unknownTools: Rule = {
     description: 'A tool-like name in the body (a code span, a tools-table row, or a word with a tool prefix) is defined by a toolset.',
     defaultLevel: 'warn',
     reads: 'document',
+    docs: { url: ruleDocsUrl('unknown-tools') },
     defaultOptions: {},
     messages: {
       unknown:

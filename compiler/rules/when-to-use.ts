@@ -6,7 +6,7 @@
 // Within one capability: an empty trigger or a repeat is an error, at the item. Across capabilities:
 // the later capability (in file order) gets a warning, pointing at the first one; it is a warning
 // even when the rule is set to error, because only the authors of both can decide who owns it.
-import type { LintCapability, Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -16,6 +16,7 @@ export const whenToUse: Rule = {
     description: 'Triggers in `whenToUse` are non-empty and unique, within a capability and across the registry.',
     defaultLevel: 'error',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('when-to-use') },
     defaultOptions: {},
     messages: {
       empty: 'trigger {{index}} of `whenToUse` is empty; write a phrase users say when they need this capability, or remove the item',
@@ -60,7 +61,7 @@ export const whenToUse: Rule = {
             range,
             messageId: 'ambiguous',
             data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
-            lesser: true,
+            severity: 'warning',
             related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
           });
         }

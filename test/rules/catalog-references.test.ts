@@ -74,6 +74,7 @@ ruleTable(catalogReferences, {
       files: { [PA]: pa(), [DR]: protocol({ id: 'daily-report' }, 'Then load [it](capability:personal-automaton).\n') },
       errors: [
         {
+          messageId: 'unknown',
           file: DR,
           line: 11,
           column: 11,
@@ -85,22 +86,22 @@ ruleTable(catalogReferences, {
     {
       name: 'unknown target, nothing close',
       files: { [DR]: protocol({ id: 'daily-report' }, 'Intro.\n\n- Load [x](capability:expenses).\n') },
-      errors: [{ line: 13, column: 8, message: '"capability:expenses" is not a capability in this registry; link to the id' }],
+      errors: [{ messageId: 'unknown', line: 13, column: 8, message: '"capability:expenses" is not a capability in this registry; link to the id' }],
     },
     {
       name: 'unknown target that is a prefix of an id',
       files: { [PA]: pa(), [DR]: protocol({ id: 'daily-report' }, 'Load [x](capability:personal).\n') },
-      errors: [{ file: DR, line: 11, column: 6, message: '"capability:personal" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?' }],
+      errors: [{ messageId: 'unknown', file: DR, line: 11, column: 6, message: '"capability:personal" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?' }],
     },
     {
       name: 'empty capability: target',
       files: { [DR]: protocol({ id: 'daily-report' }, 'Load [x](capability:).\n') },
-      errors: [{ line: 11, column: 6, message: '`capability:` link has no capability id' }],
+      errors: [{ messageId: 'empty', line: 11, column: 6 }],
     },
     {
       name: 'a link to itself',
       files: { [DR]: protocol({ id: 'daily-report' }, 'Start over with [this](capability:daily-report).\n') },
-      errors: [{ line: 11, column: 17, message: 'capability "daily-report" links to itself' }],
+      errors: [{ messageId: 'self', line: 11, column: 17, message: 'capability "daily-report" links to itself' }],
     },
     {
       name: "relative links into another capability's folder",
@@ -113,9 +114,9 @@ ruleTable(catalogReferences, {
         ),
       },
       errors: [
-        { file: DR, line: 11, column: 6, message: 'relative link "../personal-automation/PROTOCOL.md" points into the folder of capability "personal-automation"; reference another capability only through the catalog: [personal-automation](capability:personal-automation)' },
-        { file: DR, line: 13, column: 1, message: '"../personal-automation/references/a.md" points into the folder of capability "personal-automation"' },
-        { file: DR, line: 15, column: 1, message: '"./../personal-automation" points into the folder' },
+        { messageId: 'relative', file: DR, line: 11, column: 6, message: 'relative link "../personal-automation/PROTOCOL.md" points into the folder of capability "personal-automation"; reference another capability only through the catalog: [personal-automation](capability:personal-automation)' },
+        { messageId: 'relative', file: DR, line: 13, column: 1, message: '"../personal-automation/references/a.md" points into the folder of capability "personal-automation"' },
+        { messageId: 'relative', file: DR, line: 15, column: 1, message: '"./../personal-automation" points into the folder' },
       ],
     },
     {
@@ -125,8 +126,8 @@ ruleTable(catalogReferences, {
         [DR]: protocol({ id: 'daily-report' }, 'Load [automation][pa].\n\n[pa]: capability:personal-automation\n\n![x](capability:personal-automation)\n'),
       },
       errors: [
-        { file: DR, line: 13, column: 1, message: '`capability:personal-automation` in a reference-style link definition is not rendered' },
-        { file: DR, line: 15, column: 1, message: 'in an image is not rendered' },
+        { messageId: 'notInline', file: DR, line: 13, column: 1, message: '`capability:personal-automation` in a reference-style link definition is not rendered' },
+        { messageId: 'notInline', file: DR, line: 15, column: 1, message: 'in an image is not rendered' },
       ],
     },
     {
@@ -134,6 +135,7 @@ ruleTable(catalogReferences, {
       files: { [PA]: pa(), [DR]: protocol({ id: 'daily-report' }, 'Intro.\n\nFor schedules use personal-automation, then stop.\n') },
       errors: [
         {
+          messageId: 'mention',
           file: DR,
           line: 13,
           column: 19,
@@ -156,9 +158,9 @@ ruleTable(catalogReferences, {
         ),
       },
       errors: [
-        { file: DR, line: 11, column: 8, endColumn: 27, severity: 'warning', message: 'capability "personal-automation" is named in plain text' },
-        { file: DR, line: 13, column: 9, severity: 'warning', message: 'capability "personal-automation"' },
-        { file: DR, line: 14, column: 8, severity: 'warning', message: 'capability "personal-automation"' },
+        { messageId: 'mention', file: DR, line: 11, column: 8, endColumn: 27, severity: 'warning', message: 'capability "personal-automation" is named in plain text' },
+        { messageId: 'mention', file: DR, line: 13, column: 9, severity: 'warning', message: 'capability "personal-automation"' },
+        { messageId: 'mention', file: DR, line: 14, column: 8, severity: 'warning', message: 'capability "personal-automation"' },
       ],
     },
     {
@@ -168,7 +170,7 @@ ruleTable(catalogReferences, {
         'capabilities/review/PROTOCOL.md': protocol({ id: 'review' }),
         [DR]: protocol({ id: 'daily-report' }, 'Then review it; a Review is not the id.\n'),
       },
-      errors: [{ file: DR, line: 11, column: 6, severity: 'warning', message: 'capability "review" is named in plain text' }],
+      errors: [{ messageId: 'mention', file: DR, line: 11, column: 6, severity: 'warning', message: 'capability "review" is named in plain text' }],
     },
     {
       name: 'every problem in one run, each once',
@@ -177,8 +179,8 @@ ruleTable(catalogReferences, {
         [DR]: protocol({ id: 'daily-report' }, 'Use [pa](capability:personal-automation) and personal-automation.\n'),
       },
       errors: [
-        { file: DR, line: 11, column: 46, severity: 'warning', message: 'capability "personal-automation" is named in plain text' },
-        { file: PA, line: 11, column: 59, message: '"capability:nope" is not a capability' },
+        { messageId: 'mention', file: DR, line: 11, column: 46, severity: 'warning', message: 'capability "personal-automation" is named in plain text' },
+        { messageId: 'unknown', file: PA, line: 11, column: 59, message: '"capability:nope" is not a capability' },
       ],
     },
   ],

@@ -35,6 +35,7 @@ ruleTable(duplicateContent, {
       },
       errors: [
         {
+          messageId: 'duplicate',
           file: B,
           line: 13,
           column: 1,
@@ -51,8 +52,8 @@ ruleTable(duplicateContent, {
         [C]: protocol({ id: 'gamma' }, `> ${CHINESE}\n`),
       },
       errors: [
-        { file: B, line: 13, column: 1, message: 'is copied from capability "alpha" (capabilities/alpha/PROTOCOL.md:11)' },
-        { file: C, line: 11, column: 3, message: 'paragraph "在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明…" is copied from capability "alpha"' },
+        { messageId: 'duplicate', file: B, line: 13, column: 1, message: 'is copied from capability "alpha" (capabilities/alpha/PROTOCOL.md:11)' },
+        { messageId: 'duplicate', file: C, line: 11, column: 3, message: 'paragraph "在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明…" is copied from capability "alpha"' },
       ],
     },
     {
@@ -60,7 +61,7 @@ ruleTable(duplicateContent, {
       level: 'error',
       options: { minLength: 10 },
       files: { [A]: protocol({ id: 'alpha' }, 'Ask before every write.\n'), [B]: protocol({ id: 'beta' }, 'ask before  every write.\n') },
-      errors: [{ file: B, line: 11, column: 1, severity: 'error', message: 'copied from capability "alpha"' }],
+      errors: [{ messageId: 'duplicate', file: B, line: 11, column: 1, severity: 'error', message: 'copied from capability "alpha"' }],
     },
   ],
 });

@@ -58,6 +58,7 @@ ruleTable(foreignTools, {
       files: { [ALPHA]: alpha('Use `automation_create_task` to schedule.\nDo not guess.\n'), ...owner('beta') },
       errors: [
         {
+          messageId: 'foreignOwned',
           line: 12,
           column: 6,
           endLine: 12,
@@ -71,40 +72,40 @@ ruleTable(foreignTools, {
     {
       name: 'no capability requires the toolset',
       files: { [ALPHA]: alpha('Use automation_create_task.\n') },
-      errors: [{ line: 12, column: 5, message: 'link the capability that uses that toolset with a `capability:` link (none requires it yet), or add automation to `optionalToolsets`' }],
+      errors: [{ messageId: 'foreignUnowned', line: 12, column: 5, message: 'link the capability that uses that toolset with a `capability:` link (none requires it yet), or add automation to `optionalToolsets`' }],
     },
     {
       name: 'second best: a capability that lists the toolset as optional',
       files: { [ALPHA]: alpha('Use automation_create_task.\n'), ...owner('gamma', 'optionalToolsets') },
-      errors: [{ line: 12, column: 5, file: ALPHA, message: '[gamma](capability:gamma)' }],
+      errors: [{ messageId: 'foreignOwned', line: 12, column: 5, file: ALPHA, message: '[gamma](capability:gamma)' }],
     },
     {
       name: 'several owning capabilities, sorted',
       files: { [ALPHA]: alpha('Use automation_create_task.\n'), ...owner('delta'), ...owner('beta') },
-      errors: [{ line: 12, column: 5, file: ALPHA, message: '[beta](capability:beta) or [delta](capability:delta)' }],
+      errors: [{ messageId: 'foreignOwned', line: 12, column: 5, file: ALPHA, message: '[beta](capability:beta) or [delta](capability:delta)' }],
     },
     {
       name: 'Chinese text around the name',
       files: { [ALPHA]: alpha('调用automation_create_task创建任务，不要猜测。\n') },
-      errors: [{ line: 12, column: 3, endColumn: 25 }],
+      errors: [{ messageId: 'foreignUnowned', line: 12, column: 3, endColumn: 25 }],
     },
     {
       name: 'every mention, code included',
       files: { [ALPHA]: alpha('Call `automation_list_tasks`.\n\n```json\n{"tool": "automation_create_task"}\n```\n') },
       errors: [
-        { line: 12, column: 7, message: 'tool `automation_list_tasks`' },
-        { line: 15, column: 11, message: 'tool `automation_create_task`' },
+        { messageId: 'foreignUnowned', line: 12, column: 7, message: 'tool `automation_list_tasks`' },
+        { messageId: 'foreignUnowned', line: 15, column: 11, message: 'tool `automation_create_task`' },
       ],
     },
     {
       name: 'a mention in another cell of a tools table row is prose',
       files: { [ALPHA]: alpha('| Tool | Use |\n| --- | --- |\n| `work_log_record` | add; never `automation_create_task` |\n') },
-      errors: [{ line: 14, column: 35 }],
+      errors: [{ messageId: 'foreignUnowned', line: 14, column: 35 }],
     },
     {
       name: 'a capability without toolsets',
       files: { [ALPHA]: protocol({ id: 'alpha' }, 'Call work_log_record.\n') },
-      errors: [{ line: 11, column: 6, message: 'belongs to toolset work-logs' }],
+      errors: [{ messageId: 'foreignUnowned', line: 11, column: 6, message: 'belongs to toolset work-logs' }],
     },
     {
       name: 'a dotted tool name',
@@ -112,7 +113,7 @@ ruleTable(foreignTools, {
         'capabilities/toolsets.yaml': 'fs:\n  description: Files.\n  tools:\n    files.read: { description: Read. }\nown:\n  description: Own.\n  tools:\n    own_tool: { description: O. }\n',
         [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['own'] }, 'Call own_tool, then files.read. Not files.readme.\n'),
       },
-      errors: [{ line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],
+      errors: [{ messageId: 'foreignUnowned', line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],
     },
     {
       name: 'compound tokens: the longest tool names, left to right, in a chain the scan walks once',
@@ -122,22 +123,22 @@ ruleTable(foreignTools, {
         [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['own'] }, `q-files.read-all-files.read.x-y-x-z ${'ab-'.repeat(20_000)}files.read\n`),
       },
       errors: [
-        { line: 12, column: 3, endColumn: 17, message: 'tool `files.read-all`' },
-        { line: 12, column: 18, endColumn: 28, message: 'tool `files.read`' },
-        { line: 12, column: 29, endColumn: 32, message: 'tool `x-y`' },
-        { line: 12, column: 37 + 60_000, message: 'tool `files.read`' },
+        { messageId: 'foreignUnowned', line: 12, column: 3, endColumn: 17, message: 'tool `files.read-all`' },
+        { messageId: 'foreignUnowned', line: 12, column: 18, endColumn: 28, message: 'tool `files.read`' },
+        { messageId: 'foreignUnowned', line: 12, column: 29, endColumn: 32, message: 'tool `x-y`' },
+        { messageId: 'foreignUnowned', line: 12, column: 37 + 60_000, message: 'tool `files.read`' },
       ],
     },
     {
       name: 'a malformed retiredTools entry hides nothing',
       files: { [ALPHA]: alpha('Use automation_create_task.\n', { retiredTools: ['*'] }) },
-      errors: [{ line: 14, column: 5, message: 'tool `automation_create_task`' }],
+      errors: [{ messageId: 'foreignUnowned', line: 14, column: 5, message: 'tool `automation_create_task`' }],
     },
     {
       name: 'level warn',
       files: { [ALPHA]: alpha('Use automation_create_task.\n') },
       level: 'warn',
-      errors: [{ line: 12, column: 5, severity: 'warning' }],
+      errors: [{ messageId: 'foreignUnowned', line: 12, column: 5, severity: 'warning' }],
     },
   ],
 });

@@ -103,145 +103,145 @@ ruleTable(frontmatterSchema, {
       name: 'malformed YAML (an unclosed flow sequence)',
       files: only(doc(['tags: [reports, daily'])),
       // Reported where the `]` is missing: the end of the line.
-      errors: [{ line: 10, column: 22, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
+      errors: [{ messageId: 'yaml', line: 10, column: 22, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
     },
     {
       name: 'a duplicate key, at its second occurrence',
       files: only(doc(['name: Alpha again'])),
-      errors: [{ line: 10, column: 1, message: 'duplicate key "name": a key may appear only once in a mapping' }],
+      errors: [{ messageId: 'yaml', line: 10, column: 1, message: 'duplicate key "name": a key may appear only once in a mapping' }],
     },
     {
       name: 'tab indentation',
       files: only(doc(['metadata:', '\towner: me'])),
-      errors: [{ line: 11, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
+      errors: [{ messageId: 'yaml', line: 11, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
     },
     {
       name: 'no frontmatter',
       files: only('# Alpha\n\nDo not guess.\n'),
-      errors: [{ line: 1, column: 1, message: 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line' }],
+      errors: [{ messageId: 'yaml', line: 1, column: 1, message: 'no YAML frontmatter: a PROTOCOL.md must start with a `---` line' }],
     },
     {
       name: 'a frontmatter that is never closed',
       files: only('---\nid: alpha\nname: Alpha\n\n# Alpha\n'),
-      errors: [{ line: 1, column: 1, message: 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field' }],
+      errors: [{ messageId: 'yaml', line: 1, column: 1, message: 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field' }],
     },
     {
       name: 'frontmatter that is a list, not a mapping',
       files: only('---\n- id\n- alpha\n---\nDo not.\n'),
-      errors: [{ line: 1, column: 1, endLine: 4, endColumn: 4, message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)' }],
+      errors: [{ messageId: 'yaml', line: 1, column: 1, endLine: 4, endColumn: 4, message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)' }],
     },
     {
       name: 'frontmatter that is a plain string',
       files: only('---\njust some text\n---\nDo not.\n'),
-      errors: [{ line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
+      errors: [{ messageId: 'yaml', line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
     },
     {
       name: 'an empty frontmatter block',
       files: only('---\n---\nDo not.\n'),
-      errors: [{ line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
+      errors: [{ messageId: 'yaml', line: 1, column: 1, message: 'frontmatter must be a YAML mapping' }],
     },
     {
       name: 'a YAML alias bomb ("billion laughs") is refused at its first alias',
       files: only(doc(BILLION_LAUGHS)),
-      errors: [{ line: 11, column: 8, message: 'YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors' }],
+      errors: [{ messageId: 'yaml', line: 11, column: 8, message: 'YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors' }],
     },
     {
       name: 'a __proto__ key',
       files: only(doc(['__proto__:', '  polluted: yes'])),
-      errors: [{ line: 10, column: 1, endColumn: 10, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
+      errors: [{ messageId: 'yaml', line: 10, column: 1, endColumn: 10, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
     },
     {
       name: 'constructor and prototype keys, nested too',
       files: only(doc(['constructor:', '  prototype:', '    polluted: yes'])),
       errors: [
-        { line: 10, column: 1, message: 'key "constructor" is not allowed' },
-        { line: 11, column: 3, message: 'key "prototype" is not allowed' },
+        { messageId: 'yaml', line: 10, column: 1, message: 'key "constructor" is not allowed' },
+        { messageId: 'yaml', line: 11, column: 3, message: 'key "prototype" is not allowed' },
       ],
     },
     {
       name: 'a __proto__ key inside metadata',
       files: only(doc(['metadata:', '  __proto__: { polluted: "yes" }'])),
-      errors: [{ line: 11, column: 3, message: 'key "__proto__" is not allowed' }],
+      errors: [{ messageId: 'yaml', line: 11, column: 3, message: 'key "__proto__" is not allowed' }],
     },
 
     // --- the schema ---------------------------------------------------------------------------
     {
       name: 'an unknown key with a "did you mean"',
       files: only(doc(['whenToUes:', '  - another trigger'])),
-      errors: [{ line: 10, column: 1, endColumn: 10, message: 'unknown field "whenToUes"; did you mean "whenToUse"?' }],
+      errors: [{ messageId: 'schema', line: 10, column: 1, endColumn: 10, message: 'unknown field "whenToUes"; did you mean "whenToUse"?' }],
     },
     {
       name: 'an unknown key with no near miss',
       files: only(doc(['colour: blue'])),
-      errors: [{ line: 10, column: 1, message: /^unknown field "colour"$/ }],
+      errors: [{ messageId: 'schema', line: 10, column: 1, message: /^unknown field "colour"$/ }],
     },
     {
       name: 'missing required fields, reported at the frontmatter',
       files: only('---\nid: alpha\nname: Alpha\n---\nDo not.\n'),
       errors: [
-        { line: 2, column: 1, message: 'missing required field "description"' },
-        { line: 2, column: 1, message: 'missing required field "protocol_updated"' },
-        { line: 2, column: 1, message: 'missing required field "protocol_version"' },
-        { line: 2, column: 1, message: 'missing required field "requiredToolsets"' },
-        { line: 2, column: 1, message: 'missing required field "whenToUse"' },
+        { messageId: 'schema', line: 2, column: 1, message: 'missing required field "description"' },
+        { messageId: 'schema', line: 2, column: 1, message: 'missing required field "protocol_updated"' },
+        { messageId: 'schema', line: 2, column: 1, message: 'missing required field "protocol_version"' },
+        { messageId: 'schema', line: 2, column: 1, message: 'missing required field "requiredToolsets"' },
+        { messageId: 'schema', line: 2, column: 1, message: 'missing required field "whenToUse"' },
       ],
     },
     {
       name: 'wrong types',
       files: only(doc(['tags: reports'], { name: 'name: 42', whenToUse: 'whenToUse: use alpha', '  - use alpha': null })),
       errors: [
-        { line: 3, column: 7, message: '`name` must be a quoted string, not 42 (YAML reads it as the number 42): write "42"' },
-        { line: 5, column: 12, message: '`whenToUse` must be a list, not string "use alpha"' },
-        { line: 9, column: 7, message: '`tags` must be a list, not string "reports"' },
+        { messageId: 'unquoted', line: 3, column: 7, message: '`name` must be a quoted string, not 42 (YAML reads it as the number 42): write "42"' },
+        { messageId: 'schema', line: 5, column: 12, message: '`whenToUse` must be a list, not string "use alpha"' },
+        { messageId: 'schema', line: 9, column: 7, message: '`tags` must be a list, not string "reports"' },
       ],
     },
     {
       name: 'protocol_version "latest"',
       files: only(doc([], { protocol_version: 'protocol_version: latest' })),
-      errors: [{ line: 8, column: 19, endColumn: 25, message: '`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
+      errors: [{ messageId: 'schema', line: 8, column: 19, endColumn: 25, message: '`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
     },
     {
       name: 'protocol_version a range "^1.2.0"',
       files: only(doc([], { protocol_version: 'protocol_version: "^1.2.0"' })),
-      errors: [{ line: 8, column: 19, message: '`protocol_version` "^1.2.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH' }],
+      errors: [{ messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "^1.2.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH' }],
     },
     {
       name: 'protocol_version "1.2" (quoted)',
       files: only(doc([], { protocol_version: 'protocol_version: "1.2"' })),
-      errors: [{ line: 8, column: 19, message: '`protocol_version` "1.2" has the wrong form' }],
+      errors: [{ messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "1.2" has the wrong form' }],
     },
     {
       name: 'protocol_version 1.2 (a YAML number) says what is expected',
       files: only(doc([], { protocol_version: 'protocol_version: 1.2' })),
-      errors: [{ line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.2.0", not 1.2 (YAML reads it as the number 1.2)' }],
+      errors: [{ messageId: 'unquotedVersion', line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.2.0", not 1.2 (YAML reads it as the number 1.2)' }],
     },
     {
       name: 'protocol_version 1.0 is quoted as written, not as the number 1 YAML makes of it',
       files: only(doc([], { protocol_version: 'protocol_version: 1.0' })),
-      errors: [{ line: 8, column: 19, endColumn: 22, message: /^`protocol_version` must be a quoted semver string like "1\.0\.0", not 1\.0 \(YAML reads it as the number 1\)$/ }],
+      errors: [{ messageId: 'unquotedVersion', line: 8, column: 19, endColumn: 22, message: /^`protocol_version` must be a quoted semver string like "1\.0\.0", not 1\.0 \(YAML reads it as the number 1\)$/ }],
     },
     {
       name: 'protocol_version 2 and other scalars that YAML reads as numbers or booleans',
       files: only(doc([], { protocol_version: 'protocol_version: 0x2', name: 'name: true' })),
       errors: [
-        { line: 3, column: 7, message: '`name` must be a quoted string, not true (YAML reads it as the boolean true): write "true"' },
-        { line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.0.0", not 0x2 (YAML reads it as the number 2)' },
+        { messageId: 'unquoted', line: 3, column: 7, message: '`name` must be a quoted string, not true (YAML reads it as the boolean true): write "true"' },
+        { messageId: 'unquotedVersion', line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.0.0", not 0x2 (YAML reads it as the number 2)' },
       ],
     },
     {
       name: 'protocol_version with a "v" prefix',
       files: only(doc([], { protocol_version: 'protocol_version: v1.2.0' })),
-      errors: [{ line: 8, column: 19, message: '`protocol_version` "v1.2.0" has the wrong form' }],
+      errors: [{ messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "v1.2.0" has the wrong form' }],
     },
     {
       name: 'a month that does not exist',
       files: only(doc([], { protocol_updated: 'protocol_updated: 2026-13-01' })),
-      errors: [{ line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-13-01" has the wrong form: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+      errors: [{ messageId: 'schema', line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-13-01" has the wrong form: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
     },
     {
       name: 'a date in another format',
       files: only(doc([], { protocol_updated: 'protocol_updated: 29.11.2026' })),
-      errors: [{ line: 9, column: 19, message: '`protocol_updated` "29.11.2026" has the wrong form: use an ISO date YYYY-MM-DD' }],
+      errors: [{ messageId: 'schema', line: 9, column: 19, message: '`protocol_updated` "29.11.2026" has the wrong form: use an ISO date YYYY-MM-DD' }],
     },
     {
       name: 'an $id equal to a meta-schema\'s does not break the next capability\'s check',
@@ -251,12 +251,12 @@ ruleTable(frontmatterSchema, {
         'capabilities/gamma/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], { id: 'id: gamma' }),
       },
       // The first is refused (it would replace the meta-schema); the two same nested $ids are fine.
-      errors: [{ file: A, line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: schema with key or id "http://json-schema.org/draft-07/schema" already exists' }],
+      errors: [{ messageId: 'invalidJsonSchema', file: A, line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: schema with key or id "http://json-schema.org/draft-07/schema" already exists' }],
     },
     {
       name: 'a day that does not exist in its month (February 31)',
       files: only(doc([], { protocol_updated: 'protocol_updated: 2026-02-31' })),
-      errors: [{ line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-02-31" is not a real calendar date: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+      errors: [{ messageId: 'schema', line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-02-31" is not a real calendar date: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
     },
     {
       name: 'February 29 of years that are not leap years (2025, 2100), April 31',
@@ -266,94 +266,95 @@ ruleTable(frontmatterSchema, {
         'capabilities/gamma/PROTOCOL.md': doc([], { id: 'id: gamma', protocol_updated: 'protocol_updated: "2026-04-31"' }),
       },
       errors: [
-        { file: A, line: 9, column: 19, message: '`protocol_updated` "2025-02-29" is not a real calendar date' },
-        { file: 'capabilities/beta/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2100-02-29" is not a real calendar date' },
-        { file: 'capabilities/gamma/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2026-04-31" is not a real calendar date' },
+        { messageId: 'schema', file: A, line: 9, column: 19, message: '`protocol_updated` "2025-02-29" is not a real calendar date' },
+        { messageId: 'schema', file: 'capabilities/beta/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2100-02-29" is not a real calendar date' },
+        { messageId: 'schema', file: 'capabilities/gamma/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2026-04-31" is not a real calendar date' },
       ],
     },
     {
       name: 'YAML-only types are refused, not rewritten: !!binary, !!omap, !!set, !!timestamp',
       files: only(doc(['metadata: { logo: !!binary aGVsbG8= }', 'tags: !!set { a, b }', 'constraints: !!omap', '  - a: 1', 'evidenceTypes: [!!timestamp 2026-11-29]'])),
       errors: [
-        { line: 10, column: 28, message: 'YAML tag !!binary is not allowed: only JSON-compatible YAML is read' },
-        { line: 11, column: 13, message: 'YAML tag !!set is not allowed' },
-        { line: 13, column: 3, message: 'YAML tag !!omap is not allowed' },
-        { line: 14, column: 29, message: 'YAML tag !!timestamp is not allowed' },
+        { messageId: 'yaml', line: 10, column: 28, message: 'YAML tag !!binary is not allowed: only JSON-compatible YAML is read' },
+        { messageId: 'yaml', line: 11, column: 13, message: 'YAML tag !!set is not allowed' },
+        { messageId: 'yaml', line: 13, column: 3, message: 'YAML tag !!omap is not allowed' },
+        { messageId: 'yaml', line: 14, column: 29, message: 'YAML tag !!timestamp is not allowed' },
       ],
     },
     {
       name: 'NaN, infinity and keys that are not text',
       files: only(doc(['metadata: { a: .nan, 2: b }'])),
       errors: [
-        { line: 10, column: 16, message: '.nan is not a finite number' },
-        { line: 10, column: 22, message: 'a key must be text, not the number 2; quote it: "2"' },
+        { messageId: 'yaml', line: 10, column: 16, message: '.nan is not a finite number' },
+        { messageId: 'yaml', line: 10, column: 22, message: 'a key must be text, not the number 2; quote it: "2"' },
       ],
     },
     {
       name: 'frontmatter nested deeper than the YAML limit, at the token that goes too deep',
       files: only(doc([`metadata: ${'{a: '.repeat(400)}1${'}'.repeat(400)}`])),
-      errors: [{ line: 10, column: 11 + 4 * 63, message: 'YAML nested more than 64 levels deep' }],
+      errors: [{ messageId: 'yaml', line: 10, column: 11 + 4 * 63, message: 'YAML nested more than 64 levels deep' }],
     },
     {
       name: 'an inputSchema in draft-04 (not checked by capreg), and one whose $schema is not a URI',
       files: only(doc(['inputSchema: { $schema: "http://json-schema.org/draft-04/schema#", type: object }', 'outputSchema: { $schema: 4, type: object }'])),
       errors: [
         {
+          messageId: 'invalidJsonSchema',
           line: 10,
           column: 25,
           message:
             '`inputSchema` is not a valid JSON Schema: `$schema` "http://json-schema.org/draft-04/schema#" names no JSON Schema dialect capreg checks; use one of draft-07 ("http://json-schema.org/draft-07/schema#"), 2019-09 ("https://json-schema.org/draft/2019-09/schema"), 2020-12 ("https://json-schema.org/draft/2020-12/schema"), or leave `$schema` out for draft-07',
         },
-        { line: 11, column: 26, message: '`outputSchema` is not a valid JSON Schema: `$schema` that is not a URI names no JSON Schema dialect' },
+        { messageId: 'invalidJsonSchema', line: 11, column: 26, message: '`outputSchema` is not a valid JSON Schema: `$schema` that is not a URI names no JSON Schema dialect' },
       ],
     },
     {
       name: 'an invalid 2020-12 schema is checked against the 2020-12 meta-schema',
       files: only(doc(['inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", prefixItems: 3 }'])),
-      errors: [{ line: 10, column: 86, message: '`inputSchema` is not a valid JSON Schema: `inputSchema.prefixItems` must be a list, not number 3' }],
+      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 86, message: '`inputSchema` is not a valid JSON Schema: `inputSchema.prefixItems` must be a list, not number 3' }],
     },
     {
       name: 'a $ref to a remote URL is unresolved, not fetched',
       files: only(doc(['inputSchema: { $ref: "https://example.com/schema.json" }'])),
-      errors: [{ line: 10, column: 14, message: "`inputSchema` is not a valid JSON Schema: can't resolve reference https://example.com/schema.json" }],
+      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 14, message: "`inputSchema` is not a valid JSON Schema: can't resolve reference https://example.com/schema.json" }],
     },
     {
       name: 'an inputSchema too big to compile in reasonable time',
       files: only(doc([`inputSchema: { type: object, properties: { ${Array.from({ length: 600 }, (_, i) => `p${i}: { type: string }`).join(', ')} } }`])),
-      errors: [{ line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: it holds over 1000 values, more than capreg checks' }],
+      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: it holds over 1000 values, more than capreg checks' }],
     },
     {
       name: 'an id that breaks the pattern',
       files: only(doc([], { id: 'id: Alpha_1' })),
-      errors: [{ line: 2, column: 5, endColumn: 12, message: '`id` "Alpha_1" has the wrong form: use lowercase letters and digits in words joined by single hyphens' }],
+      errors: [{ messageId: 'schema', line: 2, column: 5, endColumn: 12, message: '`id` "Alpha_1" has the wrong form: use lowercase letters and digits in words joined by single hyphens' }],
     },
     {
       name: 'an id over 64 characters',
       files: only(doc([], { id: `id: ${'a'.repeat(65)}` })),
-      errors: [{ line: 2, column: 5, message: '`id` is too long (65 characters, at most 64)' }],
+      errors: [{ messageId: 'schema', line: 2, column: 5, message: '`id` is too long (65 characters, at most 64)' }],
     },
     {
       name: 'an empty name and an empty trigger list',
       files: only(doc([], { name: 'name: ""', whenToUse: 'whenToUse: []', '  - use alpha': null })),
       errors: [
-        { line: 3, column: 7, message: '`name` must not be empty' },
-        { line: 5, column: 12, message: '`whenToUse` must have at least 1 item' },
+        { messageId: 'schema', line: 3, column: 7, message: '`name` must not be empty' },
+        { messageId: 'schema', line: 5, column: 12, message: '`whenToUse` must have at least 1 item' },
       ],
     },
     {
       name: 'a toolset listed twice, reported at the second',
       files: only(doc([], { requiredToolsets: 'requiredToolsets: [work-logs, automation, work-logs]' })),
-      errors: [{ line: 7, column: 43, message: '`requiredToolsets` lists "work-logs" twice (items 1 and 3); remove one' }],
+      errors: [{ messageId: 'schema', line: 7, column: 43, message: '`requiredToolsets` lists "work-logs" twice (items 1 and 3); remove one' }],
     },
     {
       name: 'lifecyclePhase with a "did you mean"',
       files: only(doc(['lifecyclePhase: verfy'])),
-      errors: [{ line: 10, column: 17, message: '`lifecyclePhase` must be one of "define", "plan", "build", "verify", "review", "ship", not "verfy"; did you mean "verify"?' }],
+      errors: [{ messageId: 'schema', line: 10, column: 17, message: '`lifecyclePhase` must be one of "define", "plan", "build", "verify", "review", "ship", not "verfy"; did you mean "verify"?' }],
     },
     {
       name: 'metadata values must be strings',
       files: only(doc(['metadata:', '  priority: 3'])),
-      errors: [{ line: 11, column: 13, message: '`metadata.priority` must be a quoted string, not 3 (YAML reads it as the number 3): write "3"' }],
+      errors: [{ messageId: 'unquoted', line: 11, column: 13, message: '`metadata.priority` must be a quoted string, not 3 (YAML reads it as the number 3): write "3"' }],
     },
     {
       name: 'a constraint with a bad severity (did you mean) and a misspelt key',
@@ -369,8 +370,8 @@ ruleTable(frontmatterSchema, {
         ]),
       ),
       errors: [
-        { line: 13, column: 15, message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?' },
-        { line: 14, column: 5, endColumn: 20, message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?' },
+        { messageId: 'schema', line: 13, column: 15, message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?' },
+        { messageId: 'schema', line: 14, column: 5, endColumn: 20, message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?' },
       ],
     },
     {
@@ -378,6 +379,7 @@ ruleTable(frontmatterSchema, {
       files: only(doc(['inputSchema:', '  type: object', '  properties:', '    day: { type: strng }'])),
       errors: [
         {
+          messageId: 'invalidJsonSchema',
           line: 13,
           column: 18,
           message:
@@ -388,29 +390,29 @@ ruleTable(frontmatterSchema, {
     {
       name: 'an outputSchema with a $ref that does not resolve',
       files: only(doc(['outputSchema:', '  $ref: "#/definitions/missing"'])),
-      errors: [{ line: 11, column: 3, message: "`outputSchema` is not a valid JSON Schema: can't resolve reference #/definitions/missing" }],
+      errors: [{ messageId: 'invalidJsonSchema', line: 11, column: 3, message: "`outputSchema` is not a valid JSON Schema: can't resolve reference #/definitions/missing" }],
     },
     {
       name: 'an inputSchema that is a list',
       files: only(doc(['inputSchema: [string]'])),
-      errors: [{ line: 10, column: 14, message: '`inputSchema` must be a mapping, not a list' }],
+      errors: [{ messageId: 'schema', line: 10, column: 14, message: '`inputSchema` must be a mapping, not a list' }],
     },
     {
       name: 'every problem of a document in one run, in file order',
       files: only(doc(['tags: reports', 'lifecyclePhase: ship-it'], { id: 'id: Alpha', protocol_version: 'protocol_version: latest' })),
       errors: [
-        { line: 2, column: 5, message: '`id` "Alpha" has the wrong form' },
-        { line: 8, column: 19, message: '`protocol_version` "latest" has the wrong form' },
-        { line: 10, column: 7, message: '`tags` must be a list' },
-        { line: 11, column: 17, message: '`lifecyclePhase` must be one of' },
+        { messageId: 'schema', line: 2, column: 5, message: '`id` "Alpha" has the wrong form' },
+        { messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "latest" has the wrong form' },
+        { messageId: 'schema', line: 10, column: 7, message: '`tags` must be a list' },
+        { messageId: 'schema', line: 11, column: 17, message: '`lifecyclePhase` must be one of' },
       ],
     },
     {
       name: 'problems of two capabilities',
       files: { [A]: doc(['colour: blue']), 'capabilities/beta/PROTOCOL.md': doc(['whenToUes: [x]'], { id: 'id: beta' }) },
       errors: [
-        { file: A, line: 10, column: 1, message: 'unknown field "colour"' },
-        { file: 'capabilities/beta/PROTOCOL.md', line: 10, column: 1, message: 'did you mean "whenToUse"?' },
+        { messageId: 'schema', file: A, line: 10, column: 1, message: 'unknown field "colour"' },
+        { messageId: 'schema', file: 'capabilities/beta/PROTOCOL.md', line: 10, column: 1, message: 'did you mean "whenToUse"?' },
       ],
     },
   ],

@@ -1,17 +1,22 @@
 // Table tests for lint rules (ESLint's RuleTester idea): each case is a small in-memory registry;
-// valid cases must produce no diagnostic from the rule, invalid ones exactly the listed ones.
+// valid cases must produce no diagnostic from the rule, invalid ones exactly the listed ones, each
+// named by its message id (and, with `data`, the exact message that template gives).
 import { describe, expect, it } from 'vitest';
 import { compileRegistry } from '../../compiler/compile.js';
 import { defaultConfig } from '../../compiler/config.js';
-import type { AnyRule } from '../../compiler/rule.js';
+import { formatMessage, type AnyRule } from '../../compiler/rule.js';
 import type { Diagnostic, RegistryInput } from '../../compiler/types.js';
 import { registryInput } from '../support/registry.js';
 
 export interface ExpectedDiagnostic {
+  /** The key of the rule's `meta.messages` the diagnostic was reported with. */
+  messageId: string;
   line: number;
   column: number;
+  /** The template's data: the message must be exactly the template filled with it. */
+  data?: Record<string, string | number>;
   severity?: 'error' | 'warning';
-  /** Substring or pattern the message must match. */
+  /** Substring or pattern the message must match, where the test is about the text itself. */
   message?: string | RegExp;
   /** Defaults to `capabilities/<the only capability>/PROTOCOL.md` when omitted. */
   file?: string;
@@ -53,6 +58,9 @@ export function ruleTable(rule: AnyRule, cases: { valid: RuleCase[]; invalid: Ru
         diagnostics.forEach((diagnostic, index) => {
           const want = expected[index]!;
           expect(diagnostic.ruleId).toBe(rule.meta.id);
+          expect(diagnostic.messageId, `diagnostic ${index + 1}: ${diagnostic.message}`).toBe(want.messageId);
+          expect(want.messageId in rule.meta.messages, `"${want.messageId}" is not a message of ${rule.meta.id}`).toBe(true);
+          if (want.data !== undefined) expect(diagnostic.message).toBe(formatMessage(rule.meta.messages[want.messageId]!, want.data));
           expect({ line: diagnostic.line, column: diagnostic.column }).toEqual({ line: want.line, column: want.column });
           if (want.endLine !== undefined) expect(diagnostic.endLine).toBe(want.endLine);
           if (want.endColumn !== undefined) expect(diagnostic.endColumn).toBe(want.endColumn);

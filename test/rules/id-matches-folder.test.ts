@@ -11,7 +11,7 @@ ruleTable(idMatchesFolder, {
     {
       name: 'id differs from folder',
       files: { 'capabilities/alpha/PROTOCOL.md': protocol({ id: 'beta' }) },
-      errors: [{ line: 2, column: 5, message: 'id "beta" does not match its folder "alpha"' }],
+      errors: [{ messageId: 'mismatch', line: 2, column: 5, message: 'id "beta" does not match its folder "alpha"' }],
     },
     {
       name: 'two capabilities with one id',
@@ -20,8 +20,8 @@ ruleTable(idMatchesFolder, {
         'capabilities/beta/PROTOCOL.md': protocol({ id: 'alpha' }),
       },
       errors: [
-        { line: 2, column: 5, file: 'capabilities/beta/PROTOCOL.md', message: 'does not match its folder "beta"' },
-        { line: 2, column: 5, file: 'capabilities/beta/PROTOCOL.md', message: 'also used by capabilities/alpha/PROTOCOL.md' },
+        { messageId: 'mismatch', line: 2, column: 5, file: 'capabilities/beta/PROTOCOL.md', message: 'does not match its folder "beta"' },
+        { messageId: 'duplicate', line: 2, column: 5, file: 'capabilities/beta/PROTOCOL.md', message: 'also used by capabilities/alpha/PROTOCOL.md' },
       ],
     },
   ],

@@ -46,6 +46,7 @@ ruleTable(links, {
       files: { [A]: alpha('Intro.\n\nSee [the notes](references/note.md).\n'), 'capabilities/alpha/references/notes.md': 'x' },
       errors: [
         {
+          messageId: 'missing',
           line: 13,
           column: 5,
           endColumn: 36,
@@ -57,8 +58,8 @@ ruleTable(links, {
       name: 'a missing image and definition, Chinese text before them',
       files: { [A]: alpha('见图：![流程](img/流程.png)\n\n[详情]: ./details.md "标题"\n') },
       errors: [
-        { line: 11, column: 4, message: 'image "img/流程.png" does not resolve: capabilities/alpha/img/流程.png does not exist; link' },
-        { line: 13, column: 1, message: 'link definition "./details.md" does not resolve' },
+        { messageId: 'missing', line: 11, column: 4, message: 'image "img/流程.png" does not resolve: capabilities/alpha/img/流程.png does not exist; link' },
+        { messageId: 'missing', line: 13, column: 1, message: 'link definition "./details.md" does not resolve' },
       ],
     },
     {
@@ -69,30 +70,30 @@ ruleTable(links, {
         'README.md': 'x',
       },
       errors: [
-        { line: 11, column: 1, message: 'link "../toolsets.yaml" leaves the capability folder capabilities/alpha/ (resolves to capabilities/toolsets.yaml)' },
-        { line: 12, column: 1, message: 'resolves to README.md' },
-        { line: 13, column: 1, message: 'resolves to capabilities/shared/common.md' },
+        { messageId: 'escapes', line: 11, column: 1, message: 'link "../toolsets.yaml" leaves the capability folder capabilities/alpha/ (resolves to capabilities/toolsets.yaml)' },
+        { messageId: 'escapes', line: 12, column: 1, message: 'resolves to README.md' },
+        { messageId: 'escapes', line: 13, column: 1, message: 'resolves to capabilities/shared/common.md' },
       ],
     },
     {
       name: 'an absolute path',
       files: { [A]: alpha('- [x](/capabilities/alpha/references/a.md)\n'), 'capabilities/alpha/references/a.md': 'x' },
-      errors: [{ line: 11, column: 3, message: 'link "/capabilities/alpha/references/a.md" is an absolute path; use a path relative to this PROTOCOL.md' }],
+      errors: [{ messageId: 'absolute', line: 11, column: 3, message: 'link "/capabilities/alpha/references/a.md" is an absolute path; use a path relative to this PROTOCOL.md' }],
     },
     {
       name: 'an empty target and a folder',
       files: { [A]: alpha('[x]() and [y](references/) and [z](./)\n'), 'capabilities/alpha/references/a.md': 'x' },
       errors: [
-        { line: 11, column: 1, message: 'link has an empty target' },
-        { line: 11, column: 11, message: 'link "references/" points at the folder capabilities/alpha/references, not a file' },
-        { line: 11, column: 32, message: 'points at the folder capabilities/alpha, not a file' },
+        { messageId: 'empty', line: 11, column: 1, message: 'link has an empty target' },
+        { messageId: 'folder', line: 11, column: 11, message: 'link "references/" points at the folder capabilities/alpha/references, not a file' },
+        { messageId: 'folder', line: 11, column: 32, message: 'points at the folder capabilities/alpha, not a file' },
       ],
     },
     {
       name: 'file names are case-sensitive; level warn',
       level: 'warn',
       files: { [A]: alpha('[x](References/A.md)\n'), 'capabilities/alpha/references/a.md': 'x' },
-      errors: [{ line: 11, column: 1, severity: 'warning', message: 'did you mean references/a.md?' }],
+      errors: [{ messageId: 'missing', line: 11, column: 1, severity: 'warning', message: 'did you mean references/a.md?' }],
     },
   ],
 });

@@ -25,6 +25,7 @@ ruleTable(markdownSyntax, {
       files: withBody('Do not.\n\n```js\nconst a = 1;\n'),
       errors: [
         {
+          messageId: 'problem',
           line: 13,
           column: 1,
           endLine: 15,
@@ -36,37 +37,37 @@ ruleTable(markdownSyntax, {
     {
       name: 'a fence that swallows the rest of the protocol',
       files: withBody('```\na\n```\n\n## Rules\n\n```sh\nb\n\n## More rules\n\n- Never guess.\n'),
-      errors: [{ line: 17, column: 1, message: 'code fence opened with ``` on line 17 is never closed' }],
+      errors: [{ messageId: 'problem', line: 17, column: 1, message: 'code fence opened with ``` on line 17 is never closed' }],
     },
     {
       name: 'closed by a shorter fence (which does not close it)',
       files: withBody('~~~~\ncode\n~~~\n'),
-      errors: [{ line: 11, column: 1, message: 'code fence opened with ~~~~ on line 11 is never closed, so the text after it is read as code, not as instructions; close it with a ~~~~ line' }],
+      errors: [{ messageId: 'problem', line: 11, column: 1, message: 'code fence opened with ~~~~ on line 11 is never closed, so the text after it is read as code, not as instructions; close it with a ~~~~ line' }],
     },
     {
       name: 'a fence that is only an opening line',
       files: withBody('```'),
-      errors: [{ line: 11, column: 1, endLine: 11, endColumn: 4, message: 'is never closed' }],
+      errors: [{ messageId: 'problem', line: 11, column: 1, endLine: 11, endColumn: 4, message: 'is never closed' }],
     },
     {
       name: 'indented four spaces, the closing line is code, not a fence',
       files: withBody('```\ncode\n    ```\n'),
-      errors: [{ line: 11, column: 1, message: 'is never closed' }],
+      errors: [{ messageId: 'problem', line: 11, column: 1, message: 'is never closed' }],
     },
     {
       name: 'unclosed inside a block quote',
       files: withBody('> ```\n> code\n\nAfter.\n'),
-      errors: [{ line: 11, column: 3, endLine: 12, message: 'code fence opened with ``` on line 11 is never closed' }],
+      errors: [{ messageId: 'problem', line: 11, column: 3, endLine: 12, message: 'code fence opened with ``` on line 11 is never closed' }],
     },
     {
       name: 'unclosed inside a list item',
       files: withBody('- item\n\n  ```js\n  code\n'),
-      errors: [{ line: 13, column: 3, message: 'code fence opened with ``` on line 13 is never closed' }],
+      errors: [{ messageId: 'problem', line: 13, column: 3, message: 'code fence opened with ``` on line 13 is never closed' }],
     },
     {
       name: 'in a file without frontmatter',
       files: { [A]: '```\nx\n' },
-      errors: [{ line: 1, column: 1, message: 'code fence opened with ``` on line 1 is never closed' }],
+      errors: [{ messageId: 'problem', line: 1, column: 1, message: 'code fence opened with ``` on line 1 is never closed' }],
     },
   ],
 });

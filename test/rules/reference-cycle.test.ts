@@ -27,6 +27,7 @@ ruleTable(referenceCycle, {
       files: { ...linking('beta', 'alpha'), ...linking('alpha', 'beta') },
       errors: [
         {
+          messageId: 'cycle',
           file: file('alpha'),
           line: 11,
           column: 11,
@@ -38,7 +39,7 @@ ruleTable(referenceCycle, {
     {
       name: 'a longer cycle is reported once, in its first capability, at the link that starts the cycle',
       files: { ...linking('c', 'a'), ...linking('a', 'x', 'b'), ...linking('b', 'c'), ...linking('x') },
-      errors: [{ file: file('a'), line: 12, column: 11, message: 'a -> b -> c -> a' }],
+      errors: [{ messageId: 'cycle', file: file('a'), line: 12, column: 11, message: 'a -> b -> c -> a' }],
     },
     {
       name: 'two separate cycles; a shortest cycle is shown and the rest of the tangle named',
@@ -50,8 +51,8 @@ ruleTable(referenceCycle, {
         ...linking('n', 'm'),
       },
       errors: [
-        { file: file('a'), line: 11, column: 11, message: 'a -> b -> a (also tangled with: c)' },
-        { file: file('m'), line: 11, column: 11, message: 'm -> n -> m;' },
+        { messageId: 'cycleWithOthers', file: file('a'), line: 11, column: 11, message: 'a -> b -> a (also tangled with: c)' },
+        { messageId: 'cycle', file: file('m'), line: 11, column: 11, message: 'm -> n -> m;' },
       ],
     },
     {
@@ -61,7 +62,7 @@ ruleTable(referenceCycle, {
         [file('work-notes')]: protocol({ id: 'work-notes' }, '定时请加载[自动化](capability:auto-tasks)。\n'),
         [file('auto-tasks')]: protocol({ id: 'auto-tasks' }, '完成后返回[笔记](capability:work-notes)。\n'),
       },
-      errors: [{ file: file('auto-tasks'), line: 11, column: 6, severity: 'warning', message: 'auto-tasks -> work-notes -> auto-tasks' }],
+      errors: [{ messageId: 'cycle', file: file('auto-tasks'), line: 11, column: 6, severity: 'warning', message: 'auto-tasks -> work-notes -> auto-tasks' }],
     },
   ],
 });

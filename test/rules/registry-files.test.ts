@@ -21,6 +21,7 @@ ruleTable(registryFiles, {
       files: {},
       errors: [
         {
+          messageId: 'empty',
           file: 'capabilities',
           line: 1,
           column: 1,
@@ -33,6 +34,7 @@ ruleTable(registryFiles, {
       files: { [A]: protocol({ id: 'alpha' }), 'capabilities/beta/notes.md': 'Notes.' },
       errors: [
         {
+          messageId: 'noProtocol',
           file: 'capabilities/beta',
           line: 1,
           column: 1,
@@ -43,7 +45,7 @@ ruleTable(registryFiles, {
     {
       name: 'only folders without PROTOCOL.md: reported as such, not as an empty registry',
       files: { 'capabilities/beta/README.md': 'Notes.' },
-      errors: [{ file: 'capabilities/beta', line: 1, column: 1, message: 'folder capabilities/beta has no PROTOCOL.md' }],
+      errors: [{ messageId: 'noProtocol', file: 'capabilities/beta', line: 1, column: 1, message: 'folder capabilities/beta has no PROTOCOL.md' }],
     },
   ],
 });

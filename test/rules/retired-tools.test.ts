@@ -36,13 +36,14 @@ ruleTable(retiredTools, {
     {
       name: 'not named: reported at the entry',
       files: glob('Do not guess.\n'),
-      errors: [{ line: 11, column: 5, endColumn: 24, message: 'retired tool `work_log_schedule_*` is not named in the body; forbid it' }],
+      errors: [{ messageId: 'notNamed', line: 11, column: 5, endColumn: 24, message: 'retired tool `work_log_schedule_*` is not named in the body; forbid it' }],
     },
     {
       name: 'named outside a prohibition: reported at the mention',
       files: glob('Use `work_log_schedule_create` for schedules.\nDo not guess.\n'),
       errors: [
         {
+          messageId: 'notForbidden',
           line: 13,
           column: 6,
           endColumn: 30,
@@ -53,62 +54,62 @@ ruleTable(retiredTools, {
     {
       name: 'marker in another sentence of the same paragraph',
       files: named('The `old_tool` tool is retired. Do not guess.\n'),
-      errors: [{ line: 13, column: 6, endColumn: 14, message: 'no sentence that names it forbids it' }],
+      errors: [{ messageId: 'notForbidden', line: 13, column: 6, endColumn: 14, message: 'no sentence that names it forbids it' }],
     },
     {
       name: 'marker in another block',
       files: named('Never guess.\n\n- old_tool: retired\n'),
-      errors: [{ line: 15, column: 3, message: '`old_tool` is a retired tool' }],
+      errors: [{ messageId: 'notForbidden', line: 15, column: 3, message: '`old_tool` is a retired tool' }],
     },
     {
       name: 'named only in a code block',
       files: named('Never guess.\n\n```js\nold_tool()\n```\n'),
-      errors: [{ line: 16, column: 1 }],
+      errors: [{ messageId: 'notForbidden', line: 16, column: 1 }],
     },
     {
       name: 'a word that contains a marker is not a marker',
       files: named('Nevertheless old_tool works.\n'),
-      errors: [{ line: 13, column: 14 }],
+      errors: [{ messageId: 'notForbidden', line: 13, column: 14 }],
     },
     {
       name: 'the prefix without the glob star is not a mention',
       files: glob('Never call work_log_schedule tools.\n'),
-      errors: [{ line: 11, column: 5, message: 'not named in the body' }],
+      errors: [{ messageId: 'notNamed', line: 11, column: 5, message: 'not named in the body' }],
     },
     {
       name: 'a longer name is not a mention of an exact entry',
       files: named('Never call old_tools or my_old_tool.\n'),
-      errors: [{ line: 11, column: 5, message: 'retired tool `old_tool` is not named' }],
+      errors: [{ messageId: 'notNamed', line: 11, column: 5, message: 'retired tool `old_tool` is not named' }],
     },
     {
       name: 'Chinese without a marker',
       files: named('使用 `old_tool` 创建计划。\n'),
-      errors: [{ line: 13, column: 5, message: '`old_tool` is a retired tool' }],
+      errors: [{ messageId: 'notForbidden', line: 13, column: 5, message: '`old_tool` is a retired tool' }],
     },
     {
       name: 'configured markers replace the defaults',
       files: named('Never call old_tool.\n'),
       options: { markers: ['avoid'] },
-      errors: [{ line: 13, column: 12, message: 'a marker such as "avoid"' }],
+      errors: [{ messageId: 'notForbidden', line: 13, column: 12, message: 'a marker such as "avoid"' }],
     },
     {
       name: 'each entry on its own',
       files: { [FILE]: protocol({ id: 'alpha', retiredTools: ['old_tool', 'work_log_schedule_*'] }, 'Never call old_tool.\nUse work_log_schedule_x.\n') },
-      errors: [{ line: 15, column: 5, message: '`work_log_schedule_x` is a retired tool' }],
+      errors: [{ messageId: 'notForbidden', line: 15, column: 5, message: '`work_log_schedule_x` is a retired tool' }],
     },
     {
       name: 'two entries, both missing: each at its own YAML item',
       files: { [FILE]: protocol({ id: 'alpha', retiredTools: ['old_tool', 'work_log_schedule_*'] }, 'Do not guess.\n') },
       errors: [
-        { line: 11, column: 5, message: '`old_tool`' },
-        { line: 12, column: 5, message: '`work_log_schedule_*`' },
+        { messageId: 'notNamed', line: 11, column: 5, message: '`old_tool`' },
+        { messageId: 'notNamed', line: 12, column: 5, message: '`work_log_schedule_*`' },
       ],
     },
     {
       name: 'level warn',
       files: named('Do not guess.\n'),
       level: 'warn',
-      errors: [{ line: 11, column: 5, severity: 'warning' }],
+      errors: [{ messageId: 'notNamed', line: 11, column: 5, severity: 'warning' }],
     },
   ],
 });

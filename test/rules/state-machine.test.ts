@@ -45,6 +45,7 @@ ruleTable(stateMachine, {
       files: declared('## States\n\n- **PENDING** — keep polling.\n- **Done** — show the result.\n'),
       errors: [
         {
+          messageId: 'caseMismatch',
           line: 17,
           column: 5,
           endColumn: 9,
@@ -57,6 +58,7 @@ ruleTable(stateMachine, {
       files: declared('## States\n\n- **PENDING** — keep polling.\n'),
       errors: [
         {
+          messageId: 'missingDeclared',
           line: 12,
           column: 5,
           endColumn: 9,
@@ -69,40 +71,40 @@ ruleTable(stateMachine, {
       name: 'empty body',
       files: declared(''),
       errors: [
-        { line: 11, column: 5, message: 'state "PENDING"' },
-        { line: 12, column: 5, message: 'state "DONE"' },
+        { messageId: 'missingDeclared', line: 11, column: 5, message: 'state "PENDING"' },
+        { messageId: 'missingDeclared', line: 12, column: 5, message: 'state "DONE"' },
       ],
     },
     {
       name: 'names are case-sensitive: an entry in another case is reported where it is, with the right spelling',
       files: declared('- Pending: keep polling.\n- Done: show it.\n'),
       errors: [
-        { line: 14, column: 3, message: 'the entry for state "PENDING" writes it "Pending"; state names are case-sensitive: write "PENDING"' },
-        { line: 15, column: 3, message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"' },
+        { messageId: 'caseMismatch', line: 14, column: 3, message: 'the entry for state "PENDING" writes it "Pending"; state names are case-sensitive: write "PENDING"' },
+        { messageId: 'caseMismatch', line: 15, column: 3, message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"' },
       ],
     },
     {
       name: 'states of a listed tool: reported at the tool in its row',
       files: withTool(TOOLS),
       errors: [
-        { line: 14, column: 4, endColumn: 21, message: 'state "DONE" of tool `work_log_generate` (listed in the tools table) has no entry in the body' },
-        { line: 14, column: 4, message: 'state "PENDING" of tool `work_log_generate`' },
+        { messageId: 'missingToolState', line: 14, column: 4, endColumn: 21, message: 'state "DONE" of tool `work_log_generate` (listed in the tools table) has no entry in the body' },
+        { messageId: 'missingToolState', line: 14, column: 4, message: 'state "PENDING" of tool `work_log_generate`' },
       ],
     },
     {
       name: 'the tools table row is not an entry',
       files: withTool('| Tool | Use |\n| --- | --- |\n| `work_log_generate` | returns PENDING, then DONE; poll it |\n'),
       errors: [
-        { line: 14, column: 4, message: 'state "DONE"' },
-        { line: 14, column: 4, message: 'state "PENDING"' },
+        { messageId: 'missingToolState', line: 14, column: 4, message: 'state "DONE"' },
+        { messageId: 'missingToolState', line: 14, column: 4, message: 'state "PENDING"' },
       ],
     },
     {
       name: 'a state both declared and of a tool is reported once, at `states`',
       files: withTool(TOOLS, { states: ['PENDING'] }),
       errors: [
-        { line: 12, column: 5, message: 'state "PENDING" (declared in `states`)' },
-        { line: 16, column: 4, message: 'state "DONE" of tool `work_log_generate`' },
+        { messageId: 'missingDeclared', line: 12, column: 5, message: 'state "PENDING" (declared in `states`)' },
+        { messageId: 'missingToolState', line: 16, column: 4, message: 'state "DONE" of tool `work_log_generate`' },
       ],
     },
     {
@@ -110,6 +112,7 @@ ruleTable(stateMachine, {
       files: declared('- **PENDING** — keep polling.\n- **DONE**\n'),
       errors: [
         {
+          messageId: 'bare',
           line: 15,
           column: 5,
           endColumn: 9,
@@ -121,25 +124,26 @@ ruleTable(stateMachine, {
       name: 'a list of names is not an entry',
       files: declared('- PENDING, DONE\n'),
       errors: [
-        { line: 14, column: 3, message: 'state "PENDING" only names it' },
-        { line: 14, column: 12, message: 'state "DONE" only names it' },
+        { messageId: 'bare', line: 14, column: 3, message: 'state "PENDING" only names it' },
+        { messageId: 'bare', line: 14, column: 12, message: 'state "DONE" only names it' },
       ],
     },
     {
       name: 'a table row with nothing to do',
       files: declared('| State | Do |\n| --- | --- |\n| PENDING | 1 |\n| DONE | keep it |\n'),
-      errors: [{ line: 16, column: 3, message: 'state "PENDING" only names it' }],
+      errors: [{ messageId: 'bare', line: 16, column: 3, message: 'state "PENDING" only names it' }],
     },
     {
       name: 'a Chinese entry too short to say anything',
       files: declared('- **PENDING**：等\n- **DONE**：展示结果。\n'),
-      errors: [{ line: 14, column: 5, message: 'state "PENDING" only names it' }],
+      errors: [{ messageId: 'bare', line: 14, column: 5, message: 'state "PENDING" only names it' }],
     },
     {
       name: 'an entry for a state nothing declares: a warning, even at level error',
       files: declared(`${ENTRIES}- **STALE** — regenerate.\n`),
       errors: [
         {
+          messageId: 'undeclared',
           line: 18,
           column: 5,
           endColumn: 10,
@@ -152,23 +156,23 @@ ruleTable(stateMachine, {
     {
       name: 'undeclared, in a section that holds declared entries',
       files: declared('## Polling\n\n- **PENDING** — keep polling.\n- **DONE** — show it.\n- STALE: regenerate.\n'),
-      errors: [{ line: 18, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
+      errors: [{ messageId: 'undeclared', line: 18, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
     },
     {
       name: 'undeclared, in a table under a Chinese 状态 heading',
       files: { [FILE]: protocol({ id: 'alpha' }, '## 报告状态\n\n| 状态 | 处理 |\n| --- | --- |\n| STALE | 重新生成 |\n') },
-      errors: [{ line: 15, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
+      errors: [{ messageId: 'undeclared', line: 15, column: 3, severity: 'warning', message: 'entry for state "STALE"' }],
     },
     {
       name: 'the frontmatter failed the schema elsewhere: states are still checked',
       files: { [FILE]: '---\nid: alpha\nstates: [PENDING]\n---\nDo not guess.\n' },
-      errors: [{ line: 3, column: 10, message: 'state "PENDING"' }],
+      errors: [{ messageId: 'missingDeclared', line: 3, column: 10, message: 'state "PENDING"' }],
     },
     {
       name: 'level warn',
       files: declared(ENTRIES.replace('- **DONE** — show the result.\n', '')),
       level: 'warn',
-      errors: [{ line: 12, column: 5, severity: 'warning' }],
+      errors: [{ messageId: 'missingDeclared', line: 12, column: 5, severity: 'warning' }],
     },
   ],
 });

@@ -30,6 +30,7 @@ ruleTable(tokenBudget, {
       files: { [A]: protocol({ id: 'alpha' }, `\n\n${words(2100)}`) },
       errors: [
         {
+          messageId: 'bodyWarn',
           line: 13,
           column: 1,
           severity: 'warning',
@@ -40,7 +41,7 @@ ruleTable(tokenBudget, {
     {
       name: 'over the default error limit: an error even though the rule is a warning',
       files: { [A]: protocol({ id: 'alpha' }, words(5100)) },
-      errors: [{ line: 11, column: 1, severity: 'error', message: 'protocol body is 5101 tokens, over the limit of 5000 (`bodyError`); split the capability' }],
+      errors: [{ messageId: 'bodyError', line: 11, column: 1, severity: 'error', message: 'protocol body is 5101 tokens, over the limit of 5000 (`bodyError`); split the capability' }],
     },
     {
       name: 'custom budgets, Chinese text',
@@ -50,8 +51,8 @@ ruleTable(tokenBudget, {
         [B]: protocol({ id: 'beta' }, `${'不要猜测。'.repeat(20)}\n`),
       },
       errors: [
-        { file: A, line: 11, column: 1, endLine: 14, endColumn: 1, severity: 'warning', message: 'over the budget of 10 (`bodyWarn`)' },
-        { file: B, line: 11, column: 1, severity: 'error', message: 'over the limit of 50 (`bodyError`)' },
+        { messageId: 'bodyWarn', file: A, line: 11, column: 1, endLine: 14, endColumn: 1, severity: 'warning', message: 'over the budget of 10 (`bodyWarn`)' },
+        { messageId: 'bodyError', file: B, line: 11, column: 1, severity: 'error', message: 'over the limit of 50 (`bodyError`)' },
       ],
     },
     {
@@ -59,14 +60,14 @@ ruleTable(tokenBudget, {
       level: 'error',
       options: small,
       files: { [A]: protocol({ id: 'alpha' }, words(20)) },
-      errors: [{ line: 11, column: 1, severity: 'error', message: 'protocol body is 21 tokens, over the budget of 10' }],
+      errors: [{ messageId: 'bodyWarn', line: 11, column: 1, severity: 'error', message: 'protocol body is 21 tokens, over the budget of 10' }],
     },
     {
       name: 'level warn keeps the hard limit an error',
       level: 'warn',
       options: small,
       files: { [A]: protocol({ id: 'alpha' }, words(60)) },
-      errors: [{ line: 11, column: 1, severity: 'error', message: 'over the limit of 50' }],
+      errors: [{ messageId: 'bodyError', line: 11, column: 1, severity: 'error', message: 'over the limit of 50' }],
     },
     {
       name: 'the catalog over budget: once, at the largest entry, at its bigger field',
@@ -77,6 +78,7 @@ ruleTable(tokenBudget, {
       },
       errors: [
         {
+          messageId: 'catalog',
           file: B,
           line: 5,
           column: 1,
@@ -89,7 +91,7 @@ ruleTable(tokenBudget, {
       name: 'the catalog counts capabilities whose frontmatter failed the schema',
       options: { ...small, catalog: 20 },
       files: { [A]: `---\nid: alpha\ndescription: ${words(30)}---\n` },
-      errors: [{ file: A, line: 3, column: 1, severity: 'warning', message: 'the catalog (1 entry of `list_capabilities`) is' }],
+      errors: [{ messageId: 'catalog', file: A, line: 3, column: 1, severity: 'warning', message: 'the catalog (1 entry of `list_capabilities`) is' }],
     },
   ],
 });

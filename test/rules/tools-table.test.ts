@@ -44,8 +44,9 @@ ruleTable(toolsTable, {
       name: 'a tool that no toolset defines, with a suggestion',
       files: workLogs(TABLE(['`work_log_recrod`', '`work_log_list`', '`work_log_generate`'])),
       errors: [
-        { line: 14, column: 1, severity: 'warning', message: 'the tools table has no row for `work_log_record` of required toolset work-logs' },
+        { messageId: 'omitted', line: 14, column: 1, severity: 'warning', message: 'the tools table has no row for `work_log_record` of required toolset work-logs' },
         {
+          messageId: 'unknownTool',
           line: 16,
           column: 4,
           endColumn: 19,
@@ -58,6 +59,7 @@ ruleTable(toolsTable, {
       files: workLogs(TABLE([...ALL, 'automation_create_task()'])),
       errors: [
         {
+          messageId: 'foreignTool',
           line: 19,
           column: 3,
           endColumn: 25,
@@ -68,13 +70,14 @@ ruleTable(toolsTable, {
     {
       name: 'a capability without toolsets lists a tool',
       files: { [FILE]: protocol({ id: 'alpha' }, TABLE(['`work_log_list`'])) },
-      errors: [{ line: 15, column: 4, message: 'neither requires nor lists as optional (it has none)' }],
+      errors: [{ messageId: 'foreignTool', line: 15, column: 4, message: 'neither requires nor lists as optional (it has none)' }],
     },
     {
       name: 'omitted tools of the required toolset: one warning at the table',
       files: workLogs(TABLE(ALL.slice(0, 1))),
       errors: [
         {
+          messageId: 'omitted',
           line: 14,
           column: 1,
           endLine: 16,
@@ -88,6 +91,7 @@ ruleTable(toolsTable, {
       files: workLogs('Do not guess.\n'),
       errors: [
         {
+          messageId: 'noTable',
           line: 8,
           column: 3,
           severity: 'warning',
@@ -101,6 +105,7 @@ ruleTable(toolsTable, {
       files: workLogs(TABLE(ALL.slice(0, 2)), { requiredToolsets: ['work-logs', 'automation'] }),
       errors: [
         {
+          messageId: 'omitted',
           line: 15,
           column: 1,
           severity: 'warning',
@@ -113,18 +118,18 @@ ruleTable(toolsTable, {
       files: workLogs(TABLE([...ALL, '`vcs_diff`']), {
         optionalToolsets: ['automation'],
       }),
-      errors: [{ line: 21, column: 4, message: 'tool `vcs_diff` is not defined in any toolset' }],
+      errors: [{ messageId: 'unknownTool', line: 21, column: 4, message: 'tool `vcs_diff` is not defined in any toolset' }],
     },
     {
       name: 'the frontmatter failed the schema elsewhere: the table is still checked',
       files: workLogs(TABLE([...ALL, '`nope`']), { states: 'PENDING' }),
-      errors: [{ line: 20, column: 4, message: 'tool `nope` is not defined' }],
+      errors: [{ messageId: 'unknownTool', line: 20, column: 4, message: 'tool `nope` is not defined' }],
     },
     {
       name: 'level warn: errors become warnings',
       files: workLogs(TABLE([...ALL, '`nope`'])),
       level: 'warn',
-      errors: [{ line: 19, column: 4, severity: 'warning' }],
+      errors: [{ messageId: 'unknownTool', line: 19, column: 4, severity: 'warning' }],
     },
   ],
 });

@@ -32,6 +32,7 @@ ruleTable(toolsetExists, {
       files: { [A]: alpha({ requiredToolsets: ['work-log'] }) },
       errors: [
         {
+          messageId: 'unknown',
           line: 8,
           column: 5,
           endColumn: 13,
@@ -43,25 +44,25 @@ ruleTable(toolsetExists, {
       name: 'unknown optional toolsets, each at its own item',
       files: { [A]: alpha({ optionalToolsets: ['calendar', 'automaton'] }) },
       errors: [
-        { line: 11, column: 5, message: /^toolset "calendar" in `optionalToolsets` is not defined in capabilities\/toolsets.yaml$/ },
-        { line: 12, column: 5, message: 'toolset "automaton" in `optionalToolsets` is not defined in capabilities/toolsets.yaml; did you mean "automation"?' },
+        { messageId: 'unknown', line: 11, column: 5, message: /^toolset "calendar" in `optionalToolsets` is not defined in capabilities\/toolsets.yaml$/ },
+        { messageId: 'unknown', line: 12, column: 5, message: 'toolset "automaton" in `optionalToolsets` is not defined in capabilities/toolsets.yaml; did you mean "automation"?' },
       ],
     },
     {
       name: 'names of Object.prototype members are not toolsets',
       files: { [A]: `---\nid: alpha\nname: A\ndescription: D.\nwhenToUse: [a]\nrequiredToolsets: [constructor, toString, __proto__]\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n---\nDo not.\n` },
       errors: [
-        { line: 6, column: 20, message: 'toolset "constructor"' },
-        { line: 6, column: 33, message: 'toolset "toString"' },
-        { line: 6, column: 43, message: 'toolset "__proto__"' },
+        { messageId: 'unknown', line: 6, column: 20, message: 'toolset "constructor"' },
+        { messageId: 'unknown', line: 6, column: 33, message: 'toolset "toString"' },
+        { messageId: 'unknown', line: 6, column: 43, message: 'toolset "__proto__"' },
       ],
     },
     {
       name: 'in every capability',
       files: { [A]: alpha({ requiredToolsets: ['nope'] }), 'capabilities/beta/PROTOCOL.md': protocol({ id: 'beta', requiredToolsets: ['nada'] }) },
       errors: [
-        { file: A, line: 8, column: 5, message: 'toolset "nope"' },
-        { file: 'capabilities/beta/PROTOCOL.md', line: 8, column: 5, message: 'toolset "nada"' },
+        { messageId: 'unknown', file: A, line: 8, column: 5, message: 'toolset "nope"' },
+        { messageId: 'unknown', file: 'capabilities/beta/PROTOCOL.md', line: 8, column: 5, message: 'toolset "nada"' },
       ],
     },
   ],

@@ -26,6 +26,7 @@ ruleTable(toolsetsSchemaRule, {
       files: withToolsets(null),
       errors: [
         {
+          messageId: 'missing',
           file: FILE,
           line: 1,
           column: 1,
@@ -36,33 +37,34 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'malformed YAML',
       files: withToolsets('work-logs:\n  description: [Work logs\n  tools: {}\n'),
-      errors: [{ file: FILE, line: 3, column: 3, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
+      errors: [{ messageId: 'yaml', file: FILE, line: 3, column: 3, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
     },
     {
       name: 'a duplicate toolset',
       files: withToolsets('a:\n  description: A.\n  tools: {}\na:\n  description: B.\n  tools: {}\n'),
-      errors: [{ file: FILE, line: 4, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' }],
+      errors: [{ messageId: 'yaml', file: FILE, line: 4, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' }],
     },
     {
       name: 'tab indentation',
       files: withToolsets('a:\n\tdescription: A.\n'),
-      errors: [{ file: FILE, line: 2, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
+      errors: [{ messageId: 'yaml', file: FILE, line: 2, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
     },
     {
       name: 'a __proto__ toolset',
       files: withToolsets('__proto__:\n  description: A.\n  tools: {}\n'),
-      errors: [{ file: FILE, line: 1, column: 1, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
+      errors: [{ messageId: 'yaml', file: FILE, line: 1, column: 1, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
     },
     {
       name: 'a list instead of a mapping',
       files: withToolsets('- work-logs\n- automation\n'),
-      errors: [{ file: FILE, line: 1, column: 1, message: 'the document must be a mapping, not a list' }],
+      errors: [{ messageId: 'schema', file: FILE, line: 1, column: 1, message: 'the document must be a mapping, not a list' }],
     },
     {
       name: 'toolset ids and tool names of the wrong form, with what is expected',
       files: withToolsets('Work_Logs:\n  description: A.\n  tools:\n    1st-tool: { description: T. }\n'),
       errors: [
         {
+          messageId: 'schema',
           file: FILE,
           line: 1,
           column: 1,
@@ -70,6 +72,7 @@ ruleTable(toolsetsSchemaRule, {
           message: 'name "Work_Logs" has the wrong form: a toolset id is lowercase letters and digits in words joined by single hyphens, e.g. "work-logs"',
         },
         {
+          messageId: 'schema',
           file: FILE,
           line: 4,
           column: 5,
@@ -81,47 +84,47 @@ ruleTable(toolsetsSchemaRule, {
       name: 'misspelt keys, with "did you mean", not again as the required field they leave out',
       files: withToolsets('a:\n  descripton: A.\n  tools:\n    t:\n      acton: write\n      description: T.\n'),
       errors: [
-        { file: FILE, line: 2, column: 3, endColumn: 13, message: 'unknown field "descripton" in `a`; did you mean "description"?' },
-        { file: FILE, line: 5, column: 7, message: 'unknown field "acton" in `a.tools.t`; did you mean "action"?' },
+        { messageId: 'schema', file: FILE, line: 2, column: 3, endColumn: 13, message: 'unknown field "descripton" in `a`; did you mean "description"?' },
+        { messageId: 'schema', file: FILE, line: 5, column: 7, message: 'unknown field "acton" in `a.tools.t`; did you mean "action"?' },
       ],
     },
     {
       name: 'an action that does not exist, with "did you mean"',
       files: withToolsets('a:\n  description: A.\n  tools:\n    t: { action: wrte, description: T. }\n'),
-      errors: [{ file: FILE, line: 4, column: 18, message: '`a.tools.t.action` must be one of "read", "write", "admin", not "wrte"; did you mean "write"?' }],
+      errors: [{ messageId: 'schema', file: FILE, line: 4, column: 18, message: '`a.tools.t.action` must be one of "read", "write", "admin", not "wrte"; did you mean "write"?' }],
     },
     {
       name: 'wrong types and a repeated state',
       files: withToolsets('a:\n  description: 42\n  tools:\n    t: { description: T., states: [PENDING, DONE, PENDING] }\nb:\n  description: B.\n  tools: [t]\n'),
       errors: [
-        { file: FILE, line: 2, column: 16, message: '`a.description` must be a string, not number 42' },
-        { file: FILE, line: 4, column: 51, message: '`a.tools.t.states` lists "PENDING" twice (items 1 and 3); remove one' },
-        { file: FILE, line: 7, column: 10, message: '`b.tools` must be a mapping, not a list' },
+        { messageId: 'schema', file: FILE, line: 2, column: 16, message: '`a.description` must be a string, not number 42' },
+        { messageId: 'schema', file: FILE, line: 4, column: 51, message: '`a.tools.t.states` lists "PENDING" twice (items 1 and 3); remove one' },
+        { messageId: 'schema', file: FILE, line: 7, column: 10, message: '`b.tools` must be a mapping, not a list' },
       ],
     },
     {
       name: 'positions after a byte order mark and CRLF line endings',
       files: withToolsets('\uFEFFWork_Logs:\r\n  description: A.\r\n  tools: {}\r\n'),
-      errors: [{ file: FILE, line: 1, column: 1, endColumn: 10, message: 'name "Work_Logs" has the wrong form' }],
+      errors: [{ messageId: 'schema', file: FILE, line: 1, column: 1, endColumn: 10, message: 'name "Work_Logs" has the wrong form' }],
     },
     {
       name: 'YAML nested over the limit: one diagnostic at the token that goes too deep',
       files: withToolsets(`${': '.repeat(2048)}\n  y\n`),
-      errors: [{ file: FILE, line: 1, column: 129, message: 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure' }],
+      errors: [{ messageId: 'yaml', file: FILE, line: 1, column: 129, message: 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure' }],
     },
     {
       name: 'YAML-only types and keys that are not text, one diagnostic each',
       files: withToolsets('a:\n  description: !!binary QQ==\n  tools: !!set { t }\n2:\n  description: B.\n  tools: {}\n'),
       errors: [
-        { file: FILE, line: 2, column: 25, message: 'YAML tag !!binary is not allowed' },
-        { file: FILE, line: 3, column: 16, message: 'YAML tag !!set is not allowed' },
-        { file: FILE, line: 4, column: 1, message: 'a key must be text, not the number 2; quote it: "2"' },
+        { messageId: 'yaml', file: FILE, line: 2, column: 25, message: 'YAML tag !!binary is not allowed' },
+        { messageId: 'yaml', file: FILE, line: 3, column: 16, message: 'YAML tag !!set is not allowed' },
+        { messageId: 'yaml', file: FILE, line: 4, column: 1, message: 'a key must be text, not the number 2; quote it: "2"' },
       ],
     },
     {
       name: 'a tool without a description',
       files: withToolsets('a:\n  description: A.\n  tools:\n    t: { action: read }\n'),
-      errors: [{ file: FILE, line: 4, column: 8, message: 'missing required field "description" in `a.tools.t`' }],
+      errors: [{ messageId: 'schema', file: FILE, line: 4, column: 8, message: 'missing required field "description" in `a.tools.t`' }],
     },
   ],
 });

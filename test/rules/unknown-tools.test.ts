@@ -45,6 +45,7 @@ ruleTable(unknownTools, {
       files: { 'capabilities/toolsets.yaml': EXPENSES, [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['expenses'] }, 'Then call `expense_sumbit` with the total.\n') },
       errors: [
         {
+          messageId: 'unknown',
           line: 12,
           column: 12,
           endColumn: 26,
@@ -57,8 +58,8 @@ ruleTable(unknownTools, {
       name: 'a bare word with a toolset’s shared prefix, and a tool name without its last segment',
       files: { [ALPHA]: alpha('Call work_log_recrod first.\nThen automation_create_tsak.\n') },
       errors: [
-        { line: 12, column: 6, message: 'did you mean "work_log_record"?' },
-        { line: 13, column: 6, message: 'did you mean "automation_create_task"?' },
+        { messageId: 'unknown', line: 12, column: 6, message: 'did you mean "work_log_record"?' },
+        { messageId: 'unknown', line: 13, column: 6, message: 'did you mean "automation_create_task"?' },
       ],
     },
     {
@@ -67,26 +68,26 @@ ruleTable(unknownTools, {
         [ALPHA]: alpha('Run `work_log_purge(id)`.\n\n| Tool | Use |\n| --- | --- |\n| `work_log_record` | not `work_lgo_list` |\n\nAgain `work_log_purge`.\n'),
       },
       errors: [
-        { line: 12, column: 6, message: '`work_log_purge` looks like a tool' },
-        { line: 16, column: 28, message: 'did you mean "work_log_list"?' },
-        { line: 18, column: 8, message: '`work_log_purge`' },
+        { messageId: 'unknown', line: 12, column: 6, message: '`work_log_purge` looks like a tool' },
+        { messageId: 'unknown', line: 16, column: 28, message: 'did you mean "work_log_list"?' },
+        { messageId: 'unknown', line: 18, column: 8, message: '`work_log_purge`' },
       ],
     },
     {
       name: 'without a close tool, no suggestion',
       files: { [ALPHA]: alpha('Use `work_log_compress_everything_now`.\n') },
-      errors: [{ line: 12, column: 6, message: /and forbid it$/ }],
+      errors: [{ messageId: 'unknown', line: 12, column: 6, message: /and forbid it$/ }],
     },
     {
       name: 'without frontmatter the body is still checked against every toolset',
       files: { [ALPHA]: 'Do not call `work_log_lsit` without asking.\n' },
-      errors: [{ line: 1, column: 14, message: 'did you mean "work_log_list"?' }],
+      errors: [{ messageId: 'unknown', line: 1, column: 14, message: 'did you mean "work_log_list"?' }],
     },
     {
       name: 'error level when configured',
       level: 'error',
       files: { [ALPHA]: alpha('Call work_log_recrod.\n') },
-      errors: [{ line: 12, column: 6, severity: 'error', message: 'work_log_recrod' }],
+      errors: [{ messageId: 'unknown', line: 12, column: 6, severity: 'error', message: 'work_log_recrod' }],
     },
   ],
 });

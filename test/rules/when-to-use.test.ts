@@ -24,16 +24,16 @@ ruleTable(whenToUse, {
       name: 'empty and blank triggers',
       files: { [A]: protocol({ id: 'alpha', whenToUse: ['ok', '', '   '] }) },
       errors: [
-        { line: 7, column: 5, message: 'trigger 2 of `whenToUse` is empty; write a phrase users say' },
-        { line: 8, column: 5, message: 'trigger 3 of `whenToUse` is empty' },
+        { messageId: 'empty', line: 7, column: 5, message: 'trigger 2 of `whenToUse` is empty; write a phrase users say' },
+        { messageId: 'empty', line: 8, column: 5, message: 'trigger 3 of `whenToUse` is empty' },
       ],
     },
     {
       name: 'a duplicate within a capability, ignoring case, spacing and full-width forms',
       files: { [A]: protocol({ id: 'alpha', whenToUse: ['Write my report', 'other', ' write  MY report ', 'ｗｒｉｔｅ my report'] }) },
       errors: [
-        { line: 8, column: 5, message: 'trigger "write  MY report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat' },
-        { line: 9, column: 5, message: 'is listed twice in `whenToUse` (first as trigger 1)' },
+        { messageId: 'duplicate', line: 8, column: 5, message: 'trigger "write  MY report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat' },
+        { messageId: 'duplicate', line: 9, column: 5, message: 'is listed twice in `whenToUse` (first as trigger 1)' },
       ],
     },
     {
@@ -43,21 +43,21 @@ ruleTable(whenToUse, {
         [B]: protocol({ id: 'beta', whenToUse: ['weekly', 'Daily Report', '写日报', '写日报'] }),
       },
       errors: [
-        { file: B, line: 7, column: 5, severity: 'warning', message: 'trigger "Daily Report" is also a trigger of capability "alpha" (capabilities/alpha/PROTOCOL.md); the agent cannot tell which one to load' },
-        { file: B, line: 8, column: 5, severity: 'warning', message: 'trigger "写日报" is also a trigger of capability "alpha"' },
-        { file: B, line: 9, column: 5, message: 'trigger "写日报" is listed twice' },
+        { messageId: 'ambiguous', file: B, line: 7, column: 5, severity: 'warning', message: 'trigger "Daily Report" is also a trigger of capability "alpha" (capabilities/alpha/PROTOCOL.md); the agent cannot tell which one to load' },
+        { messageId: 'ambiguous', file: B, line: 8, column: 5, severity: 'warning', message: 'trigger "写日报" is also a trigger of capability "alpha"' },
+        { messageId: 'duplicate', file: B, line: 9, column: 5, message: 'trigger "写日报" is listed twice' },
       ],
     },
     {
       name: 'a malformed item does not hide the others',
       files: { [A]: '---\nid: alpha\nwhenToUse:\n  - go\n  -\n  - 3\n  - go\n---\n' },
-      errors: [{ line: 7, column: 5, message: 'trigger "go" is listed twice in `whenToUse` (first as trigger 1)' }],
+      errors: [{ messageId: 'duplicate', line: 7, column: 5, message: 'trigger "go" is listed twice in `whenToUse` (first as trigger 1)' }],
     },
     {
       name: 'flow-style list',
       level: 'warn',
       files: { [A]: '---\nid: alpha\nwhenToUse: [a b, "A  B"]\n---\n' },
-      errors: [{ line: 3, column: 18, severity: 'warning', message: 'trigger "A  B" is listed twice' }],
+      errors: [{ messageId: 'duplicate', line: 3, column: 18, severity: 'warning', message: 'trigger "A  B" is listed twice' }],
     },
   ],
 });

@@ -1,7 +1,7 @@
 // user-frontmatter: a user capability's frontmatter parses and matches the user-capability schema
 // (name, description, whenToUse, uses, toolBindings; no id: the server assigns it).
 import { createAjv } from '../../ajv.js';
-import type { Rule } from '../../rule.js';
+import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { schemaProblems } from '../../schema-messages.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
@@ -15,6 +15,7 @@ export const userFrontmatter: Rule = {
     description: 'A user capability frontmatter parses and matches the user-capability schema.',
     defaultLevel: 'error',
     reads: 'document',
+    docs: { url: ruleDocsUrl('user-frontmatter') },
     defaultOptions: {},
     messages: { problem: '{{message}}' },
   },

@@ -2,7 +2,7 @@
 // and every bound tool belongs to a toolset (required or optional) of that capability.
 import { suggestion } from '../../did-you-mean.js';
 import { CAPABILITY_SCHEME, linkedCapabilities } from '../../contract.js';
-import type { Rule } from '../../rule.js';
+import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { rangeForPath } from '../../yaml-source.js';
 
 export const userToolBindings: Rule = {
@@ -11,6 +11,7 @@ export const userToolBindings: Rule = {
     description: 'Tool bindings point at linked capabilities and at tools of their toolsets.',
     defaultLevel: 'error',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('user-tool-bindings') },
     defaultOptions: {},
     messages: {
       notLinked: `step "{{step}}" binds tools of "{{id}}", but the workflow has no [{{id}}](${CAPABILITY_SCHEME}{{id}}) link; link it or remove the binding`,

@@ -2,7 +2,7 @@
 // id listed in `uses`, and every `uses` entry is a capability the author can see. Unknown and
 // not-visible ids get the same message, so saving reveals nothing about capabilities one cannot see.
 import { capabilityTarget } from '../../contract.js';
-import type { Rule } from '../../rule.js';
+import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { rangeForPath } from '../../yaml-source.js';
 
 export const userUses: Rule = {
@@ -11,6 +11,7 @@ export const userUses: Rule = {
     description: 'Links of a user capability target ids listed in `uses`, and `uses` lists visible capabilities.',
     defaultLevel: 'error',
     reads: 'catalog',
+    docs: { url: ruleDocsUrl('user-uses') },
     defaultOptions: {},
     messages: {
       notDeclared: 'the workflow links to "{{id}}", which is not listed in `uses`; add it to `uses` or remove the link',
