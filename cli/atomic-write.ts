@@ -4,14 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
-export async function writeFileAtomic(target: string, content: string): Promise<void> {
+/** @param options.sync flush before the rename (default): off for caches, which need to be whole but not durable. */
+export async function writeFileAtomic(target: string, content: string | Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temporary, 'w');
   try {
     try {
       await handle.writeFile(content);
-      await handle.sync();
+      if (options.sync !== false) await handle.sync();
     } finally {
       await handle.close();
     }

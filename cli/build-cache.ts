@@ -14,9 +14,10 @@
 // This module imports nothing from the compiler, so that the fast path stays fast.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
+import { writeFileAtomic } from './atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 
 const FORMAT = 1;
@@ -158,11 +159,7 @@ export async function recordBuild(
       outputs: build.outputs.map((output) => ({ path: path.resolve(output.path), sha256: sha256(output.content) })),
       summary: build.summary,
     };
-    const file = buildCacheFile(root);
-    await mkdir(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
-    await writeFile(temporary, JSON.stringify(record));
-    await rename(temporary, file);
+    await writeFileAtomic(buildCacheFile(root), JSON.stringify(record), { sync: false });
   } catch {
     // A cache that cannot be written only costs speed.
   }

@@ -8,13 +8,14 @@
 // (UTF-8 `path\0sha256`), u32 document length, document (v8.serialize: lossless, and cheap to
 // produce in the parse workers). Editing one file rewrites one shard, not the whole cache; reading
 // needs no giant JSON string; a damaged shard is detected and ignored.
-import { readFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
+import { writeFileAtomic } from './atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers } from './parse-workers.js';
 
@@ -76,10 +77,8 @@ async function writeShard(file: string, records: Map<string, Uint8Array>): Promi
     documentLength.writeUInt32LE(document.byteLength);
     parts.push(lengths, keyBytes, documentLength, document);
   }
-  const temporary = `${file}.${process.pid}.tmp`;
   const body = Buffer.concat(parts);
-  await writeFile(temporary, Buffer.concat([HEADER_BYTES, createHash('sha256').update(body).digest(), body]));
-  await rename(temporary, file);
+  await writeFileAtomic(file, Buffer.concat([HEADER_BYTES, createHash('sha256').update(body).digest(), body]), { sync: false });
 }
 
 function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../cli/atomic-write.js';
-import { tempDir } from './helpers.js';
+import { cleanProtocol, runBin, tempDir, tempRegistry } from './helpers.js';
 
 describe('writeFileAtomic', () => {
   it('creates the folder and writes the file', async () => {
@@ -26,5 +26,22 @@ describe('writeFileAtomic', () => {
     await expect(writeFileAtomic(target, 'new')).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual(['manifest.json']);
     expect(fs.statSync(target).isDirectory()).toBe(true);
+  });
+});
+
+describe('cache writes go through writeFileAtomic', () => {
+  it('a build whose cache files cannot be replaced still succeeds and leaves no temporary file in .capreg/cache', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 20; i += 1) files[`capabilities/cap-${i}/PROTOCOL.md`] = cleanProtocol(`cap-${i}`);
+    const root = tempRegistry(files);
+    const cache = path.join(root, '.capreg', 'cache');
+    // Folders where the build cache and every parse-cache shard would go: each rename fails.
+    fs.mkdirSync(path.join(cache, 'build.json', 'in-the-way'), { recursive: true });
+    for (let shard = 0; shard < 16; shard += 1) fs.mkdirSync(path.join(cache, 'documents', `${shard}.bin`, 'in-the-way'), { recursive: true });
+    const result = runBin(['build'], { cwd: root });
+    expect(result.stderr).toMatch(/^capreg build: wrote dist\/manifest\.json \(20 capabilities/);
+    expect(result.code).toBe(0);
+    const left = (fs.readdirSync(cache, { recursive: true }) as string[]).filter((entry) => !entry.endsWith('in-the-way') && !/^(?:build\.json|documents|documents\/\d+\.bin)$/.test(entry));
+    expect(left).toEqual([]);
   });
 });
