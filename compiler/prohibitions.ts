@@ -134,12 +134,6 @@ export function isProhibition(sentence: string, markers: readonly string[] = DEF
   return prohibitionMatcher(markers).test(sentence);
 }
 
-/** The sentences of a text that contain a prohibition marker. */
-export function prohibitionSentences(text: string, markers: readonly string[] = DEFAULT_PROHIBITION_MARKERS): Sentence[] {
-  const matcher = prohibitionMatcher(markers);
-  return splitSentences(text).filter((sentence) => matcher.test(sentence.text));
-}
-
 /** A few markers to quote in a message: the first English ones and the first Chinese ones. */
 export function exampleMarkers(markers: readonly string[], count = 5): string {
   const ascii = markers.filter((marker) => /^[\x20-\x7e’]+$/.test(marker));

@@ -10,7 +10,6 @@ export interface Range {
 }
 
 export type Severity = 'error' | 'warning';
-export type RuleLevel = 'off' | 'warn' | 'error';
 
 export interface Diagnostic extends Range {
   /** Path relative to the registry root, `/` separators. */
@@ -141,14 +140,6 @@ export interface ToolsetDefinition {
 }
 
 export type Toolsets = Record<string, ToolsetDefinition>;
-
-export interface ToolsetsDocument {
-  file: string;
-  /** Validated toolsets (invalid entries dropped; their problems are diagnostics). */
-  toolsets: Toolsets;
-  ranges: YamlRanges;
-  problems: Diagnostic[];
-}
 
 // ---------------------------------------------------------------------------------------------
 // Frontmatter, validated
