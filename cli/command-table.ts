@@ -4,6 +4,7 @@
 // `capreg --help` and `capreg new` load only it and the command they run.
 import { parseArgs } from 'node:util';
 import { suggestion } from '../compiler/did-you-mean.js';
+import { formatNames } from '../compiler/formatters/index.js';
 import { UsageError, type Command } from './context.js';
 
 export interface FlagSpec {
@@ -30,8 +31,8 @@ const ROOT = {
   help: 'the registry root (the folder holding capabilities/)',
   default: 'the nearest folder upwards with capreg.config.yaml or capabilities/',
 } as const satisfies FlagSpec;
-const FORMAT_HELP = 'output format: stylish, json, github or sarif';
-const FORMAT = { type: 'string', short: 'f', value: 'NAME', help: FORMAT_HELP, default: 'stylish' } as const satisfies FlagSpec;
+const formatHelp = (names: readonly string[]): string => `output format: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+const FORMAT = { type: 'string', short: 'f', value: 'NAME', help: formatHelp(formatNames({ gate: false })), default: 'stylish' } as const satisfies FlagSpec;
 const MAX_WARNINGS = { type: 'string', value: 'N', help: 'exit 1 when there are more than N warnings' } as const satisfies FlagSpec;
 const NO_CACHE = { type: 'boolean', help: 'parse every file again instead of using <root>/.capreg/cache/' } as const satisfies FlagSpec;
 const TOOL_PREFIX = { type: 'string', value: 'P', help: 'prefix for every MCP tool name, e.g. yi_ gives yi_list_capabilities', default: "''" } as const satisfies FlagSpec;
@@ -60,7 +61,7 @@ export const COMMANDS = {
     flags: {
       against: { type: 'string', value: 'REF', help: 'the Git ref to compare with, e.g. origin/main (required)' },
       root: ROOT,
-      format: { ...FORMAT, help: `${FORMAT_HELP}, or markdown` },
+      format: { ...FORMAT, help: formatHelp(formatNames({ gate: true })) },
       'max-warnings': MAX_WARNINGS,
       summary: { type: 'string', value: 'FILE', help: 'also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)' },
       'no-cache': NO_CACHE,

@@ -1,14 +1,14 @@
 // Option values shared by the lint, build and check commands (the flags themselves are declared in
 // command-table.ts).
-import { formatterLoaders, type Formatter } from '../compiler/formatters/index.js';
+import { FORMATS, formatNames, type Formatter } from '../compiler/formatters/index.js';
 import { UsageError } from './context.js';
 
-export async function pickFormatter(name: string | undefined, extra: Record<string, Formatter> = {}): Promise<Formatter> {
+/** The chosen `--format`, among those the command offers (`gate`: `capreg check`). */
+export async function pickFormatter(name: string | undefined, options: { gate: boolean } = { gate: false }): Promise<Formatter> {
+  const offered: readonly string[] = formatNames(options);
   const chosen = name ?? 'stylish';
-  if (Object.hasOwn(extra, chosen)) return extra[chosen]!;
-  if (Object.hasOwn(formatterLoaders, chosen)) return formatterLoaders[chosen]!();
-  const names = [...new Set([...Object.keys(formatterLoaders), ...Object.keys(extra)])];
-  throw new UsageError(`unknown --format "${name}"; expected one of ${names.join(', ')}`);
+  if (offered.includes(chosen)) return FORMATS[chosen as keyof typeof FORMATS].load();
+  throw new UsageError(`unknown --format "${name}"; expected one of ${offered.join(', ')}`);
 }
 
 /** `SOURCE_DATE_EPOCH` as an ISO time (reproducible builds), or undefined when unset. */

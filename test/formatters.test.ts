@@ -1,11 +1,13 @@
 // Golden output of every formatter for one fixed list of diagnostics: the exact text CI logs,
 // GitHub annotations and code-scanning dashboards receive.
 import { describe, expect, it } from 'vitest';
-import { countsOf, formatterLoaders } from '../compiler/formatters/index.js';
+import { FORMATS, countsOf, formatNames } from '../compiler/formatters/index.js';
 import { formatGithub } from '../compiler/formatters/github.js';
 import { formatJson } from '../compiler/formatters/json.js';
+import { formatMarkdown } from '../compiler/formatters/markdown.js';
 import { formatSarif } from '../compiler/formatters/sarif.js';
 import { formatStylish } from '../compiler/formatters/stylish.js';
+import { GATE_RULE_DESCRIPTIONS, GATE_RULES } from '../compiler/gate/compare.js';
 import type { Diagnostic } from '../compiler/types.js';
 
 const DIAGNOSTICS: Diagnostic[] = [
@@ -57,13 +59,31 @@ const DIAGNOSTICS: Diagnostic[] = [
 const REPORT = countsOf(DIAGNOSTICS);
 
 describe('formatters', () => {
-  it('are the four of the contract, each loading its own module', async () => {
-    expect(Object.keys(formatterLoaders)).toEqual(['stylish', 'json', 'github', 'sarif']);
-    expect(await formatterLoaders.stylish!()).toBe(formatStylish);
-    expect(await formatterLoaders.json!()).toBe(formatJson);
-    expect(await formatterLoaders.github!()).toBe(formatGithub);
-    expect(await formatterLoaders.sarif!()).toBe(formatSarif);
+  it('are one table: the four of the contract everywhere, markdown for the gate only, each loading its own module', async () => {
+    expect(formatNames({ gate: false })).toEqual(['stylish', 'json', 'github', 'sarif']);
+    expect(formatNames({ gate: true })).toEqual(['stylish', 'json', 'github', 'sarif', 'markdown']);
+    expect(await FORMATS.stylish.load()).toBe(formatStylish);
+    expect(await FORMATS.json.load()).toBe(formatJson);
+    expect(await FORMATS.github.load()).toBe(formatGithub);
+    expect(await FORMATS.sarif.load()).toBe(formatSarif);
+    expect(await FORMATS.markdown.load()).toBe(formatMarkdown);
     expect(REPORT).toMatchObject({ errorCount: 2, warningCount: 2 });
+  });
+
+  it('share one input: a gate report goes through every formatter, and only json and markdown show the summary', () => {
+    const gateDiagnostic: Diagnostic = { ...DIAGNOSTICS[0]!, ruleId: GATE_RULES.versionBump, message: 'needs minor' };
+    const gate = { against: 'main', baseCommit: '0123456789abcdef', passed: false, changes: [], lint: { errorCount: 1, warningCount: 1 } };
+    const report = { ...countsOf([...DIAGNOSTICS, gateDiagnostic]), gate };
+    const json = JSON.parse(formatJson(report)) as Record<string, unknown>;
+    expect(json['gate']).toEqual({ against: 'main', baseCommit: '0123456789abcdef', passed: false, lint: { errorCount: 1, warningCount: 1 }, unchanged: 0, changes: [] });
+    expect(formatJson({ ...report, gate: undefined })).not.toContain('"gate"');
+    expect(formatMarkdown(report)).toContain('Compared with `main` (`0123456789ab`)');
+    expect(formatStylish(report)).toBe(formatStylish({ ...report, gate: undefined }));
+    expect(formatGithub(report)).toBe(formatGithub({ ...report, gate: undefined }));
+    // SARIF describes the gate's rule ids as it does the lint rules'.
+    const sarif = JSON.parse(formatSarif(report)) as { runs: { tool: { driver: { rules: { id: string; shortDescription: { text: string } }[] } } }[] };
+    const rule = sarif.runs[0]!.tool.driver.rules.find((entry) => entry.id === GATE_RULES.versionBump);
+    expect(rule?.shortDescription.text).toBe(GATE_RULE_DESCRIPTIONS[GATE_RULES.versionBump]);
   });
 
   it('stylish: grouped by file, aligned, with the related place and a summary', () => {

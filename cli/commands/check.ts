@@ -6,8 +6,8 @@ import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
-import { countsOf } from '../../compiler/formatters/index.js';
-import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport, type GateResult } from '../../compiler/gate/index.js';
+import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
+import { compareRegistries, type GateReport, type GateResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics } from '../../compiler/lint.js';
 import { TOOLSETS_FILE, parseToolsetsFile, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import type { CapabilityDocument, RegistryInput, Toolsets } from '../../compiler/types.js';
@@ -53,7 +53,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   if (values.against === undefined) {
     throw new UsageError('--against <git-ref> is required: the Git ref to compare with, e.g. `capreg check --against origin/main`');
   }
-  const formatter = await pickFormatter(values.format, { json: formatGateJson, markdown: formatGateMarkdown });
+  const formatter = await pickFormatter(values.format, { gate: true });
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
 
@@ -86,7 +86,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   if (values.summary !== undefined) {
     const summaryFile = path.resolve(context.cwd, values.summary);
     try {
-      await appendFile(summaryFile, formatGateMarkdown(report));
+      await appendFile(summaryFile, (await FORMATS.markdown.load())(report));
     } catch (error) {
       throw new UsageError(`--summary ${values.summary}: cannot write ${summaryFile}: ${(error as Error).message}`);
     }

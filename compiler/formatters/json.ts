@@ -1,4 +1,6 @@
-// `--format json`: exactly one JSON object, the shape SPEC §3 fixes.
+// `--format json`: exactly one JSON object, the shape SPEC §3 fixes; from `capreg check` it also has
+// a `gate` field with the per-capability summary (unchanged capabilities are only counted).
+import type { GateSummary } from '../gate/report.js';
 import type { Formatter } from './types.js';
 
 export const formatJson: Formatter = (report) =>
@@ -17,4 +19,12 @@ export const formatJson: Formatter = (report) =>
     })),
     errorCount: report.errorCount,
     warningCount: report.warningCount,
+    ...(report.gate ? { gate: gateJson(report.gate) } : {}),
   })}\n`;
+
+function gateJson(gate: GateSummary): Record<string, unknown> {
+  const { changes, ...rest } = gate;
+  const listed = changes.filter((change) => change.kind !== 'unchanged' || change.servedUnchanged);
+  const unchanged = changes.filter((change) => change.kind === 'unchanged').length;
+  return { ...rest, unchanged, changes: listed };
+}

@@ -1,8 +1,8 @@
-// `--format markdown`: the gate's summary for a pull-request comment or $GITHUB_STEP_SUMMARY.
-// One table row per capability that changed, was added or was removed; then every problem.
-import type { LintReport } from '../formatters/types.js';
-import type { CapabilityChange } from './compare.js';
-import type { GateSummary } from './report.js';
+// `--format markdown` (capreg check only): the gate's summary for a pull-request comment or
+// $GITHUB_STEP_SUMMARY. One table row per capability that changed, was added or was removed; then
+// every problem.
+import type { CapabilityChange } from '../gate/compare.js';
+import type { Formatter } from './types.js';
 
 const MAX_PROBLEMS = 50;
 
@@ -43,7 +43,7 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-export function formatGateMarkdown(report: LintReport & { gate?: GateSummary }): string {
+export const formatMarkdown: Formatter = (report) => {
   const lines: string[] = [];
   const gate = report.gate;
   const passed = gate ? gate.passed : report.errorCount === 0;
@@ -79,4 +79,4 @@ export function formatGateMarkdown(report: LintReport & { gate?: GateSummary }):
     lines.push('');
   }
   return `${lines.join('\n')}`;
-}
+};

@@ -42,3 +42,24 @@ it('exits 2 for a mistyped ref and suggests the closest names', () => {
   expect(result.stderr).toContain('capreg check: unknown Git ref "mian": no commit by that name in this repository; did you mean "main"? Otherwise check the name');
 });
 
+
+it('offers the formats of one table: check adds markdown to the four of lint, in help and in the refusal', () => {
+  const help = capreg('check', '--help');
+  expect(help.status).toBe(0);
+  expect(help.stdout).toContain('output format: stylish, json, github, sarif or markdown');
+  const lintHelp = capreg('lint', '--help');
+  expect(lintHelp.stdout).toContain('output format: stylish, json, github or sarif');
+  const unknown = capreg('check', '--against', 'base', '--format', 'html');
+  expect(unknown).toEqual({ status: 2, stdout: '', stderr: 'capreg check: unknown --format "html"; expected one of stylish, json, github, sarif, markdown\n' });
+  const gateOnly = capreg('lint', '--format', 'markdown');
+  expect(gateOnly).toEqual({ status: 2, stdout: '', stderr: 'capreg lint: unknown --format "markdown"; expected one of stylish, json, github, sarif\n' });
+});
+
+it('writes the same markdown to --summary as --format markdown prints', () => {
+  const summary = path.join(dir, 'summary.md');
+  const printed = capreg('check', '--against', 'base', '--format', 'markdown', '--summary', summary);
+  expect(printed.status).toBe(1);
+  expect(printed.stdout).toMatch(/^### capreg protocol gate: ❌ failed\n/);
+  expect(fs.readFileSync(summary, 'utf8')).toBe(printed.stdout);
+  fs.rmSync(summary);
+});

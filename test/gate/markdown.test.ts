@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { countsOf } from '../../compiler/formatters/index.js';
-import { compareRegistries, formatGateJson, formatGateMarkdown, type GateReport } from '../../compiler/gate/index.js';
+import { formatJson } from '../../compiler/formatters/json.js';
+import { formatMarkdown } from '../../compiler/formatters/markdown.js';
+import { compareRegistries, type GateReport } from '../../compiler/gate/index.js';
 import { compareDiagnostics } from '../../compiler/lint.js';
 import { parseCapability } from '../../compiler/parse.js';
 import { usableToolsets } from '../../compiler/toolsets.js';
@@ -54,12 +56,12 @@ function report(): GateReport {
 
 describe('markdown summary', () => {
   it('matches the golden file', async () => {
-    await expect(formatGateMarkdown(report())).toMatchFileSnapshot('./golden/summary.md');
+    await expect(formatMarkdown(report())).toMatchFileSnapshot('./golden/summary.md');
   });
 
   it('says so when nothing changed', () => {
     const unchanged = compareRegistries([parseCapability(REPORTS_FILE, REPORTS)], [parseCapability(REPORTS_FILE, REPORTS)]);
-    const text = formatGateMarkdown({
+    const text = formatMarkdown({
       ...countsOf([]),
       gate: { against: 'main', baseCommit: 'abcdef1234567890', passed: true, changes: unchanged.changes, lint: { errorCount: 0, warningCount: 0 } },
     });
@@ -69,7 +71,7 @@ describe('markdown summary', () => {
   });
 
   it('json carries the lint object of SPEC §3 plus the gate summary without the unchanged entries', () => {
-    const json = JSON.parse(formatGateJson(report())) as Record<string, unknown> & { gate: { changes: { id: string }[]; unchanged: number } };
+    const json = JSON.parse(formatJson(report())) as Record<string, unknown> & { gate: { changes: { id: string }[]; unchanged: number } };
     expect(Object.keys(json)).toEqual(['diagnostics', 'errorCount', 'warningCount', 'gate']);
     expect(json.gate.changes.map((change) => change.id)).toEqual(['archive', 'archive-search', 'legacy', 'meetings', 'notes', 'reports']);
     expect(json.gate.unchanged).toBe(0);
