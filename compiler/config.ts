@@ -10,10 +10,15 @@ import type { Range } from './types.js';
 
 export const CONFIG_FILE = 'capreg.config.yaml';
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+/** Wall-clock time one PROTOCOL.md may take to parse (cli/parse-workers.ts); at most MAX_PARSE_MS. */
+export const DEFAULT_MAX_PARSE_MS = 10_000;
+/** A registry's own config may not lift the parse budget past this: a pull request edits the config too. */
+export const MAX_PARSE_MS = 600_000;
 
 export interface ResolvedConfig {
   rules: Map<string, ResolvedRuleSetting>;
   maxFileBytes: number;
+  maxParseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -29,7 +34,7 @@ export class ConfigError extends Error {
 
 const LEVELS = ['off', 'warn', 'error'] as const;
 const TOP_LEVEL_KEYS = ['rules', 'limits'];
-const LIMIT_KEYS = ['maxFileBytes'];
+const LIMIT_KEYS = ['maxFileBytes', 'maxParseMs'];
 // `$data` lets an options schema relate two options (token-budget: bodyWarn <= bodyError).
 const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
 // Keyed by the rule itself, not its id: a caller's rule table may hold another rule of the same id.
@@ -48,7 +53,7 @@ export function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | un
 export function defaultConfig(ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
   const rules = new Map<string, ResolvedRuleSetting>();
   for (const [id, rule] of ruleTable) rules.set(id, { level: rule.meta.defaultLevel, options: structuredClone(rule.meta.defaultOptions) });
-  return { rules, maxFileBytes: DEFAULT_MAX_FILE_BYTES };
+  return { rules, maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxParseMs: DEFAULT_MAX_PARSE_MS };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -78,6 +83,13 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
     for (const [key, value] of Object.entries(data.limits)) {
       if (!LIMIT_KEYS.includes(key)) {
         throw new ConfigError(file, at(`/limits/${escapePointer(key)}`, 'key'), `unknown limit "${key}" (expected one of ${LIMIT_KEYS.join(', ')})${suggestion(key, LIMIT_KEYS)}`);
+      }
+      if (key === 'maxParseMs') {
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARSE_MS) {
+          throw new ConfigError(file, at(`/limits/${key}`), `\`limits.maxParseMs\` must be a whole number of milliseconds from 1 to ${MAX_PARSE_MS}`);
+        }
+        config.maxParseMs = value;
+        continue;
       }
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
         throw new ConfigError(file, at(`/limits/${key}`), `\`limits.${key}\` must be a positive whole number of bytes`);
@@ -130,5 +142,5 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
 
 /** A stable digest input for caches: the resolved settings of every rule and the limits. */
 export function configFingerprint(config: ResolvedConfig): unknown {
-  return { rules: [...config.rules.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), maxFileBytes: config.maxFileBytes };
+  return { rules: [...config.rules.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), maxFileBytes: config.maxFileBytes, maxParseMs: config.maxParseMs };
 }
