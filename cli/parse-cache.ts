@@ -17,7 +17,7 @@ import { sha256Hex } from '../compiler/canonical.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
-import { parseAndSerialize, parseInWorkers } from './parse-workers.js';
+import { parseAndSerialize, parseInWorkers, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
 const HEADER = `capreg parse cache 2; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
@@ -87,16 +87,20 @@ function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
   return true;
 }
 
-export async function parseWithCache(root: string, input: RegistryInput, options: { enabled: boolean }): Promise<CapabilityDocument[]> {
+/**
+ * The documents of `input`'s protocol files, in order; undefined for a file whose parse ran over
+ * `maxParseMs` (never cached: the next run tries again).
+ */
+export async function parseWithCache(root: string, input: RegistryInput, options: { enabled: boolean; maxParseMs: number }): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
-  if (!options.enabled) return parseInWorkers(files);
+  if (!options.enabled) return parseInWorkers(files, { maxParseMs: options.maxParseMs });
   const directory = cacheDirectory(root);
   const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
 
   const keys = files.map((file) => cacheKey(file.path, file.content));
   const shardIndex = files.map((file) => shardOf(file.path));
-  const documents = new Array<CapabilityDocument>(files.length);
-  const bytes = new Array<Uint8Array>(files.length);
+  const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
+  const bytes = new Array<Uint8Array | undefined>(files.length);
   const missing: number[] = [];
   files.forEach((_, index) => {
     const record = shards[shardIndex[index]!]!.get(keys[index]!);
@@ -112,16 +116,22 @@ export async function parseWithCache(root: string, input: RegistryInput, options
     missing.push(index);
   });
   if (missing.length > 0) {
-    const parsed = await parseAndSerialize(missing.map((index) => files[index]!));
+    const parsed = await parseAndSerialize(
+      missing.map((index) => files[index]!),
+      { maxParseMs: options.maxParseMs },
+    );
     missing.forEach((index, k) => {
-      documents[index] = parsed.documents[k]!;
-      bytes[index] = parsed.serialized[k]!;
+      documents[index] = parsed.documents[k];
+      bytes[index] = parsed.serialized[k];
     });
   }
 
   // Rewrite the shards whose set of entries changed (a file added, edited or removed).
   const wanted = Array.from({ length: SHARDS }, () => new Map<string, Uint8Array>());
-  files.forEach((_, index) => wanted[shardIndex[index]!]!.set(keys[index]!, bytes[index]!));
+  files.forEach((_, index) => {
+    const record = bytes[index];
+    if (record) wanted[shardIndex[index]!]!.set(keys[index]!, record);
+  });
   const changed: number[] = [];
   wanted.forEach((records, index) => {
     if (!sameKeys(records, shards[index]!)) changed.push(index);

@@ -1,14 +1,17 @@
-// Spread parsing over the machine's cores. The main thread parses too: with N cores there are N-1
-// worker threads, and every thread takes batches from one shared queue, so a worker that is still
-// loading its modules (unified, micromark, the BPE tables of the tokenizer: a few hundred ms) costs
-// nothing: the main thread has started already, and the worker joins when it is ready. Batches
-// shrink towards the end of the queue so that the threads finish together.
+// Spread parsing over the machine's cores, under a time budget per document.
+//
+// A synchronous parse cannot be interrupted in the thread that runs it, and an input that is
+// pathological for the Markdown parser can take minutes. So every document is parsed in a worker
+// thread, never in the main thread: the main thread only hands out work and keeps the clock. A
+// document still parsing `maxParseMs` after its worker started it gets no document (the caller
+// reports it; see compile-root.ts); its worker is terminated and replaced, and the documents that
+// were queued behind it go back to the shared queue. With N cores there are up to N workers (the
+// main thread is idle while they parse); batches shrink towards the end of the queue so that the
+// workers finish together.
 //
 // For the parse cache, documents can also be returned serialized (v8.serialize, lossless like the
 // structured clone that carries them between threads): a worker then serializes its own documents,
 // in parallel, and sends the bytes instead of the objects.
-//
-// Small registries are parsed inline: starting a worker costs more than parsing a few files.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { parseCapability } from '../compiler/parse.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
-/** Up to this many files, one thread; every further INLINE_LIMIT files may use one more core. */
+/** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */
 const INLINE_LIMIT = 64;
 
 export interface ParseInput {
@@ -26,161 +29,186 @@ export interface ParseInput {
 }
 
 /** Messages between the main thread and a parse worker (cli/parse-worker.ts). */
-export type ToWorker = { start: number; files: ParseInput[]; serialize: boolean };
+export type ToWorker = { indices: number[]; files: ParseInput[]; serialize: boolean };
+/** One message per document, as soon as it is parsed: the main thread times each document. */
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'parsed'; start: number; documents: CapabilityDocument[] }
-  /** `bytes` holds the serialized documents back to back; document i is bytes[ends[i-1] ?? 0, ends[i]). */
-  | { type: 'serialized'; start: number; bytes: ArrayBuffer; ends: number[] }
-  | { type: 'failed'; start: number; message: string; stack?: string };
+  | { type: 'parsed'; index: number; document: CapabilityDocument }
+  /** The document's v8.serialize bytes, transferred. */
+  | { type: 'serialized'; index: number; bytes: ArrayBuffer }
+  | { type: 'failed'; index: number; message: string; stack?: string };
 
-/** Several serialized documents in one transferable buffer. */
-export function packSerialized(documents: readonly CapabilityDocument[]): { bytes: ArrayBuffer; ends: number[] } {
-  const parts = documents.map((document) => serialize(document));
-  const ends: number[] = [];
-  let total = 0;
-  for (const part of parts) ends.push((total += part.byteLength));
-  const bytes = new Uint8Array(total);
-  parts.forEach((part, index) => bytes.set(part, ends[index]! - part.byteLength));
-  return { bytes: bytes.buffer, ends };
+/** One document serialized into a transferable buffer of its own. */
+export function serializeDocument(document: CapabilityDocument): ArrayBuffer {
+  const bytes = serialize(document);
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-/** How many threads (main included) to use for `fileCount` files. */
+/** How many parse workers to start for `fileCount` files. */
 export function threadCount(fileCount: number, cores = availableParallelism()): number {
   return Math.max(1, Math.min(cores, Math.ceil(fileCount / INLINE_LIMIT)));
 }
 
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-export interface ParsedAndSerialized {
-  documents: CapabilityDocument[];
-  /** v8.serialize of each document (for the parse cache). */
-  serialized: Uint8Array[];
+/** What lint reports for a document that was not parsed within its budget (registry-files, 1:1). */
+export function overBudgetProblem(maxParseMs: number): string {
+  const budget = maxParseMs % 1000 === 0 ? `${maxParseMs / 1000} s` : `${maxParseMs} ms`;
+  return (
+    `parsing this file took over ${budget} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; ` +
+    'simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file'
+  );
 }
 
-export async function parseInWorkers(files: readonly ParseInput[], options: { threads?: number } = {}): Promise<CapabilityDocument[]> {
+export interface ParseOptions {
+  /** Wall-clock time one document may take to parse (ResolvedConfig.maxParseMs). */
+  maxParseMs: number;
+  /** Workers to start; by default threadCount(files). */
+  threads?: number;
+}
+
+/** Per input file, its document; undefined for a file whose parse ran over the budget. */
+export type ParsedDocuments = (CapabilityDocument | undefined)[];
+
+export async function parseInWorkers(files: readonly ParseInput[], options: ParseOptions): Promise<ParsedDocuments> {
   return (await parseFiles(files, { ...options, serialize: false })).documents;
 }
 
-/** Parse, and also return every document serialized with v8.serialize. */
-export async function parseAndSerialize(files: readonly ParseInput[], options: { threads?: number } = {}): Promise<ParsedAndSerialized> {
-  const { documents, serialized } = await parseFiles(files, { ...options, serialize: true });
-  return { documents, serialized: serialized! };
+export interface ParsedAndSerialized {
+  documents: ParsedDocuments;
+  /** v8.serialize of each parsed document (for the parse cache); undefined where the document is. */
+  serialized: (Uint8Array | undefined)[];
 }
 
-async function parseFiles(
-  files: readonly ParseInput[],
-  options: { threads?: number; serialize: boolean },
-): Promise<{ documents: CapabilityDocument[]; serialized?: Uint8Array[] }> {
-  const documents: (CapabilityDocument | undefined)[] = new Array<CapabilityDocument | undefined>(files.length);
-  const serialized: Uint8Array[] | undefined = options.serialize ? new Array<Uint8Array>(files.length) : undefined;
-  const parseHere = (start: number, end: number): void => {
-    for (let index = start; index < end; index += 1) {
-      const document = parseCapability(files[index]!.path, files[index]!.content);
-      documents[index] = document;
-      if (serialized) serialized[index] = serialize(document);
-    }
-  };
-  const finish = (): { documents: CapabilityDocument[]; serialized?: Uint8Array[] } => ({
-    documents: documents.map((document, index) => {
-      if (!document) throw new Error(`parse: no result for ${files[index]!.path}`);
-      return document;
-    }),
-    ...(serialized ? { serialized } : {}),
-  });
+/** Parse, and also return every document serialized with v8.serialize. */
+export async function parseAndSerialize(files: readonly ParseInput[], options: ParseOptions): Promise<ParsedAndSerialized> {
+  return parseFiles(files, { ...options, serialize: true });
+}
 
-  const threads = options.threads ?? threadCount(files.length);
+interface PoolWorker {
+  worker: Worker;
+  /** Indices sent to this worker and not answered yet, in the order it parses them. */
+  queue: number[];
+  /** The last index of each batch in flight (a worker gets two, so that it never waits for the main thread). */
+  batchEnds: number[];
+  /** Fires when the document at the head of `queue` has run over its budget. */
+  timer?: NodeJS.Timeout;
+}
+
+async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { serialize: boolean }): Promise<ParsedAndSerialized> {
+  const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
+  const serialized: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(files.length);
+  if (files.length === 0) return { documents, serialized };
+
   const workerUrl = new URL('./parse-worker.js', import.meta.url);
-  // Running from TypeScript sources (tests) there is no compiled worker: parse inline.
-  if (threads <= 1 || files.length === 0 || !existsSync(fileURLToPath(workerUrl))) {
-    parseHere(0, files.length);
-    return finish();
+  // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
+  // without a budget. The built CLI (lib/) always has its worker.
+  if (!existsSync(fileURLToPath(workerUrl))) {
+    files.forEach((file, index) => {
+      const document = parseCapability(file.path, file.content);
+      documents[index] = document;
+      if (options.serialize) serialized[index] = serialize(document);
+    });
+    return { documents, serialized };
   }
 
+  const threads = options.threads ?? threadCount(files.length);
+  /** Documents taken back from a terminated worker; handed out before the rest. */
+  const requeued: number[] = [];
   let next = 0;
-  /** The next batch [start, end) of the queue, or undefined when it is empty. */
-  const take = (): [number, number] | undefined => {
+  let remaining = files.length;
+  const hasWork = (): boolean => requeued.length > 0 || next < files.length;
+  /** The next batch of indices, or undefined when there is nothing left to hand out. */
+  const take = (): number[] | undefined => {
+    if (requeued.length > 0) return requeued.splice(0, 32);
     if (next >= files.length) return undefined;
-    const remaining = files.length - next;
-    const size = Math.max(4, Math.min(32, Math.ceil(remaining / (threads * 4))));
+    const size = Math.max(4, Math.min(32, Math.ceil((files.length - next) / (threads * 4))));
     const start = next;
     next = Math.min(files.length, next + size);
-    return [start, next];
+    return Array.from({ length: next - start }, (_, offset) => start + offset);
   };
 
-  const workers: Worker[] = [];
+  const pool = new Set<PoolWorker>();
+  const stopped: Promise<number>[] = [];
   let failure: Error | undefined;
-  let inFlight = 0;
   let settle: (() => void) | undefined;
-  const drained = new Promise<void>((resolve) => (settle = resolve));
-  const checkDrained = (): void => {
-    if ((failure || next >= files.length) && inFlight === 0) settle?.();
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  const fail = (error: Error): void => {
+    failure ??= error;
+    settle?.();
+  };
+  const answered = (): void => {
+    remaining -= 1;
+    if (remaining === 0) settle?.();
+  };
+
+  /** Restart the clock for the document now at the head of the worker's queue. */
+  const arm = (member: PoolWorker): void => {
+    clearTimeout(member.timer);
+    member.timer = member.queue.length > 0 ? setTimeout(() => overBudget(member), options.maxParseMs) : undefined;
+  };
+
+  const feed = (member: PoolWorker): void => {
+    const idle = member.queue.length === 0;
+    while (!failure && member.batchEnds.length < 2) {
+      const indices = take();
+      if (!indices) break;
+      member.queue.push(...indices);
+      member.batchEnds.push(indices[indices.length - 1]!);
+      member.worker.postMessage({ indices, files: indices.map((index) => files[index]!), serialize: options.serialize } satisfies ToWorker);
+    }
+    if (idle) arm(member);
+  };
+
+  const retire = (member: PoolWorker): void => {
+    clearTimeout(member.timer);
+    member.worker.removeAllListeners();
+    // terminate() stops a worker even in the middle of a synchronous parse.
+    stopped.push(member.worker.terminate());
+    pool.delete(member);
+  };
+
+  const overBudget = (member: PoolWorker): void => {
+    retire(member);
+    member.queue.shift(); // stays undefined: the caller reports it
+    requeued.unshift(...member.queue);
+    answered();
+    if (hasWork() && !failure) start();
+  };
+
+  const start = (): void => {
+    const member: PoolWorker = { worker: new Worker(workerUrl), queue: [], batchEnds: [] };
+    pool.add(member);
+    member.worker.on('message', (message: FromWorker) => {
+      if (message.type === 'ready') return feed(member);
+      if (message.type === 'failed') {
+        // The same error an inline parse would have thrown.
+        return fail(Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {}));
+      }
+      member.queue.shift();
+      if (message.type === 'serialized') {
+        const bytes = new Uint8Array(message.bytes);
+        documents[message.index] = deserialize(bytes) as CapabilityDocument;
+        serialized[message.index] = bytes;
+      } else {
+        documents[message.index] = message.document;
+      }
+      if (message.index === member.batchEnds[0]) member.batchEnds.shift();
+      arm(member);
+      answered();
+      feed(member);
+    });
+    member.worker.on('error', (error) => fail(error));
+    member.worker.on('exit', (code) => {
+      if (member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
+    });
   };
 
   try {
-    for (let i = 1; i < threads; i += 1) {
-      const worker = new Worker(workerUrl);
-      workers.push(worker);
-      let busy = 0;
-      // Two batches in flight per worker, so that it never waits for the main thread, which
-      // answers messages only between its own batches.
-      const feed = (): void => {
-        while (!failure && busy < 2) {
-          const batch = take();
-          if (!batch) break;
-          const message: ToWorker = { start: batch[0], files: files.slice(batch[0], batch[1]), serialize: options.serialize };
-          worker.postMessage(message);
-          busy += 1;
-          inFlight += 1;
-        }
-        checkDrained();
-      };
-      worker.on('message', (message: FromWorker) => {
-        if (message.type === 'ready') return feed();
-        busy -= 1;
-        inFlight -= 1;
-        if (message.type === 'failed') {
-          // The same error an inline parse would have thrown.
-          failure ??= Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {});
-        } else if (message.type === 'serialized') {
-          let from = 0;
-          message.ends.forEach((end, offset) => {
-            const bytes = new Uint8Array(message.bytes, from, end - from);
-            documents[message.start + offset] = deserialize(bytes) as CapabilityDocument;
-            serialized![message.start + offset] = bytes;
-            from = end;
-          });
-        } else {
-          message.documents.forEach((document, offset) => (documents[message.start + offset] = document));
-        }
-        feed();
-      });
-      worker.on('error', (error) => {
-        failure ??= error;
-        inFlight -= busy;
-        busy = 0;
-        checkDrained();
-      });
-      worker.on('exit', (code) => {
-        if (busy > 0) {
-          failure ??= new Error(`parse worker exited with code ${code}`);
-          inFlight -= busy;
-          busy = 0;
-          checkDrained();
-        }
-      });
-    }
-
-    // The main thread's share: batch after batch, answering the workers in between.
-    for (let batch = take(); batch && !failure; batch = take()) {
-      parseHere(batch[0], batch[1]);
-      await yieldToEventLoop();
-    }
-    checkDrained();
-    await drained;
+    for (let i = 0; i < threads; i += 1) start();
+    await done;
     if (failure) throw failure;
   } finally {
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    for (const member of [...pool]) retire(member);
+    await Promise.all(stopped);
   }
-  return finish();
+  return { documents, serialized };
 }

@@ -10,28 +10,44 @@ import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, type GateReport, type GateResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics } from '../../compiler/lint.js';
 import { TOOLSETS_FILE, parseToolsetsFile, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
-import type { CapabilityDocument, RegistryInput, Toolsets } from '../../compiler/types.js';
+import { FILE_START } from '../../compiler/positions.js';
+import type { CapabilityDocument, Diagnostic, RegistryInput, Toolsets } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
-import { parseInWorkers } from '../parse-workers.js';
+import { overBudgetProblem, parseInWorkers } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 
 /**
  * Parsed documents of the base tree. A file with the same path and bytes as in the new tree is the
- * same document, so only files the change touched are parsed again.
+ * same document, so only files the change touched are parsed again, under the same parse budget.
+ * `overBudget` lists the base files that could not be parsed within it.
  */
-export async function baseDocuments(input: RegistryInput, headDocuments: readonly CapabilityDocument[]): Promise<CapabilityDocument[]> {
+export async function baseDocuments(
+  input: RegistryInput,
+  headDocuments: readonly CapabilityDocument[],
+  maxParseMs: number,
+): Promise<{ documents: CapabilityDocument[]; overBudget: string[] }> {
   const known = new Map(headDocuments.map((document) => [`${document.file}\0${document.contentHash}`, document]));
   const files = protocolFiles(input);
   const reused = files.map((file) => known.get(`${file.path}\0${sha256Hex(file.content)}`));
   const missing = files.filter((_, index) => reused[index] === undefined);
-  const parsed = await parseInWorkers(missing);
-  const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]!]));
-  return files.map((file, index) => reused[index] ?? fresh.get(file.path)!);
+  const parsed = await parseInWorkers(missing, { maxParseMs });
+  const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]]));
+  const documents = files.map((file, index) => reused[index] ?? fresh.get(file.path));
+  return {
+    documents: documents.filter((document): document is CapabilityDocument => document !== undefined),
+    overBudget: files.filter((_, index) => documents[index] === undefined).map((file) => file.path),
+  };
+}
+
+/** A base file over the parse budget cannot be compared: an error, so that the gate fails closed. */
+function baseOverBudget(file: string, against: string, maxParseMs: number): Diagnostic {
+  const message = `at ${against}: ${overBudgetProblem(maxParseMs)}; the version gate cannot compare this capability`;
+  return { file, ...FILE_START, severity: 'error', ruleId: 'registry-files', message };
 }
 
 /** The usable toolsets of a toolsets.yaml that is there and parses; undefined otherwise (lint reports why). */
@@ -61,16 +77,24 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
   const base = await openGitBase(root, values.against);
-  const [baseInput, { result: lint }] = await Promise.all([
+  const [baseInput, { result: lint, overBudget }] = await Promise.all([
     base.read({ maxFileBytes: config.maxFileBytes }),
     compileRoot(root, { cache: !values['no-cache'] }),
   ]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const before = readableToolsets(parseToolsetsFile(TOOLSETS_FILE, baseInput.files.find((file) => file.path === TOOLSETS_FILE)?.content));
   const after = readableToolsets(lint.registry.toolsetsSource);
-  const gate = compareRegistries(await baseDocuments(baseInput, headDocuments), headDocuments, before && after ? { toolsets: { before, after } } : {});
+  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs);
+  // A head file over the parse budget is already a lint error; it is not also "removed".
+  const overBudgetHead = new Set(overBudget);
+  const gate = compareRegistries(
+    baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
+    headDocuments,
+    before && after ? { toolsets: { before, after } } : {},
+  );
+  const baseDiagnostics = baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs));
 
-  const counts = countsOf([...lint.diagnostics, ...gate.diagnostics].sort(compareDiagnostics));
+  const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);
   const report: GateReport = {
     ...counts,

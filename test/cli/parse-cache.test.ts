@@ -5,8 +5,9 @@ import path from 'node:path';
 import { deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { cacheDirectory, parseWithCache } from '../../cli/parse-cache.js';
-import { packSerialized, threadCount } from '../../cli/parse-workers.js';
+import { serializeDocument, threadCount } from '../../cli/parse-workers.js';
 import { readRegistry } from '../../cli/read-registry.js';
+import { DEFAULT_MAX_PARSE_MS } from '../../compiler/config.js';
 import { parseCapability } from '../../compiler/parse.js';
 import { cleanProtocol, tempRegistry } from './helpers.js';
 
@@ -20,7 +21,7 @@ function registry(): string {
 
 async function parse(root: string, enabled = true) {
   const input = await readRegistry(root, { maxFileBytes: 1024 * 1024 });
-  const documents = await parseWithCache(root, input, { enabled });
+  const documents = await parseWithCache(root, input, { enabled, maxParseMs: DEFAULT_MAX_PARSE_MS });
   const fresh = input.files
     .filter((file) => file.path.endsWith('/PROTOCOL.md'))
     .map((file) => parseCapability(file.path, file.content!));
@@ -49,7 +50,7 @@ describe('parse cache', () => {
     fs.appendFileSync(path.join(root, 'capabilities/cap-7/PROTOCOL.md'), '\nAsk again.\n');
     const edited = await parse(root);
     expect(edited.documents).toEqual(edited.fresh);
-    expect(edited.documents.find((document) => document.folder === 'cap-7')!.body).toContain('Ask again.');
+    expect(edited.documents.find((document) => document?.folder === 'cap-7')!.body).toContain('Ask again.');
     const after = shardFiles(root);
     const rewritten = [...after.keys()].filter((name) => !after.get(name)!.equals(before.get(name)!));
     expect(rewritten).toHaveLength(1);
@@ -83,12 +84,10 @@ describe('parse cache', () => {
 });
 
 describe('parse workers', () => {
-  it('packs serialized documents back to back', () => {
-    const documents = [parseCapability('capabilities/a/PROTOCOL.md', cleanProtocol('a')), parseCapability('capabilities/b/PROTOCOL.md', cleanProtocol('b'))];
-    const { bytes, ends } = packSerialized(documents);
-    expect(ends).toHaveLength(2);
-    expect(deserialize(new Uint8Array(bytes, 0, ends[0]))).toEqual(documents[0]);
-    expect(deserialize(new Uint8Array(bytes, ends[0], ends[1]! - ends[0]!))).toEqual(documents[1]);
+  it('serializes a document into a buffer of its own', () => {
+    const document = parseCapability('capabilities/a/PROTOCOL.md', cleanProtocol('a'));
+    const bytes = serializeDocument(document);
+    expect(deserialize(new Uint8Array(bytes))).toEqual(document);
   });
 
   it('uses one thread per 64 files, up to the number of cores', () => {

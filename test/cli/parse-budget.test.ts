@@ -1,0 +1,142 @@
+// The parse budget (limits.maxParseMs): a PROTOCOL.md whose parse is still running when its budget
+// ends becomes one registry-files error at 1:1, its worker is terminated and replaced, and every
+// other file is still parsed and linted. The slow input is genuine: a table of some 100,000 rows,
+// which remark-gfm parses in linear time but at ~10-30 µs a byte (tens of seconds for 3 MiB),
+// far past the small budget these tests set.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { deserialize } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { refuseOverBudget } from '../../cli/compile-root.js';
+import { compileRegistry, protocolFiles } from '../../compiler/compile.js';
+import { parseConfig } from '../../compiler/config.js';
+import { parseCapability } from '../../compiler/parse.js';
+import { REPO_ROOT, cleanProtocol, runBin, tempRegistry, type JsonReport } from './helpers.js';
+
+const BUDGET_MS = 1500;
+/** Worker start-up (about 1 s on a loaded 2-core machine), reading 3 MiB, the other files, slack. */
+const SLACK_MS = 20_000;
+
+/** A protocol whose body is a table of `bytes` bytes. */
+function slowProtocol(id: string, bytes = 3 * 1024 * 1024): string {
+  const row = '| x | y |\n';
+  return cleanProtocol(id, { body: `| Tool | Use |\n| --- | --- |\n${row.repeat(Math.ceil(bytes / row.length))}` });
+}
+
+/** The budget diagnostic, as registry-files prints it. */
+const overBudget = (file: string, ms: number): string =>
+  `${file}:1:1 registry-files parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
+
+const described = (report: JsonReport): string[] => report.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`);
+
+/**
+ * Two pathological files: the first in the first batch, with clean files queued behind it in the
+ * same worker (they are handed out again), the second later on (the replacement is replaced).
+ */
+function hostileRegistry(): string {
+  const files: Record<string, string> = {
+    'capreg.config.yaml': `limits:\n  maxFileBytes: 8388608\n  maxParseMs: ${BUDGET_MS}\n`,
+    'capabilities/aaa-slow/PROTOCOL.md': slowProtocol('aaa-slow'),
+    'capabilities/mmm-slow/PROTOCOL.md': slowProtocol('mmm-slow'),
+    'capabilities/bad-version/PROTOCOL.md': cleanProtocol('bad-version', { version: 'latest' }),
+  };
+  for (let i = 0; i < 8; i += 1) files[`capabilities/cap-${i}/PROTOCOL.md`] = cleanProtocol(`cap-${i}`);
+  return tempRegistry(files);
+}
+
+function timedBin(argv: string[], cwd: string): { code: number; stdout: string; stderr: string; ms: number } {
+  const started = performance.now();
+  const result = runBin(argv, { cwd });
+  return { ...result, ms: performance.now() - started };
+}
+
+describe('capreg lint/build through the real bin: the parse budget', () => {
+  it('reports each file over the budget at 1:1, lints the others, exits 1, and says the same twice', () => {
+    const root = hostileRegistry();
+    const runs = [
+      timedBin(['lint', '--format', 'json'], root),
+      timedBin(['lint', '--format', 'json'], root),
+      timedBin(['lint', '--format', 'json', '--no-cache'], root),
+    ];
+    for (const result of runs) {
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(1);
+      // Two slow files, each stopped at its budget; never the minutes a full parse takes.
+      expect(result.ms).toBeLessThan(2 * BUDGET_MS + SLACK_MS);
+      const report = JSON.parse(result.stdout) as JsonReport;
+      const lines = described(report);
+      expect(lines).toContain(overBudget('capabilities/aaa-slow/PROTOCOL.md', BUDGET_MS));
+      expect(lines).toContain(overBudget('capabilities/mmm-slow/PROTOCOL.md', BUDGET_MS));
+      // One diagnostic per slow file: no other rule sees a half-read capability.
+      expect(report.diagnostics.filter((d) => d.file.includes('-slow/'))).toHaveLength(2);
+      // The other files were parsed and linted as usual.
+      expect(report.diagnostics.filter((d) => d.file === 'capabilities/bad-version/PROTOCOL.md' && d.ruleId === 'frontmatter-schema')).toHaveLength(1);
+      expect(report.diagnostics.filter((d) => d.file.includes('/cap-'))).toEqual([]);
+    }
+    expect(runs[1]!.stdout).toBe(runs[0]!.stdout);
+    expect(runs[2]!.stdout).toBe(runs[0]!.stdout);
+  });
+
+  it('build: the same error, nothing written', () => {
+    const root = hostileRegistry();
+    const result = timedBin(['build', '--format', 'json'], root);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^capreg build: \d+ error\(s\); nothing written\n$/);
+    expect(described(JSON.parse(result.stdout) as JsonReport)).toContain(overBudget('capabilities/aaa-slow/PROTOCOL.md', BUDGET_MS));
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('refuses a budget that is not a whole number of milliseconds from 1 to 600000 (exit 2)', () => {
+    for (const value of ['0', '600001', '1.5', 'ten']) {
+      const root = tempRegistry({ 'capreg.config.yaml': `limits:\n  maxParseMs: ${value}\n`, 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+      expect(runBin(['lint'], { cwd: root })).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: 'capreg lint: invalid configuration: capreg.config.yaml:2:15: `limits.maxParseMs` must be a whole number of milliseconds from 1 to 600000\n',
+      });
+    }
+  });
+});
+
+/** The compiled parse pool (lib/, built by the global setup): from TypeScript sources there is no worker file. */
+async function compiledWorkers(): Promise<typeof import('../../cli/parse-workers.js')> {
+  return (await import(pathToFileURL(path.join(REPO_ROOT, 'lib/cli/parse-workers.js')).href)) as typeof import('../../cli/parse-workers.js');
+}
+
+describe('parse workers in-process: the budget', () => {
+  const files = [
+    { path: 'capabilities/a/PROTOCOL.md', content: cleanProtocol('a') },
+    { path: 'capabilities/slow/PROTOCOL.md', content: slowProtocol('slow') },
+    { path: 'capabilities/b/PROTOCOL.md', content: cleanProtocol('b') },
+    { path: 'capabilities/c/PROTOCOL.md', content: cleanProtocol('c') },
+    { path: 'capabilities/d/PROTOCOL.md', content: cleanProtocol('d') },
+  ];
+  const expected = files.map((file) => (file.path.includes('slow') ? undefined : parseCapability(file.path, file.content)));
+
+  it('leaves the slow document out, parses the ones queued behind it, within the budget', async () => {
+    const { parseInWorkers } = await compiledWorkers();
+    const started = performance.now();
+    expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
+    expect(performance.now() - started).toBeLessThan(800 + SLACK_MS);
+  });
+
+  it('does the same for the parse cache (serialized documents)', async () => {
+    const { parseAndSerialize } = await compiledWorkers();
+    const { documents, serialized } = await parseAndSerialize(files, { maxParseMs: 800, threads: 2 });
+    expect(documents).toEqual(expected);
+    expect(serialized.map((bytes) => (bytes ? deserialize(bytes) : undefined))).toEqual(expected);
+  });
+
+  it('a file over the budget is one registry-files error at 1:1 and no other rule sees it', () => {
+    const input = { files, allPaths: files.map((file) => file.path), foldersWithoutProtocol: [] };
+    const { input: refused, documents, overBudget: over } = refuseOverBudget(input, expected, 800);
+    expect(over).toEqual(['capabilities/slow/PROTOCOL.md']);
+    expect(protocolFiles(refused)).toHaveLength(4);
+    const config = parseConfig('limits:\n  maxParseMs: 800\n');
+    const result = compileRegistry(refused, { config, documents });
+    expect(
+      result.diagnostics.filter((d) => d.file === 'capabilities/slow/PROTOCOL.md').map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`),
+    ).toEqual([overBudget('capabilities/slow/PROTOCOL.md', 800)]);
+  });
+});
