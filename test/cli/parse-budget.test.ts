@@ -12,7 +12,8 @@ import { refuseOverBudget } from '../../cli/compile-root.js';
 import { compileRegistry, protocolFiles } from '../../compiler/compile.js';
 import { parseConfig } from '../../compiler/config.js';
 import { parseCapability } from '../../compiler/parse.js';
-import { REPO_ROOT, cleanProtocol, runBin, tempRegistry, type JsonReport } from './helpers.js';
+import { commitAll, git, initRepository } from '../gate/fixture.js';
+import { REPO_ROOT, cleanProtocol, runBin, tempRegistry, writeFiles, type JsonReport } from './helpers.js';
 
 const BUDGET_MS = 1500;
 /** Worker start-up (about 1 s on a loaded 2-core machine), reading 3 MiB, the other files, slack. */
@@ -24,9 +25,10 @@ function slowProtocol(id: string, bytes = 3 * 1024 * 1024): string {
   return cleanProtocol(id, { body: `| Tool | Use |\n| --- | --- |\n${row.repeat(Math.ceil(bytes / row.length))}` });
 }
 
-/** The budget diagnostic, as registry-files prints it. */
-const overBudget = (file: string, ms: number): string =>
-  `${file}:1:1 registry-files parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
+/** The budget message, and the diagnostic registry-files prints with it. */
+const budgetMessage = (ms: number): string =>
+  `parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
+const overBudget = (file: string, ms: number): string => `${file}:1:1 registry-files ${budgetMessage(ms)}`;
 
 const described = (report: JsonReport): string[] => report.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`);
 
@@ -96,6 +98,46 @@ describe('capreg lint/build through the real bin: the parse budget', () => {
         stderr: 'capreg lint: invalid configuration: capreg.config.yaml:2:15: `limits.maxParseMs` must be a whole number of milliseconds from 1 to 600000\n',
       });
     }
+  });
+});
+
+describe('capreg check through the real bin: the parse budget on both sides', () => {
+  const config = `limits:\n  maxFileBytes: 8388608\n  maxParseMs: ${BUDGET_MS}\n`;
+
+  it('fails closed on a base file over the budget: it cannot be compared', () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': config,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/slow/PROTOCOL.md': slowProtocol('slow'),
+    });
+    initRepository(root);
+    commitAll(root, 'base');
+    git(root, 'tag', 'base');
+    writeFiles(root, { 'capabilities/slow/PROTOCOL.md': cleanProtocol('slow') });
+    commitAll(root, 'the table is gone');
+    const result = timedBin(['check', '--against', 'base', '--format', 'json'], root);
+    expect(result.code).toBe(1);
+    expect(result.ms).toBeLessThan(BUDGET_MS + SLACK_MS);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    expect(described(report)).toEqual([
+      `capabilities/slow/PROTOCOL.md:1:1 registry-files at base: ${budgetMessage(BUDGET_MS)}; the version gate cannot compare this capability`,
+    ]);
+  });
+
+  it('reports a head file over the budget once (a lint error, not also a removed capability)', () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': config,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/slow/PROTOCOL.md': cleanProtocol('slow'),
+    });
+    initRepository(root);
+    commitAll(root, 'base');
+    git(root, 'tag', 'base');
+    writeFiles(root, { 'capabilities/slow/PROTOCOL.md': slowProtocol('slow', 3 * 1024 * 1024) });
+    const result = timedBin(['check', '--against', 'base', '--format', 'json'], root);
+    expect(result.code).toBe(1);
+    expect(result.ms).toBeLessThan(BUDGET_MS + SLACK_MS);
+    expect(described(JSON.parse(result.stdout) as JsonReport)).toEqual([overBudget('capabilities/slow/PROTOCOL.md', BUDGET_MS)]);
   });
 });
 
