@@ -1,17 +1,26 @@
 // The rule registry checks itself (ESLint's build check): every rule in compiler/rules/index.ts is
-// in id order, lives in a file named after its id, has a docs page and a table test, and carries
-// the metadata the CLI, the config loader and the SARIF formatter rely on.
+// in id order, and every rule (those and the user-only ones of compiler/user/rules/) lives in a
+// file named after its id, has a docs page and a table test, and carries the metadata the CLI, the
+// config loader, the user-capability compiler and the SARIF formatter rely on.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAjv } from '../../compiler/ajv.js';
-import { ruleDocsPath } from '../../compiler/rule.js';
+import { ruleDocsPath, ruleDocsUrl } from '../../compiler/rule.js';
 import { rules, rulesById } from '../../compiler/rules/index.js';
-import { USER_REGISTRY_RULES } from '../../compiler/user/compile-user.js';
+import { USER_CAPABILITY_RULES, USER_REGISTRY_RULES } from '../../compiler/user/compile-user.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const exists = (relative: string): boolean => fs.existsSync(path.join(ROOT, relative));
+const ruleFiles = (folder: string): string[] =>
+  fs
+    .readdirSync(path.join(ROOT, folder))
+    .filter((name) => name.endsWith('.ts') && name !== 'index.ts')
+    .map((name) => name.slice(0, -'.ts'.length));
+
+/** The rules only user capabilities are checked with, after the registry rules. */
+const USER_ONLY_RULES = USER_CAPABILITY_RULES.filter((rule) => !rules.includes(rule));
 
 /** The rules every registry gets by default: their ids are part of the contract (SPEC §3). */
 const CONTRACT_RULES = [
@@ -52,21 +61,26 @@ describe('the rule index', () => {
   });
 
   it('lists every rule file in compiler/rules/', () => {
-    const files = fs
-      .readdirSync(path.join(ROOT, 'compiler/rules'))
-      .filter((name) => name.endsWith('.ts') && name !== 'index.ts')
-      .map((name) => name.slice(0, -'.ts'.length));
-    expect(files.filter((id) => !rulesById.has(id))).toEqual([]);
+    expect(ruleFiles('compiler/rules').filter((id) => !rulesById.has(id))).toEqual([]);
+  });
+
+  it('checks user capabilities with every rule file of compiler/user/rules/, after the registry rules', () => {
+    expect(USER_CAPABILITY_RULES.slice(0, USER_REGISTRY_RULES.length)).toEqual(USER_REGISTRY_RULES);
+    expect(USER_ONLY_RULES.map((rule) => rule.meta.id).sort()).toEqual(ruleFiles('compiler/user/rules').sort());
+    expect(USER_ONLY_RULES.filter((rule) => rulesById.has(rule.meta.id))).toEqual([]);
   });
 });
 
-describe.each(rules.map((rule) => [rule.meta.id, rule] as const))('rule %s', (id, rule) => {
+describe.each([
+  ...rules.map((rule) => [rule.meta.id, rule, 'compiler/rules'] as const),
+  ...USER_ONLY_RULES.map((rule) => [rule.meta.id, rule, 'compiler/user/rules'] as const),
+])('rule %s', (id, rule, folder) => {
   it('has an id of lowercase words joined by hyphens', () => {
     expect(id).toMatch(/^[a-z]+(-[a-z]+)*$/);
   });
 
-  it('lives in compiler/rules/<id>.ts, which exports it', async () => {
-    const file = `compiler/rules/${id}.ts`;
+  it(`lives in ${folder}/<id>.ts, which exports it`, async () => {
+    const file = `${folder}/${id}.ts`;
     expect(exists(file), `${file} is missing`).toBe(true);
     const module = (await import(/* @vite-ignore */ path.join(ROOT, file))) as Record<string, unknown>;
     expect(Object.values(module)).toContain(rule);
@@ -85,8 +99,13 @@ describe.each(rules.map((rule) => [rule.meta.id, rule] as const))('rule %s', (id
     expect(exists(test), `${test} is missing`).toBe(true);
   });
 
-  it('says what it reads (meta.reads)', () => {
-    expect(['document', 'catalog', 'bodies', 'git']).toContain(rule.meta.reads);
+  it('says what it reads (meta.reads); a user-only rule cannot read what only Git has', () => {
+    expect(folder === 'compiler/rules' ? ['document', 'catalog', 'bodies', 'git'] : ['document', 'catalog', 'bodies']).toContain(rule.meta.reads);
+  });
+
+  it('links its docs page (meta.docs.url)', () => {
+    expect(rule.meta.docs.url).toBe(ruleDocsUrl(id));
+    expect(rule.meta.docs.url.endsWith(`/${ruleDocsPath(id)}`)).toBe(true);
   });
 
   it('has a description and messages', () => {
