@@ -16,6 +16,8 @@ export interface ToolNames {
   /** Registered only for callers who may write user capabilities (SPEC §8). */
   saveUserCapability: string;
   deleteUserCapability: string;
+  /** Ranked search over the same visible catalog as the listing (SPEC §9). */
+  findCapabilities: string;
 }
 
 export const BASE_TOOL_NAMES: Readonly<ToolNames> = Object.freeze({
@@ -24,6 +26,7 @@ export const BASE_TOOL_NAMES: Readonly<ToolNames> = Object.freeze({
   getCurrentUser: 'get_current_user',
   saveUserCapability: 'save_user_capability',
   deleteUserCapability: 'delete_user_capability',
+  findCapabilities: 'find_capabilities',
 });
 
 /** The protocol tool that compiled protocols name; a server with a tool prefix rewrites it. */
@@ -57,6 +60,9 @@ export interface CatalogEntry {
   protocolTool: string;
   protocolInput: { capabilityId: string };
   protocolVersion: string;
+  /** Only when the capability sets them (SPEC §9); an entry without them is byte-identical to before. */
+  lifecyclePhase?: string;
+  tags?: string[];
 }
 
 /** What a catalog row is made of: the capability's own facts. */
@@ -66,6 +72,8 @@ export interface CatalogEntryFacts {
   description: string;
   whenToUse: readonly string[];
   protocolVersion: string;
+  lifecyclePhase?: string | undefined;
+  tags?: readonly string[] | undefined;
 }
 
 /**
@@ -82,6 +90,8 @@ export function catalogEntry(facts: CatalogEntryFacts, protocolTool: string): Ca
     protocolTool,
     protocolInput: Object.freeze({ capabilityId: facts.id }),
     protocolVersion: facts.protocolVersion,
+    ...(facts.lifecyclePhase !== undefined ? { lifecyclePhase: facts.lifecyclePhase } : {}),
+    ...(facts.tags !== undefined ? { tags: Object.freeze([...facts.tags]) as string[] } : {}),
   });
 }
 

@@ -16,6 +16,7 @@ const names: ConstructorParameters<typeof Catalog>[1] = {
   getCurrentUser: 'get_current_user',
   saveUserCapability: 'save_user_capability',
   deleteUserCapability: 'delete_user_capability',
+  findCapabilities: 'find_capabilities',
 };
 const catalog = new Catalog(makeManifest(STANDARD_CAPABILITIES), names);
 const everything = catalog.visibleCapabilities(new Grants(['reports:admin', 'automation:admin', 'calendar:admin']));

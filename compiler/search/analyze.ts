@@ -1,0 +1,56 @@
+// Text analysis shared by the index and the query, so both sides make the same terms:
+// NFKC normalization and case folding, then English words without stop words, Porter-stemmed, and
+// Chinese runs as the words Intl.Segmenter finds plus their character bigrams (a word the segmenter
+// cuts differently on the two sides still meets through its bigrams). Pure.
+import { porterStem } from './porter.js';
+
+// A small, conventional list: words that say nothing about which capability is meant.
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a about an and any are as at be been but by can could do does for from had has have how i if in into is it its ' +
+    'me my of on or our please should so some that the their them then there these this those to us was we what when ' +
+    'where which who why will with would you your'
+  ).split(' '),
+);
+
+const HAN = /\p{Script=Han}/u;
+// A Han run, or a run of other letters, marks and digits (apostrophes inside a word are dropped).
+const WORDS = /\p{Script=Han}+|(?:(?!\p{Script=Han})[\p{L}\p{M}\p{N}])+/gu;
+
+let segmenter: Intl.Segmenter | undefined;
+
+/** NFKC and a locale-independent case fold: what "the same text" means to search. */
+export function normalizeText(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
+
+export function isHan(term: string): boolean {
+  return HAN.test(term);
+}
+
+/** The terms of a run of Han characters: the segmenter's words, then the character bigrams not already a word. */
+function hanTerms(run: string, into: string[]): void {
+  segmenter ??= new Intl.Segmenter('zh', { granularity: 'word' });
+  const words = new Set<string>();
+  for (const segment of segmenter.segment(run)) {
+    if (segment.isWordLike !== true) continue;
+    words.add(segment.segment);
+    into.push(segment.segment);
+  }
+  const chars = [...run];
+  for (let i = 0; i + 1 < chars.length; i += 1) {
+    const bigram = `${chars[i] ?? ''}${chars[i + 1] ?? ''}`;
+    if (!words.has(bigram)) into.push(bigram);
+  }
+}
+
+/** The search terms of `text`, in order, repeated as often as they occur. */
+export function analyze(text: string): string[] {
+  const terms: string[] = [];
+  for (const match of normalizeText(text.replaceAll("'", '')).matchAll(WORDS)) {
+    const word = match[0];
+    if (isHan(word)) hanTerms(word, terms);
+    else if (!STOP_WORDS.has(word)) terms.push(porterStem(word));
+  }
+  return terms;
+}

@@ -1,0 +1,214 @@
+// The capability ranker behind `find_capabilities` (SPEC §9), pure and free of the MCP SDK so the
+// server and the CLI (routing evals) rank with the same code:
+//
+//   const analyzed = sources.map(analyzeCapability);      // once per capability per manifest load
+//   const index = new CapabilityIndex(analyzed);            // over exactly what one caller may see
+//   index.search({ query: 'weekly report', limit: 10 });    // → [{ id, score, matched }], best first
+//
+// Ranking is BM25 (MiniSearch) over five fields, weighted whenToUse = name = tags (3) > description
+// (2) > protocol (1: the protocol's headings, its tools table and those tools' toolset descriptions).
+// Text goes through analyze(): NFKC, case fold, English stop words and Porter stems, Chinese words
+// and character bigrams. Query words the bilingual bridge knows add the other language's words
+// (and synonyms) at a lower weight; Latin terms of four letters or more match with a typo or two.
+// `lifecyclePhase` and `tags` narrow (a capability must have the phase and every tag); without a
+// query the narrowed set comes back in id order. Best first, ties by id.
+//
+// Every statistic (document count, field lengths, the vocabulary fuzzy terms expand into) comes
+// from the documents given to the index, so an index built over one caller's visible capabilities
+// answers exactly as if no other capability existed.
+import MiniSearch, { type SearchResult } from 'minisearch';
+import { analyze, isHan } from './analyze.js';
+import { bridgeTerms } from './bridge.js';
+
+/** What describes a capability to search: its catalog facts and the text of its protocol that names what it does. */
+export interface SearchSource {
+  id: string;
+  name: string;
+  description: string;
+  whenToUse: readonly string[];
+  lifecyclePhase?: string | undefined;
+  tags?: readonly string[] | undefined;
+  /** Headings, tools table and tool descriptions (see protocolSearchText); '' when there is none. */
+  protocolText: string;
+}
+
+/** The catalog fields a query can match, named as the entry names them (`protocol`: the protocol text). */
+export const SEARCH_FIELDS = ['whenToUse', 'name', 'tags', 'description', 'protocol'] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+/** Which fields matched: a query match in a search field, or a filter that applied. */
+export type MatchedField = SearchField | 'lifecyclePhase';
+
+const BOOST: Readonly<Record<SearchField, number>> = { whenToUse: 3, name: 3, tags: 3, description: 2, protocol: 1 };
+/** Weight of a term the bilingual bridge added, relative to the caller's own words. */
+const BRIDGE_WEIGHT = 0.4;
+/**
+ * Edits a Latin query term may be off by: stems are short ("automation" is "autom"), so the distance
+ * is absolute, by the stem's length. Han terms are matched exactly (one character is a word).
+ */
+function fuzzyEdits(term: string): number | false {
+  if (isHan(term) || term.length < 4) return false;
+  return term.length < 5 ? 1 : 2;
+}
+const SCORE_DIGITS = 6;
+
+/** A capability after analysis: each field as its terms joined by spaces (terms never hold a space). */
+export interface AnalyzedCapability {
+  id: string;
+  lifecyclePhase: string | undefined;
+  tags: readonly string[];
+  fields: Readonly<Record<SearchField, string>>;
+}
+
+export interface SearchRequest {
+  query?: string | undefined;
+  lifecyclePhase?: string | undefined;
+  tags?: readonly string[] | undefined;
+  limit: number;
+}
+
+export interface SearchHit {
+  id: string;
+  /** BM25 score rounded to six decimals; 0 when no query was given. */
+  score: number;
+  matched: MatchedField[];
+}
+
+export function analyzeCapability(source: SearchSource): AnalyzedCapability {
+  const terms = (text: string): string => analyze(text).join(' ');
+  return Object.freeze({
+    id: source.id,
+    lifecyclePhase: source.lifecyclePhase,
+    tags: Object.freeze([...(source.tags ?? [])]),
+    fields: Object.freeze({
+      whenToUse: terms(source.whenToUse.join('\n')),
+      name: terms(source.name),
+      tags: terms((source.tags ?? []).join('\n')),
+      description: terms(source.description),
+      protocol: terms(source.protocolText),
+    }),
+  });
+}
+
+const splitTerms = (text: string): string[] => (text === '' ? [] : text.split(' '));
+
+export class CapabilityIndex {
+  readonly #search: MiniSearch<AnalyzedCapability>;
+  /** In id order: the answer when only filters are given. */
+  readonly #byId: readonly AnalyzedCapability[];
+  readonly #docs = new Map<string, AnalyzedCapability>();
+
+  constructor(capabilities: readonly AnalyzedCapability[]) {
+    this.#byId = [...capabilities].sort((a, b) => compareIds(a.id, b.id));
+    for (const capability of this.#byId) this.#docs.set(capability.id, capability);
+    this.#search = new MiniSearch<AnalyzedCapability>({
+      fields: [...SEARCH_FIELDS],
+      extractField: (document, field) => (field === 'id' ? document.id : document.fields[field as SearchField]),
+      tokenize: splitTerms,
+      processTerm: (term) => term,
+    });
+    // In id order, so internal ids (and any order MiniSearch keeps) do not depend on the caller's catalog order.
+    this.#search.addAll(this.#byId);
+  }
+
+  get size(): number {
+    return this.#byId.length;
+  }
+
+  search(request: SearchRequest): SearchHit[] {
+    const { lifecyclePhase } = request;
+    const tags = request.tags ?? [];
+    const passes = (capability: AnalyzedCapability): boolean =>
+      (lifecyclePhase === undefined || capability.lifecyclePhase === lifecyclePhase) && tags.every((tag) => capability.tags.includes(tag));
+    const filterFields: MatchedField[] = [...(lifecyclePhase !== undefined ? ['lifecyclePhase' as const] : []), ...(tags.length > 0 ? ['tags' as const] : [])];
+
+    if (request.query === undefined) {
+      return this.#byId
+        .filter(passes)
+        .slice(0, request.limit)
+        .map((capability) => ({ id: capability.id, score: 0, matched: [...filterFields] }));
+    }
+    const own = analyze(request.query);
+    const bridged = bridgeTerms(request.query, own);
+    const terms = [...new Set(own), ...bridged];
+    if (terms.length === 0) return [];
+    const bridgedSet = new Set(bridged);
+    const results = this.#search.search(terms.join(' '), {
+      tokenize: splitTerms,
+      processTerm: (term) => term,
+      boost: { ...BOOST },
+      boostTerm: (term) => (bridgedSet.has(term) ? BRIDGE_WEIGHT : 1),
+      fuzzy: fuzzyEdits,
+      combineWith: 'OR',
+      filter: (result) => {
+        const capability = this.#docs.get(result.id as string);
+        return capability !== undefined && passes(capability);
+      },
+    });
+    return results
+      .map((result) => hit(result, filterFields))
+      .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
+      .slice(0, request.limit);
+  }
+}
+
+function hit(result: SearchResult, filterFields: readonly MatchedField[]): SearchHit {
+  const matched = new Set<MatchedField>(filterFields);
+  for (const fields of Object.values(result.match)) for (const field of fields) matched.add(field as SearchField);
+  const order: readonly MatchedField[] = [...SEARCH_FIELDS, 'lifecyclePhase'];
+  return {
+    id: result.id as string,
+    score: Number(result.score.toFixed(SCORE_DIGITS)),
+    matched: order.filter((field) => matched.has(field)),
+  };
+}
+
+/** Code-unit order, as the manifest sorts ids: independent of locale. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A line that starts a Markdown table row. */
+const TABLE_ROW = /^\s*\|(.*)\|\s*$/;
+const HEADING = /^#{1,6}\s+(.+?)\s*#*\s*$/;
+const DELIMITER_ROW = /^[\s|:-]+$/;
+
+/**
+ * The protocol text search indexes besides the catalog fields: its headings, the rows of its tools
+ * table (a table whose first header cell is "Tool" or "Tools") and the toolset descriptions of the
+ * tools that table names. From the served Markdown, so the server needs no parse tree.
+ */
+export function protocolSearchText(protocol: string, toolDescriptions: (tool: string) => string | undefined): string {
+  const parts: string[] = [];
+  let inToolsTable = false;
+  let header = true;
+  let fence = false;
+  for (const line of protocol.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+    if (fence) continue;
+    const heading = HEADING.exec(line);
+    if (heading?.[1] !== undefined) {
+      parts.push(heading[1]);
+      inToolsTable = false;
+      continue;
+    }
+    const row = TABLE_ROW.exec(line);
+    if (row?.[1] === undefined) {
+      inToolsTable = false;
+      header = true;
+      continue;
+    }
+    const cells = row[1].split('|').map((cell) => cell.trim());
+    if (header) {
+      inToolsTable = /^tools?$/i.test(cells[0] ?? '');
+      header = false;
+      continue;
+    }
+    if (!inToolsTable || DELIMITER_ROW.test(row[1])) continue;
+    parts.push(cells.join(' '));
+    const tool = (cells[0] ?? '').replaceAll('`', '');
+    const description = toolDescriptions(tool);
+    if (description !== undefined) parts.push(description);
+  }
+  return parts.join('\n');
+}

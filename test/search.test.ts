@@ -1,0 +1,171 @@
+// The ranker behind find_capabilities (compiler/search): text analysis, field weights, the
+// English↔Chinese bridge, typos, filters and the order of ties, through its public functions.
+import { describe, expect, it } from 'vitest';
+import { analyze, normalizeText } from '../compiler/search/analyze.js';
+import { bridgeTerms } from '../compiler/search/bridge.js';
+import { porterStem } from '../compiler/search/porter.js';
+import { CapabilityIndex, analyzeCapability, protocolSearchText, type SearchSource } from '../compiler/search/ranker.js';
+
+function source(id: string, facts: Partial<SearchSource> = {}): SearchSource {
+  return { id, name: `Capability ${id}`, description: '', whenToUse: [], protocolText: '', ...facts };
+}
+
+function index(sources: SearchSource[]): CapabilityIndex {
+  return new CapabilityIndex(sources.map(analyzeCapability));
+}
+
+const REGISTRY: SearchSource[] = [
+  source('work-reporting', {
+    name: 'Work reporting',
+    description: 'Write the weekly work report from the log.',
+    whenToUse: ['write my weekly report', 'summarize what I did this week'],
+    tags: ['productivity', 'reporting'],
+  }),
+  source('test-driven-development', {
+    name: 'Test-driven development',
+    description: 'Red, green, refactor: write a failing test first.',
+    whenToUse: ['implement a feature test first', 'fix a bug with a regression test'],
+    lifecyclePhase: 'build',
+    tags: ['engineering', 'testing'],
+  }),
+  source('personal-automation', {
+    name: 'Personal automation',
+    description: 'Set up reminders and recurring automations.',
+    whenToUse: ['remind me every morning', 'automate a recurring chore'],
+    tags: ['productivity', 'reminders'],
+  }),
+  source('incident-response', {
+    name: 'Incident response',
+    description: 'Handle a production outage.',
+    whenToUse: ['production is down', 'handle an outage'],
+    lifecyclePhase: 'ship',
+    tags: ['engineering', 'operations'],
+  }),
+];
+
+describe('porterStem', () => {
+  it.each([
+    ['caresses', 'caress'],
+    ['ponies', 'poni'],
+    ['cats', 'cat'],
+    ['agreed', 'agre'],
+    ['plastered', 'plaster'],
+    ['motoring', 'motor'],
+    ['hopping', 'hop'],
+    ['filing', 'file'],
+    ['happy', 'happi'],
+    ['relational', 'relat'],
+    ['conditional', 'condit'],
+    ['digitizer', 'digit'],
+    ['generalizations', 'gener'],
+    ['hopefulness', 'hope'],
+    ['electrical', 'electr'],
+    ['adjustment', 'adjust'],
+    ['adoption', 'adopt'],
+    ['controlling', 'control'],
+    ['reporting', 'report'],
+    ['reports', 'report'],
+  ])('%s → %s', (word, stem) => {
+    expect(porterStem(word)).toBe(stem);
+  });
+
+  it('leaves short words and words with non-ASCII letters alone', () => {
+    expect(porterStem('is')).toBe('is');
+    expect(porterStem('café')).toBe('café');
+  });
+});
+
+describe('analyze', () => {
+  it('folds case and width (NFKC), drops stop words and stems', () => {
+    expect(normalizeText('ＲＥＰＯＲＴ')).toBe('report');
+    expect(analyze('Writing THE weekly Reports')).toEqual(['write', 'weekli', 'report']);
+  });
+
+  it('makes Chinese words and their character bigrams', () => {
+    const terms = analyze('写周报');
+    expect(terms).toContain('周报');
+    expect(terms).toContain('写周');
+  });
+});
+
+describe('bridgeTerms', () => {
+  it('adds the English words of a Chinese concept and the Chinese words of an English one', () => {
+    expect(bridgeTerms('帮我写周报', analyze('帮我写周报'))).toEqual(expect.arrayContaining(['weekli', 'report']));
+    expect(bridgeTerms('weekly report', analyze('weekly report'))).toContain('周报');
+  });
+
+  it('adds nothing for words it does not know', () => {
+    expect(bridgeTerms('xyzzy plugh', analyze('xyzzy plugh'))).toEqual([]);
+  });
+});
+
+describe('CapabilityIndex.search', () => {
+  const registry = index(REGISTRY);
+
+  it('ranks by triggers, with the fields that matched', () => {
+    const hits = registry.search({ query: 'write my weekly report', limit: 10 });
+    expect(hits[0]?.id).toBe('work-reporting');
+    expect(hits[0]?.matched).toEqual(expect.arrayContaining(['whenToUse', 'name', 'description']));
+  });
+
+  it('weighs triggers, name and tags above the description, and the description above the protocol', () => {
+    const sources = [
+      source('a-protocol', { protocolText: 'deploy' }),
+      source('b-description', { description: 'deploy' }),
+      source('c-trigger', { whenToUse: ['deploy'] }),
+    ];
+    expect(index(sources).search({ query: 'deploy', limit: 10 }).map((hit) => hit.id)).toEqual(['c-trigger', 'b-description', 'a-protocol']);
+  });
+
+  it('finds an English capability from a Chinese request and the reverse', () => {
+    expect(registry.search({ query: '帮我写这周的周报', limit: 3 })[0]?.id).toBe('work-reporting');
+    expect(registry.search({ query: '线上故障了，服务宕机', limit: 3 })[0]?.id).toBe('incident-response');
+    const chinese = index([source('zh-report', { name: '周报', whenToUse: ['写周报'] }), source('zh-other', { name: '请假', whenToUse: ['申请休假'] })]);
+    expect(chinese.search({ query: 'weekly report', limit: 3 })[0]?.id).toBe('zh-report');
+  });
+
+  it('tolerates a typo in a longer word', () => {
+    expect(registry.search({ query: 'atuomation remnider', limit: 3 })[0]?.id).toBe('personal-automation');
+  });
+
+  it('narrows by lifecyclePhase and tags; without a query answers in id order with score 0', () => {
+    expect(registry.search({ tags: ['productivity'], limit: 10 })).toEqual([
+      { id: 'personal-automation', score: 0, matched: ['tags'] },
+      { id: 'work-reporting', score: 0, matched: ['tags'] },
+    ]);
+    expect(registry.search({ lifecyclePhase: 'build', tags: ['engineering'], limit: 10 }).map((hit) => hit.id)).toEqual(['test-driven-development']);
+    expect(registry.search({ query: 'production outage', tags: ['productivity'], limit: 10 }).map((hit) => hit.id)).not.toContain('incident-response');
+  });
+
+  it('breaks ties by id and honours the limit', () => {
+    const twins = index([source('b'), source('c'), source('a')].map((each) => ({ ...each, name: 'same', whenToUse: ['same words'] })));
+    expect(twins.search({ query: 'same words', limit: 2 }).map((hit) => hit.id)).toEqual(['a', 'b']);
+  });
+
+  it('answers nothing for a query of stop words alone', () => {
+    expect(registry.search({ query: 'the and of', limit: 10 })).toEqual([]);
+  });
+});
+
+describe('protocolSearchText', () => {
+  it('takes headings, the tools table and the tools’ descriptions, not prose or code', () => {
+    const protocol = [
+      '# Weekly report',
+      '',
+      'Some prose that is not indexed.',
+      '',
+      '| Tool | Use |',
+      '| --- | --- |',
+      '| `submit_report` | send it |',
+      '',
+      '| Step | Why |',
+      '| --- | --- |',
+      '| ignored | row |',
+      '```',
+      '# not a heading',
+      '```',
+    ].join('\n');
+    const text = protocolSearchText(protocol, (tool) => (tool === 'submit_report' ? 'Submit a report to the manager' : undefined));
+    expect(text.split('\n')).toEqual(['Weekly report', '`submit_report` send it', 'Submit a report to the manager']);
+  });
+});
