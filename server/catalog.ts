@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
+import { CatalogSearch } from './catalog-search.js';
 import { ListingAnswers } from './listing-answers.js';
 import { canUse, type Grants } from './permissions.js';
 
@@ -39,10 +40,13 @@ export class Catalog {
   readonly #listings = new LRUCache<string, CatalogListing>({ max: MAX_CACHED_CLASSES });
   /** The `list_capabilities` answers for this catalog's listings. */
   readonly answers = new ListingAnswers();
+  /** `find_capabilities` over this catalog's visible sets (server/catalog-search.ts). */
+  readonly search: CatalogSearch;
 
   constructor(manifest: Manifest, names: ToolNames) {
     this.revision = manifest.revision;
     this.manifest = manifest;
+    this.search = new CatalogSearch(manifest);
     const rewrite = protocolRewriter(names);
     const ordered: ServedCapability[] = [];
     const deciding = new Set<string>();

@@ -7,6 +7,7 @@ import { CAPREG_VERSION } from '../compiler/contract.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
 import { registerDeleteUserCapabilityTool } from './tools/delete-user-capability.js';
 import type { ToolDeps, ToolRegistrar } from './tools/deps.js';
+import { registerFindCapabilitiesTool } from './tools/find-capabilities.js';
 import { registerGetCapabilityProtocolTool } from './tools/get-capability-protocol.js';
 import { registerGetCurrentUserTool } from './tools/get-current-user.js';
 import { registerListCapabilitiesTool } from './tools/list-capabilities.js';
@@ -20,6 +21,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
 /** The tools and resources every session gets, in registration order. */
 export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
   registerListCapabilitiesTool,
+  registerFindCapabilitiesTool,
   registerGetCapabilityProtocolTool,
   registerGetCurrentUserTool,
   registerCapabilityResource,
@@ -45,7 +47,7 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
     { name: SERVER_NAME, version: CAPREG_VERSION },
     {
       instructions:
-        `Call ${deps.names.listCapabilities} to see the capabilities you may use, pick one by its whenToUse, ` +
+        `Call ${deps.names.listCapabilities} to see the capabilities you may use (${deps.names.findCapabilities} searches them), pick one by its whenToUse, ` +
         `load its protocol with ${deps.names.getCapabilityProtocol}, and follow it.`,
       // Tool arguments are tiny; a payload with thousands of members is refused before validation.
       maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,

@@ -1,0 +1,88 @@
+// `find_capabilities` in the domain (SPEC §9): the ranker (compiler/search/ranker.ts) over exactly
+// what one caller sees. Each capability is analyzed once per manifest load; a search index is built
+// per distinct visible set (a caller class, or an owner with user capabilities), keyed by that set's
+// catalogVersion, so no statistic, term or score depends on a capability the caller cannot see.
+// Memory: at most MAX_CACHED_INDEXES indexes, each over at most the catalog's capabilities plus one
+// owner's; the least recently used one goes first. No MCP SDK code here.
+import { LRUCache } from 'lru-cache';
+import type { CatalogEntry } from '../compiler/contract.js';
+import { analyzeCapability, CapabilityIndex, protocolSearchText, type AnalyzedCapability, type SearchHit, type SearchRequest } from '../compiler/search/ranker.js';
+import type { Manifest, ManifestCapability } from '../compiler/types.js';
+import type { CatalogListing } from './catalog.js';
+
+/** Distinct visible sets whose index is kept (a set's first search after eviction rebuilds it). */
+export const MAX_CACHED_INDEXES = 16;
+
+/** What a caller sees, as find_capabilities needs it: the listing's entries and its digest. */
+export interface SearchScope {
+  catalogVersion: string;
+  platform: CatalogListing;
+  /** The caller's own visible user capabilities (only their catalog facts are indexed). */
+  user: readonly CatalogEntry[];
+}
+
+/** A hit with the entry the caller's listing shows for it. */
+export interface FoundCapability extends SearchHit {
+  entry: CatalogEntry;
+}
+
+interface ScopeIndex {
+  index: CapabilityIndex;
+  entries: ReadonlyMap<string, CatalogEntry>;
+}
+
+export class CatalogSearch {
+  readonly #capabilities = new Map<string, ManifestCapability>();
+  readonly #toolsets: Manifest['toolsets'];
+  readonly #analyzed = new Map<string, AnalyzedCapability>();
+  readonly #indexes = new LRUCache<string, ScopeIndex>({ max: MAX_CACHED_INDEXES });
+
+  constructor(manifest: Manifest) {
+    for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
+    this.#toolsets = manifest.toolsets;
+  }
+
+  search(scope: SearchScope, request: SearchRequest): FoundCapability[] {
+    const { index, entries } = this.#index(scope);
+    return index.search(request).map((hit) => ({ ...hit, entry: entries.get(hit.id) as CatalogEntry }));
+  }
+
+  /** The index of one visible set, built on its first search and kept while it is used. */
+  #index(scope: SearchScope): ScopeIndex {
+    const cached = this.#indexes.get(scope.catalogVersion);
+    if (cached !== undefined) return cached;
+    const entries = new Map<string, CatalogEntry>();
+    const analyzed: AnalyzedCapability[] = [];
+    for (const entry of scope.platform.capabilities) {
+      entries.set(entry.id, entry);
+      analyzed.push(this.#analyzedPlatform(entry));
+    }
+    for (const entry of scope.user) {
+      entries.set(entry.id, entry);
+      analyzed.push(analyzeCapability({ ...entry, protocolText: '' }));
+    }
+    const built = { index: new CapabilityIndex(analyzed), entries };
+    this.#indexes.set(scope.catalogVersion, built);
+    return built;
+  }
+
+  #analyzedPlatform(entry: CatalogEntry): AnalyzedCapability {
+    let analyzed = this.#analyzed.get(entry.id);
+    if (analyzed === undefined) {
+      const capability = this.#capabilities.get(entry.id);
+      const protocolText = capability === undefined ? '' : protocolSearchText(capability.protocol, (tool) => this.#toolDescription(capability, tool));
+      analyzed = analyzeCapability({ ...entry, protocolText });
+      this.#analyzed.set(entry.id, analyzed);
+    }
+    return analyzed;
+  }
+
+  /** The description of `tool` in one of the capability's own toolsets. */
+  #toolDescription(capability: ManifestCapability, tool: string): string | undefined {
+    for (const toolset of [...capability.requiredToolsets, ...capability.optionalToolsets]) {
+      const definition = this.#toolsets[toolset]?.tools[tool];
+      if (definition !== undefined) return definition.description;
+    }
+    return undefined;
+  }
+}
