@@ -37,6 +37,11 @@ export class ListingAnswers {
   // always names the same bytes and nothing here can go stale across replicas or saves.
   readonly #owners: LRUCache<string, ListingAnswer>;
 
+  /** Owners' answers held now (a metric). */
+  get cachedOwners(): number {
+    return this.#owners.size;
+  }
+
   constructor(options: ListingAnswersOptions = {}) {
     const maxSize = options.maxChars ?? DEFAULT_OWNER_ANSWERS_MAX_CHARS;
     this.#owners = new LRUCache<string, ListingAnswer>({

@@ -12,6 +12,8 @@ import type { UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';
 import type { ReadLimits } from './read-file.js';
 import { watchFile, type FileWatch } from './watch.js';
+import type { AuditSink } from './audit.js';
+import { ServerMetrics } from './metrics.js';
 
 export interface RuntimeOptions {
   manifestFile: string;
@@ -33,6 +35,10 @@ export interface RuntimeOptions {
   log?: (line: string) => void;
   /** The pool user saves are compiled in (workers, queue, time budget). */
   userCompile?: UserCompilePoolOptions | undefined;
+  /** Keep Prometheus metrics (a registry of this runtime's own); off by default. */
+  metrics?: boolean | undefined;
+  /** Where audit records go (`--audit-log`); absent: nothing is audited. */
+  audit?: AuditSink | undefined;
 }
 
 /** `GET /healthz`: nothing secret; a refused reload names the file, not its folder. */
@@ -56,6 +62,10 @@ export interface Runtime {
   jwtIssuer: string | undefined;
   /** Absent when the server runs without a user store. */
   userCapabilities: UserCapabilities | undefined;
+  /** Absent unless metrics were asked for. */
+  metrics: ServerMetrics | undefined;
+  /** Absent unless an audit log was asked for; transports build one recorder per session or request over it. */
+  audit: AuditSink | undefined;
   catalog(): Catalog;
   principals(): PrincipalRegistry;
   health(): HealthReport;
@@ -77,7 +87,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     : undefined;
   const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
   const userStore = options.openUserStore ? await options.openUserStore() : undefined;
-  const userCapabilities = userStore ? new UserCapabilities({ store: userStore, names, log, ...(options.userCompile ? { compile: options.userCompile } : {}) }) : undefined;
+  const metrics = options.metrics
+    ? new ServerMetrics({ revision: () => manifests.current.catalog.revision, cachedProjections: () => manifests.current.catalog.cachedProjections })
+    : undefined;
+  const userCapabilities = userStore
+    ? new UserCapabilities({
+        store: userStore,
+        names,
+        log,
+        ...(options.userCompile ? { compile: options.userCompile } : {}),
+        ...(metrics ? { onStoreError: () => metrics.storeError() } : {}),
+      })
+    : undefined;
 
   const listeners = new Set<() => void>();
   const notify = (): void => {
@@ -92,8 +113,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     };
-    watches.push(watchFile(manifests.file, () => reloadInBackground(manifests, log), watchOptions));
-    if (principalsStore) watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log), watchOptions));
+    watches.push(watchFile(manifests.file, () => reloadInBackground(manifests, log, metrics), watchOptions));
+    if (principalsStore) watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log, metrics), watchOptions));
     await Promise.all(watches.map((watch) => watch.ready));
   }
 
@@ -104,6 +125,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     jwt,
     jwtIssuer: options.jwt?.issuer,
     userCapabilities,
+    metrics,
+    audit: options.audit,
     catalog: () => manifests.current.catalog,
     principals: () => {
       if (!principalsStore) return PrincipalRegistry.empty;
@@ -140,6 +163,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 /** Reload outcomes are logged by the store; a failure of the reload itself must not go unhandled. */
-function reloadInBackground(file: ManifestStore | PrincipalsStore, log: (line: string) => void): void {
-  file.reload().catch((error: unknown) => log(`capreg serve: ${file.label} reload failed: ${error instanceof Error ? error.message : String(error)}`));
+function reloadInBackground(file: ManifestStore | PrincipalsStore, log: (line: string) => void, metrics: ServerMetrics | undefined): void {
+  file.reload().then(
+    (outcome) => metrics?.reload(file.label, outcome),
+    (error: unknown) => {
+      metrics?.reload(file.label, 'failed');
+      log(`capreg serve: ${file.label} reload failed: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  );
 }

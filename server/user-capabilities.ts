@@ -96,6 +96,8 @@ export interface UserCapabilitiesOptions {
   log?: (line: string) => void;
   /** The worker pool saves are compiled in (workers, queue, time budget). */
   compile?: UserCompilePoolOptions;
+  /** Called for every call the store could not answer (counted in the metrics). */
+  onStoreError?: () => void;
 }
 
 export const STORE_UNAVAILABLE_MESSAGE =
@@ -122,6 +124,7 @@ export class UserCapabilities {
   readonly #names: ToolNames;
   readonly #maxBytes: number;
   readonly #log: (line: string) => void;
+  readonly #onStoreError: () => void;
   readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
   readonly #rendered = new LRUCache<string, string>({ max: RENDERED_CACHE_SIZE });
@@ -132,6 +135,7 @@ export class UserCapabilities {
     this.#names = options.names;
     this.#maxBytes = options.maxMarkdownBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
     this.#log = options.log ?? (() => {});
+    this.#onStoreError = options.onStoreError ?? (() => {});
     this.#compiler = new UserCompilePool(options.compile);
   }
 
@@ -276,6 +280,7 @@ export class UserCapabilities {
   /** The detail (host, database) goes to the log, once per outage; callers get the plain message. */
   #failed(error: unknown): void {
     if (!isUserStoreError(error, 'store-unavailable')) throw error;
+    this.#onStoreError();
     if (this.#outage) return;
     this.#outage = true;
     this.#log(`capreg serve: ${error.message}; user-defined capabilities are unavailable, the platform catalog keeps serving`);

@@ -16,6 +16,9 @@ import {
   startHttpServer,
 } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
+import { openAuditLog, type AuditLog } from '../../server/audit.js';
+import { DEFAULT_LOG_LEVEL, LOG_LEVELS, createLogger, isLogLevel, lineLogger, type LogLevel } from '../../server/log.js';
+import { METRICS_PATH, startMetricsServer, type MetricsServerHandle } from '../../server/metrics.js';
 import { openUserStore, parseUserStoreSpec } from '../../server/user-store/open.js';
 import { isUserStoreError } from '../../server/user-store/store.js';
 import { parseFlags } from '../command-table.js';
@@ -37,6 +40,11 @@ interface ServeSettings {
   userStore: { spec: string | undefined; root: string } | undefined;
   /** The flags that make a stdio server started from anywhere serve the same files (absolute paths). */
   clientArgs: string[];
+  /** `--metrics-port`/`--metrics-host`; undefined: no metrics. */
+  metrics: { host: string; port: number } | undefined;
+  logLevel: LogLevel;
+  /** `--audit-log`, absolute; undefined: no audit log. */
+  auditLog: string | undefined;
 }
 
 function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
@@ -113,7 +121,25 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     ...(toolPrefix !== '' ? ['--tool-prefix', toolPrefix] : []),
     ...(userStore?.spec !== undefined ? ['--user-store', clientUserStore(userStore.spec, userStore.root)] : []),
   ];
-  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs };
+  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs, ...observabilitySettings(values, context.cwd) };
+}
+
+/** `--metrics-port`, `--metrics-host`, `--log-level`, `--audit-log` (docs/server.md, "Metrics and logs"). */
+function observabilitySettings(
+  values: { 'metrics-port'?: string | undefined; 'metrics-host'?: string | undefined; 'log-level'?: string | undefined; 'audit-log'?: string | undefined },
+  cwd: string,
+): Pick<ServeSettings, 'metrics' | 'logLevel' | 'auditLog'> {
+  const port = values['metrics-port'];
+  if (port === undefined && values['metrics-host'] !== undefined) throw new UsageError('--metrics-host needs --metrics-port');
+  const logLevel = values['log-level'] ?? DEFAULT_LOG_LEVEL;
+  if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${logLevel}"`);
+  const auditLog = values['audit-log'];
+  if (auditLog === '') throw new UsageError('--audit-log needs a file name');
+  return {
+    metrics: port === undefined ? undefined : { host: values['metrics-host'] ?? '127.0.0.1', port: wholeNumber('--metrics-port', port, 0, 65535) },
+    logLevel,
+    auditLog: auditLog === undefined ? undefined : path.resolve(cwd, auditLog),
+  };
 }
 
 function optionalRoot(cwd: string): string | undefined {
@@ -262,11 +288,23 @@ function waitForSignal(): { promise: Promise<void>; dispose: () => void } {
 
 export const serveCommand: Command = async (argv, context) => {
   const settings = parseServeArgs(argv, context);
-  const log = (line: string): void => context.stderr(`${line}\n`);
+  // The start lines are for the person starting the server; everything after them is JSON (pino).
+  const logger = createLogger({ level: settings.logLevel, destination: { write: (line: string) => context.stderr(line) } });
+  const log = lineLogger(logger);
 
   const userStore = settings.userStore;
   if (userStore === undefined) {
-    log('capreg serve: no registry root, so no user store: user-defined capabilities are off (pass --user-store or --root)');
+    context.stderr('capreg serve: no registry root, so no user store: user-defined capabilities are off (pass --user-store or --root)\n');
+  }
+
+  let auditLog: AuditLog | undefined;
+  if (settings.auditLog !== undefined) {
+    try {
+      auditLog = openAuditLog(settings.auditLog, (message) => logger.error(message));
+    } catch (error) {
+      context.stderr(`capreg serve: cannot open --audit-log ${settings.auditLog}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+      return 2;
+    }
   }
 
   let runtime: Runtime;
@@ -279,14 +317,31 @@ export const serveCommand: Command = async (argv, context) => {
       // Never throws for a database that is down: that is logged, and its calls answer an error.
       openUserStore: userStore ? () => openUserStore(userStore.spec, { root: userStore.root, log }) : undefined,
       log,
+      metrics: settings.metrics !== undefined,
+      audit: auditLog?.sink,
     });
   } catch (error) {
+    await auditLog?.close();
     if (error instanceof LoadError || error instanceof JwtConfigError) {
       // The message names the file; a missing default manifest was already reported with its fix.
       context.stderr(`capreg serve: ${error.message}\n`);
       return 2;
     }
     throw error;
+  }
+
+  let metricsServer: MetricsServerHandle | undefined;
+  if (runtime.metrics && settings.metrics) {
+    const { host, port } = settings.metrics;
+    try {
+      metricsServer = await startMetricsServer(runtime.metrics, { host, port });
+    } catch (error) {
+      await runtime.close();
+      await auditLog?.close();
+      context.stderr(`capreg serve: --metrics-port: cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+      return 2;
+    }
+    context.stderr(`capreg serve: metrics on ${metricsServer.url}${METRICS_PATH}\n`);
   }
 
   const health = runtime.health();
@@ -310,13 +365,15 @@ export const serveCommand: Command = async (argv, context) => {
         log('capreg serve: CAPREG_API_KEY is set but there is no --principals file; the session is unauthenticated');
       }
       const session = await serveStdio(runtime, { apiKey, log });
-      log(`capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on stdio`);
+      context.stderr(`capreg serve: ${health.capabilities} capabilities, revision ${health.revision}, on stdio\n`);
       await Promise.race([signal.promise, session.closed]);
       await session.close();
     }
   } finally {
     signal.dispose();
+    await metricsServer?.close();
     await runtime.close();
+    await auditLog?.close();
   }
   return 0;
 };

@@ -10,6 +10,8 @@ import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 
 // The resource URI uses the scheme of `capability:` links, with the id where a URL's host would be.
 const CAPABILITY_URI_PREFIX = `${CAPABILITY_SCHEME}//`;
+/** The resource's registered name, also its label in the request metrics. */
+const CAPABILITY_RESOURCE = 'capability-protocol';
 
 export function capabilityUri(id: string): string {
   return `${CAPABILITY_URI_PREFIX}${id}`;
@@ -21,8 +23,18 @@ function capabilityIdOf(uri: string): string | undefined {
 }
 
 function readCapability(deps: ToolDeps, uri: string): ReadResourceResult {
+  const done = deps.metrics?.startRequest('resources/read', CAPABILITY_RESOURCE);
   const id = capabilityIdOf(uri);
-  const capability = id === undefined ? undefined : deps.catalog().accessibleCapability(deps.caller().grants, id);
+  const catalog = deps.catalog();
+  const capability = id === undefined ? undefined : catalog.accessibleCapability(deps.caller().grants, id);
+  deps.audit?.({
+    via: 'resources/read',
+    // The URI as asked when it names no capability id (another scheme, a malformed URI).
+    capabilityId: id ?? uri,
+    revision: catalog.revision,
+    ...(capability ? { outcome: 'served', protocolVersion: capability.protocolVersion, digest: capability.digest } : { outcome: 'uniform-error' }),
+  });
+  done?.(capability === undefined ? 'error' : 'ok');
   // Same message for unknown and forbidden ids, as with the tool.
   if (capability === undefined) throw new McpError(ErrorCode.InvalidParams, NOT_FOUND_OR_NOT_ACCESSIBLE);
   return { contents: [{ uri: capabilityUri(capability.id), mimeType: 'text/markdown', text: capability.protocol }] };
@@ -50,7 +62,7 @@ export function registerCapabilityResource(server: McpServer, deps: ToolDeps): v
     list: () => ({ resources: resourcesOf(deps.catalog().visibleCapabilities(deps.caller().grants)) }),
   });
   server.registerResource(
-    'capability-protocol',
+    CAPABILITY_RESOURCE,
     template,
     {
       title: 'Capability protocol',

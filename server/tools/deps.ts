@@ -5,6 +5,8 @@ import type { Catalog } from '../catalog.js';
 import type { CallerResolver } from '../identity.js';
 import type { ToolNames } from '../../compiler/contract.js';
 import type { UserCapabilities } from '../user-capabilities.js';
+import type { AuditRecorder } from '../audit.js';
+import type { ServerMetrics } from '../metrics.js';
 
 export interface ToolDeps {
   /** The catalog of the manifest being served now. Take it once per call. */
@@ -14,6 +16,10 @@ export interface ToolDeps {
   names: ToolNames;
   /** User-defined capabilities (SPEC §8); absent when the server runs without a user store. */
   userCapabilities?: UserCapabilities | undefined;
+  /** Records every protocol handed out or refused (the audit log); absent: not audited. Skills methods call it too. */
+  audit?: AuditRecorder | undefined;
+  /** Request counts and latencies; absent: not measured. */
+  metrics?: ServerMetrics | undefined;
 }
 
 /** Registers one tool (or resource) on a fresh server. Later features add their own registrars. */

@@ -58,10 +58,29 @@ export function registerGetCapabilityProtocolTool(server: McpServer, deps: ToolD
     },
     ({ capabilityId }) => {
       const service = deps.userCapabilities;
+      const catalog = deps.catalog();
+      const via = deps.names.getCapabilityProtocol;
       if (service !== undefined && isUserCapabilityId(capabilityId)) {
-        return service.load(deps.caller(), deps.catalog(), capabilityId).then(userProtocolResult);
+        return service.load(deps.caller(), catalog, capabilityId).then((outcome) => {
+          deps.audit?.({
+            via,
+            capabilityId,
+            revision: catalog.revision,
+            ...(outcome.kind === 'found'
+              ? { outcome: 'served', protocolVersion: outcome.capability.revision, digest: outcome.capability.revision }
+              : { outcome: outcome.kind === 'failed' ? 'failed' : 'uniform-error' }),
+          });
+          return userProtocolResult(outcome);
+        });
       }
-      return protocolResult(deps.catalog().accessibleCapability(deps.caller().grants, capabilityId));
+      const capability = catalog.accessibleCapability(deps.caller().grants, capabilityId);
+      deps.audit?.({
+        via,
+        capabilityId,
+        revision: catalog.revision,
+        ...(capability ? { outcome: 'served', protocolVersion: capability.protocolVersion, digest: capability.digest } : { outcome: 'uniform-error' }),
+      });
+      return protocolResult(capability);
     },
   );
 }

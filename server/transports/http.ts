@@ -8,6 +8,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { createBearerAuthenticator } from '../auth/bearer.js';
+import { auditRecorder } from '../audit.js';
+import type { Caller } from '../identity.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
@@ -164,11 +166,14 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     if (body === undefined) return;
 
     const caller = auth.caller;
+    const callerNow = (): Caller => caller;
     const { server, cleanup } = createServer({
       catalog: () => runtime.catalog(),
-      caller: () => caller,
+      caller: callerNow,
       names: runtime.names,
       userCapabilities: runtime.userCapabilities,
+      metrics: runtime.metrics,
+      audit: runtime.audit && auditRecorder(runtime.audit, callerNow, 'http'),
       jsonSchemaValidator,
       ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
     });

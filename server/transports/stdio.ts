@@ -12,6 +12,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { principalCaller } from '../auth/api-key.js';
+import { auditRecorder } from '../audit.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
@@ -51,6 +52,8 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
     caller,
     names: runtime.names,
     userCapabilities: runtime.userCapabilities,
+    metrics: runtime.metrics,
+    audit: runtime.audit && auditRecorder(runtime.audit, caller, 'stdio'),
     notifiesResourceListChanged: true,
     ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
   });

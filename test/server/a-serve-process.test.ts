@@ -134,9 +134,11 @@ describe('capreg serve over stdio: the end of a session', () => {
     served.child.stdin.end(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"${'x'.repeat(1024 * 1024)}"}}\n`);
     expect(await served.exit).toBe(0);
     const lines = served.stderr().trimEnd().split('\n');
-    expect(lines.at(-1)).toBe(
-      'capreg serve: unreadable input on stdin: a line that is not a JSON-RPC message, or one over 1048576 bytes (which ends the session); further input errors are not logged',
-    );
+    // After the start lines the server logs JSON (pino).
+    expect(JSON.parse(lines.at(-1) ?? '')).toMatchObject({
+      level: 'info',
+      msg: 'unreadable input on stdin: a line that is not a JSON-RPC message, or one over 1048576 bytes (which ends the session); further input errors are not logged',
+    });
     expect(lines).toHaveLength(3);
     expect(answers(served.stdout()).map((answer) => answer.id)).toEqual([1]);
   });
@@ -185,7 +187,7 @@ describe('capreg serve --http as a process', () => {
       served.child.kill(signal);
       expect(await served.exit).toBe(0);
       const lines = served.stderr().trimEnd().split('\n');
-      expect(lines.at(-1)).toBe('capreg serve: shutting down');
+      expect(JSON.parse(lines.at(-1) ?? '')).toMatchObject({ level: 'info', msg: 'shutting down' });
       expect(served.stderr()).not.toMatch(/Error|    at /);
       expect(served.stdout()).toBe('');
     });

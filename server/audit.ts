@@ -1,0 +1,135 @@
+// The audit log (docs/server.md, "Metrics and logs"): one record for every protocol handed out or
+// refused, answering "which version of which protocol did this caller load, and when". Records
+// hold identifiers only: never a credential, never protocol text. No MCP SDK code here.
+import fs from 'node:fs';
+import type { Caller, CallerResolver } from './identity.js';
+
+/** What a tool, resource or skills method reports when it hands a protocol out (or refuses to). */
+export interface Handout {
+  /** What was called: the tool name, `resources/read`, or a skills method. */
+  via: string;
+  /** The id as the caller asked for it (bounded in the record). */
+  capabilityId: string;
+  /** `uniform-error` is the one answer for unknown and forbidden ids; `failed` a store that did not answer. */
+  outcome: 'served' | 'uniform-error' | 'failed';
+  /** The manifest revision the answer came from. */
+  revision: string;
+  protocolVersion?: string | undefined;
+  digest?: string | undefined;
+}
+
+export type Transport = 'stdio' | 'http';
+
+export interface AuditRecord {
+  time: string;
+  /** The namespaced owner (`key:<id>`, `jwt:<issuer>#<sub>`), or null for an unauthenticated session. */
+  principal: string | null;
+  via: string;
+  capabilityId: string;
+  protocolVersion: string | null;
+  digest: string | null;
+  revision: string;
+  transport: Transport;
+  outcome: Handout['outcome'];
+}
+
+/** Where complete records go (the audit file); the server builds one recorder per session or request. */
+export type AuditSink = (record: AuditRecord) => void;
+/** The function tools call (ToolDeps.audit). */
+export type AuditRecorder = (handout: Handout) => void;
+
+/** Ids are short; a caller may send anything (1 MB of text), which the log must not copy. */
+export const MAX_AUDITED_ID_LENGTH = 256;
+
+export function principalOf(caller: Caller): string | null {
+  return caller.authenticated ? caller.owner : null;
+}
+
+export function auditRecorder(sink: AuditSink, caller: CallerResolver, transport: Transport): AuditRecorder {
+  return (handout) =>
+    sink({
+      time: new Date().toISOString(),
+      principal: principalOf(caller()),
+      via: handout.via,
+      capabilityId: handout.capabilityId.length > MAX_AUDITED_ID_LENGTH ? `${handout.capabilityId.slice(0, MAX_AUDITED_ID_LENGTH)}…` : handout.capabilityId,
+      protocolVersion: handout.protocolVersion ?? null,
+      digest: handout.digest ?? null,
+      revision: handout.revision,
+      transport,
+      outcome: handout.outcome,
+    });
+}
+
+export interface AuditLog {
+  sink: AuditSink;
+  /** Writes what is pending, then closes the file. */
+  close(): Promise<void>;
+}
+
+/** Records waiting for the disk at most; past it records are dropped (and that is reported), never queued without bound. */
+export const MAX_PENDING_AUDIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Opens FILE once for appending (O_APPEND, created 0600) and writes one JSON record per line, in
+ * order, off the request path. A failed write is reported through `report` and the server goes
+ * on; each kind of failure is reported once until a write succeeds again. Throws when the file
+ * cannot be opened (the caller refuses to start).
+ */
+export function openAuditLog(file: string, report: (message: string) => void): AuditLog {
+  const fd = fs.openSync(file, 'a', 0o600);
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  let writing: Promise<void> | undefined;
+  let reported: string | undefined;
+  let closed = false;
+
+  const problem = (message: string): void => {
+    if (reported === message) return;
+    reported = message;
+    report(`capreg serve: audit log ${file}: ${message}; the server keeps serving`);
+  };
+
+  const flush = async (): Promise<void> => {
+    while (pending.length > 0) {
+      const chunk = pending.join('');
+      pending = [];
+      pendingBytes = 0;
+      try {
+        await writeAll(fd, Buffer.from(chunk, 'utf8'));
+        reported = undefined;
+      } catch (error) {
+        problem(`write failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}), records lost`);
+      }
+    }
+    writing = undefined;
+  };
+
+  return {
+    sink: (record) => {
+      if (closed) return;
+      const line = `${JSON.stringify(record)}\n`;
+      if (pendingBytes + line.length > MAX_PENDING_AUDIT_BYTES) {
+        problem(`over ${MAX_PENDING_AUDIT_BYTES} bytes waiting for the disk, records dropped`);
+        return;
+      }
+      pending.push(line);
+      pendingBytes += line.length;
+      writing ??= flush();
+    },
+    close: async () => {
+      closed = true;
+      await writing;
+      fs.closeSync(fd);
+    },
+  };
+}
+
+async function writeAll(fd: number, buffer: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const { bytesWritten } = await new Promise<{ bytesWritten: number }>((resolve, reject) =>
+      fs.write(fd, buffer, offset, buffer.length - offset, null, (error, written) => (error ? reject(error) : resolve({ bytesWritten: written }))),
+    );
+    offset += bytesWritten;
+  }
+}
