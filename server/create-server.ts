@@ -5,6 +5,8 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 // The package version, so that clients see the capreg they talk to.
 import { CAPREG_VERSION } from '../compiler/contract.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
+import { registerSkills } from './skills/register-skills.js';
+import { SKILLS_EXTENSION } from './skills/skills.js';
 import { registerDeleteUserCapabilityTool } from './tools/delete-user-capability.js';
 import type { ToolDeps, ToolRegistrar } from './tools/deps.js';
 import { registerFindCapabilitiesTool } from './tools/find-capabilities.js';
@@ -25,6 +27,8 @@ export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
   registerGetCapabilityProtocolTool,
   registerGetCurrentUserTool,
   registerCapabilityResource,
+  // After the capability resource: it takes over resources/read and hands other URIs back.
+  registerSkills,
 ]);
 
 /** Added when the server has a user store; each registers only for callers who may write. */
@@ -61,6 +65,8 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
   server.server.registerCapabilities({
     tools: { listChanged: false },
     resources: { listChanged: deps.notifiesResourceListChanged ?? false },
+    // The MCP Skills extension (docs/skills.md), on every protocol revision the SDK negotiates.
+    extensions: { [SKILLS_EXTENSION]: {} },
   });
   return {
     server,

@@ -22,7 +22,7 @@ function capabilityIdOf(uri: string): string | undefined {
   return uri.startsWith(CAPABILITY_URI_PREFIX) ? uri.slice(CAPABILITY_URI_PREFIX.length) : undefined;
 }
 
-function readCapability(deps: ToolDeps, uri: string): ReadResourceResult {
+export function readCapability(deps: ToolDeps, uri: string): ReadResourceResult {
   const done = deps.metrics?.startRequest('resources/read', CAPABILITY_RESOURCE);
   const id = capabilityIdOf(uri);
   const catalog = deps.catalog();

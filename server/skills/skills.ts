@@ -1,0 +1,227 @@
+// The MCP Skills extension's domain (docs/skills.md): one skill per capability the caller can see
+// now, under the visibility of `list_capabilities` (the Catalog, and UserCapabilities for an owner's
+// own), each entry with the digest and size of exactly the `SKILL.md` bytes a read returns. Every
+// answer is decided against the caller at the moment of the call. No MCP SDK code here.
+import { Buffer } from 'node:buffer';
+import { renderAgentSkill, skillName, skillSourceOf, type SkillFrontmatter } from '../../compiler/agent-skill.js';
+import { sha256Hex } from '../../compiler/canonical.js';
+import type { ToolNames } from '../../compiler/contract.js';
+import type { ManifestCapability } from '../../compiler/types.js';
+import type { Catalog, CatalogListing, ServedCapability } from '../catalog.js';
+import type { Caller } from '../identity.js';
+import { isUserCapabilityId, STORE_UNAVAILABLE_MESSAGE, type UserCapabilities, type UserCatalogEntry } from '../user-capabilities.js';
+
+export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+export const SKILL_URI_PREFIX = 'skill://';
+const SKILL_FILE = 'SKILL.md';
+/** User skills live under this path segment, so their URIs never meet a platform skill's. */
+const USER_SKILL_PATH = 'user';
+/** How long a host may treat a listing as current; a reload or lost scope shows on the next call regardless. */
+export const SKILLS_TTL_MS = 60_000;
+/** Entries per `skills/list` page. */
+export const SKILLS_PAGE_SIZE = 200;
+const MAX_CURSOR_LENGTH = 32;
+
+export interface SkillResource {
+  uri: string;
+  /** `sha256:<hex>` of the UTF-8 bytes of `SKILL.md` as `resources/read` returns them. */
+  digest: string;
+  size: number;
+}
+
+export interface SkillEntry {
+  uri: string;
+  frontmatter: SkillFrontmatter;
+  resources: SkillResource[];
+}
+
+/** A skill the caller may read now: its entry and the exact `SKILL.md` text. */
+export interface ServedSkill {
+  entry: SkillEntry;
+  text: string;
+}
+
+/** Known failures the adapter turns into JSON-RPC errors; `not-accessible` is the uniform one. */
+export type SkillsErrorCode = 'not-accessible' | 'invalid-cursor' | 'store-unavailable';
+
+export class SkillsError extends Error {
+  constructor(
+    readonly code: SkillsErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SkillsError';
+  }
+}
+
+/** `skill://<name>/SKILL.md` for a platform capability, `skill://user/<name>/SKILL.md` for a user one. */
+export function skillUri(id: string): string | undefined {
+  const name = skillName(id);
+  if (name === undefined) return undefined;
+  return isUserCapabilityId(id) ? `${SKILL_URI_PREFIX}${USER_SKILL_PATH}/${name}/${SKILL_FILE}` : `${SKILL_URI_PREFIX}${name}/${SKILL_FILE}`;
+}
+
+/**
+ * The capability id a skill URI names. Taken as is (never decoded or normalized) and checked by
+ * mapping back: only the exact URI `skillUri` gives for some id names it, so `..`, `%2e`, extra
+ * segments, a query or a fragment name nothing.
+ */
+export function capabilityIdOfSkillUri(uri: string): string | undefined {
+  if (!uri.startsWith(SKILL_URI_PREFIX) || !uri.endsWith(`/${SKILL_FILE}`)) return undefined;
+  const segments = uri.slice(SKILL_URI_PREFIX.length, -`/${SKILL_FILE}`.length).split('/');
+  const id =
+    segments.length === 1 ? segments[0] : segments.length === 2 && segments[0] === USER_SKILL_PATH ? `user:${(segments[1] ?? '').replace(/^user-/, '')}` : undefined;
+  return id !== undefined && skillUri(id) === uri ? id : undefined;
+}
+
+export function isSkillUri(uri: string): boolean {
+  return uri.startsWith(SKILL_URI_PREFIX);
+}
+
+function served(uri: string, frontmatter: SkillFrontmatter, text: string): ServedSkill {
+  const bytes = Buffer.from(text, 'utf8');
+  const entry = { uri, frontmatter, resources: [{ uri, digest: `sha256:${sha256Hex(bytes)}`, size: bytes.length }] };
+  return Object.freeze({ entry, text });
+}
+
+export class Skills {
+  readonly #protocolTool: string;
+  /** Rendered once per served capability (a manifest load makes new ones). */
+  readonly #platform = new WeakMap<ServedCapability, ServedSkill>();
+  /** Entries of a caller class's listing, as long as the catalog keeps that listing. */
+  readonly #listings = new WeakMap<CatalogListing, readonly SkillEntry[]>();
+  readonly #manifestCapabilities = new WeakMap<Catalog, ReadonlyMap<string, ManifestCapability>>();
+
+  constructor(names: ToolNames) {
+    this.#protocolTool = names.getCapabilityProtocol;
+  }
+
+  /** Every skill the caller may see now: the platform ones in catalog order, then their own user ones. */
+  async list(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined): Promise<readonly SkillEntry[]> {
+    if (users === undefined) return this.#platformEntries(catalog, caller, catalog.visibleCapabilities(caller.grants));
+    const listing = await users.listing(caller, catalog);
+    const platform = this.#platformEntries(catalog, caller, listing.platform);
+    if (listing.user.length === 0) return platform;
+    const own: SkillEntry[] = [];
+    for (const entry of listing.user) {
+      const skill = await this.#userSkill(caller, catalog, users, entry);
+      if (skill !== undefined) own.push(skill.entry);
+    }
+    return [...platform, ...own];
+  }
+
+  /**
+   * The skill at `uri` if the caller may see it now. Unknown, invisible, malformed and traversing
+   * URIs (and non-strings) all throw the one `not-accessible` error.
+   */
+  async get(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined, uri: unknown): Promise<ServedSkill> {
+    const id = typeof uri === 'string' ? capabilityIdOfSkillUri(uri) : undefined;
+    let skill: ServedSkill | undefined;
+    if (id !== undefined && isUserCapabilityId(id)) {
+      if (users !== undefined) {
+        const listing = await users.listing(caller, catalog);
+        if (listing.unavailable !== undefined) throw new SkillsError('store-unavailable', STORE_UNAVAILABLE_MESSAGE);
+        const entry = listing.user.find((candidate) => candidate.id === id);
+        skill = entry === undefined ? undefined : await this.#userSkill(caller, catalog, users, entry);
+      }
+    } else if (id !== undefined) {
+      const capability = catalog.accessibleCapability(caller.grants, id);
+      skill = capability === undefined ? undefined : this.#platformSkill(catalog, capability);
+    }
+    if (skill === undefined) throw new SkillsError('not-accessible', 'not accessible');
+    return skill;
+  }
+
+  #platformEntries(catalog: Catalog, caller: Caller, listing: CatalogListing): readonly SkillEntry[] {
+    let entries = this.#listings.get(listing);
+    if (entries === undefined) {
+      const built: SkillEntry[] = [];
+      for (const row of listing.capabilities) {
+        const capability = catalog.accessibleCapability(caller.grants, row.id);
+        if (capability !== undefined) built.push(this.#platformSkill(catalog, capability).entry);
+      }
+      entries = Object.freeze(built);
+      this.#listings.set(listing, entries);
+    }
+    return entries;
+  }
+
+  #platformSkill(catalog: Catalog, capability: ServedCapability): ServedSkill {
+    let skill = this.#platform.get(capability);
+    if (skill === undefined) {
+      const source = this.#manifestCapability(catalog, capability.id);
+      const uri = skillUri(capability.id);
+      if (source === undefined || uri === undefined) throw new Error(`capability ${capability.id} is served but has no skill`);
+      const rendered = renderAgentSkill(skillSourceOf(source, capability.protocol), { protocolTool: this.#protocolTool, skillReference: skillReference });
+      skill = served(uri, rendered.frontmatter, rendered.text);
+      this.#platform.set(capability, skill);
+    }
+    return skill;
+  }
+
+  #manifestCapability(catalog: Catalog, id: string): ManifestCapability | undefined {
+    let byId = this.#manifestCapabilities.get(catalog);
+    if (byId === undefined) {
+      byId = new Map(catalog.manifest.capabilities.map((capability) => [capability.id, capability]));
+      this.#manifestCapabilities.set(catalog, byId);
+    }
+    return byId.get(id);
+  }
+
+  async #userSkill(caller: Caller, catalog: Catalog, users: UserCapabilities, entry: UserCatalogEntry): Promise<ServedSkill | undefined> {
+    const outcome = await users.load(caller, catalog, entry.id);
+    if (outcome.kind === 'failed') throw new SkillsError('store-unavailable', STORE_UNAVAILABLE_MESSAGE);
+    if (outcome.kind === 'not-accessible') return undefined;
+    const uri = skillUri(entry.id);
+    if (uri === undefined) return undefined;
+    const { capability } = outcome;
+    const rendered = renderAgentSkill(
+      {
+        id: entry.id,
+        name: entry.name,
+        description: entry.description,
+        whenToUse: entry.whenToUse,
+        protocolVersion: capability.revision,
+        protocolUpdated: capability.updatedAt,
+        requiredToolsets: [],
+        dependencies: capability.dependencies,
+        protocol: capability.protocol,
+        isUserDefined: true,
+      },
+      { protocolTool: this.#protocolTool, skillReference },
+    );
+    return served(uri, rendered.frontmatter, rendered.text);
+  }
+}
+
+/** Over MCP a linked skill is named by its URI too, so a host can load it with `skills/get`. */
+function skillReference(id: string, name: string): string {
+  return `the skill \`${name}\` (\`${skillUri(id) ?? name}\`)`;
+}
+
+export interface SkillsPage {
+  skills: readonly SkillEntry[];
+  nextCursor?: string;
+}
+
+/** One page of a listing. The cursor is the offset of the next page, opaque to hosts. */
+export function skillsPage(entries: readonly SkillEntry[], cursor: unknown): SkillsPage {
+  let start = 0;
+  if (cursor !== undefined) {
+    const offset = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH ? decodeCursor(cursor) : undefined;
+    if (offset === undefined || offset > entries.length) throw new SkillsError('invalid-cursor', 'invalid cursor: pass back a nextCursor from skills/list, or none for the first page');
+    start = offset;
+  }
+  const end = Math.min(entries.length, start + SKILLS_PAGE_SIZE);
+  const skills = entries.slice(start, end);
+  return end < entries.length ? { skills, nextCursor: encodeCursor(end) } : { skills };
+}
+
+function encodeCursor(offset: number): string {
+  return Buffer.from(`o${offset}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number | undefined {
+  const match = /^o([1-9]\d{0,8})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return match === null ? undefined : Number(match[1]);
+}
