@@ -8,10 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../compiler/canonical.js';
 import { toolNames } from '../../compiler/contract.js';
 import { manifestIntegrity } from '../../compiler/manifest.js';
-import type { Manifest, ManifestCapability } from '../../compiler/types.js';
-import { principalCaller } from '../../server/auth/api-key.js';
+import type { Manifest, ManifestCapability, Toolsets } from '../../compiler/types.js';
 import { Catalog } from '../../server/catalog.js';
-import type { Caller } from '../../server/identity.js';
+import { authenticatedCaller, type Caller } from '../../server/identity.js';
 import { Grants } from '../../server/permissions.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { SqliteUserStore } from '../../server/user-store/sqlite.js';
@@ -44,10 +43,10 @@ function capability(facts: Facts): ManifestCapability {
 
 function manifestOf(facts: Facts[]): Manifest {
   const capabilities = facts.map(capability).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const toolsets = {
-    reports: { description: 'Reports', tools: { submit_report: { action: 'write' as const, description: 'Submit a report' } } },
-    ops: { description: 'Operations', tools: { page_oncall: { action: 'write' as const, description: 'Page the on-call engineer' } } },
-    secret: { description: 'Secret', tools: { open_vault: { action: 'read' as const, description: 'Open the vault' } } },
+  const toolsets: Toolsets = {
+    reports: { description: 'Reports', tools: { submit_report: { action: 'write', description: 'Submit a report' } } },
+    ops: { description: 'Operations', tools: { page_oncall: { action: 'write', description: 'Page the on-call engineer' } } },
+    secret: { description: 'Secret', tools: { open_vault: { action: 'read', description: 'Open the vault' } } },
   };
   const body = { schemaVersion: 1, generator: 'capreg-test', revision: digestOf({ capabilities, toolsets }), source: null, toolsets, capabilities };
   return { ...body, integrity: manifestIntegrity(body as Manifest) };
@@ -95,7 +94,8 @@ const HIDDEN: Facts[] = [
 ];
 
 function callerWith(scopes: string[]): () => Caller {
-  return () => principalCaller({ id: 'tester', name: 'Tester', keySha256: '0'.repeat(64), scopes });
+  const caller = authenticatedCaller('tester', 'Tester', scopes, 'api-key');
+  return () => caller;
 }
 
 let dir: string;
