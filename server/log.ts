@@ -30,7 +30,8 @@ const REDACT_PATHS = [
 
 // `scheme://user:password@host` → `scheme://user:***@host`; `Bearer <token>` → `Bearer ***`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi;
-const BEARER = /\b(Bearer\s+)[^\s"',;]+/gi;
+// A token is token68 (RFC 7235): letters, digits and -._~+/ then padding.
+const BEARER = /\b(Bearer\s+)[A-Za-z0-9\-._~+/]+=*/gi;
 
 export function scrubSecrets(text: string): string {
   return text.replace(URL_PASSWORD, '$1***@').replace(BEARER, '$1***');
