@@ -99,15 +99,15 @@ function examples(id: string, user: boolean): Example[] {
   const lines = page.split('\n');
   const found: Example[] = [];
   let section: Example['section'] | undefined;
-  let files: Record<string, string> = {};
+  const files: Record<string, string> = {};
   let main: string | undefined = user ? USER_CAPABILITY_FILE : undefined;
   let named: string | undefined;
   let pending: { file: string | undefined; content: string }[] = [];
   const place = (file: string | undefined, content: string, output?: Row[]): void => {
-    const target = file ?? (content.startsWith('---\n') || !main ? (output?.find((row) => row.file)?.file ?? main) : main);
+    const whole = content.startsWith('---\n');
+    const target = file ?? (whole ? output?.find((row) => row.file)?.file : undefined) ?? main;
     if (!target) throw new Error(`docs/rules/${id}.md: name the file of the example (<!-- file: PATH -->)`);
-    if (content.startsWith('---\n') || target.endsWith('.yaml') || !target.endsWith('PROTOCOL.md')) files[target] = content;
-    else files[target] = frontmatterOf(id, files[target] ?? '') + content;
+    files[target] = whole || !target.endsWith('PROTOCOL.md') ? content : frontmatterOf(id, files[target] ?? '') + content;
     if (target.endsWith('PROTOCOL.md')) main = target;
   };
   for (let index = 0; index < lines.length; index++) {
@@ -146,7 +146,6 @@ function examples(id: string, user: boolean): Example[] {
     }
     place(file, content);
     found.push({ section: 'Ok', line: end + 1, files: { ...files }, main: main! });
-    if (!user) files = { ...files };
   }
   return found;
 }
