@@ -23,3 +23,30 @@ export async function writeFileAtomic(target: string, content: string | Uint8Arr
     throw error;
   }
 }
+
+/**
+ * Several files that belong together (a manifest and its signature): every temporary file is
+ * written and flushed first, then they are renamed in the given order, back to back, so a reader
+ * sees a mixed pair only in the microseconds between two renames (and a verifier retries those).
+ */
+export async function writeFilesAtomic(files: readonly { target: string; content: string | Uint8Array }[]): Promise<void> {
+  const temporaries: string[] = [];
+  try {
+    for (const { target, content } of files) {
+      await mkdir(path.dirname(target), { recursive: true });
+      const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+      temporaries.push(temporary);
+      const handle = await open(temporary, 'w');
+      try {
+        await handle.writeFile(content);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+    for (const [index, { target }] of files.entries()) await rename(temporaries[index] as string, target);
+  } catch (error) {
+    await Promise.all(temporaries.map((temporary) => rm(temporary, { force: true })));
+    throw error;
+  }
+}

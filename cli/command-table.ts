@@ -15,6 +15,8 @@ export interface FlagSpec {
   readonly help: string;
   /** The default, as help shows it. */
   readonly default?: string;
+  /** May be given more than once; the values come as a list. */
+  readonly multiple?: true;
 }
 
 export interface CommandSpec {
@@ -53,6 +55,7 @@ export const COMMANDS = {
       'no-cache': NO_CACHE,
       watch: { type: 'boolean', short: 'w', help: 'rebuild on every change under capabilities/ or to capreg.config.yaml; each line starts with the local time' },
       'tool-prefix': { ...TOOL_PREFIX, help: `the tool prefix the server runs with (\`serve --tool-prefix\`), so dist/skill/SKILL.md names the right tools` },
+      'sign-key': { type: 'string', value: 'FILE', help: 'also write manifest.json.sig, a detached JWS over the manifest, with this private key (from `capreg keygen`)' },
     },
     load: async () => (await import('./commands/build.js')).buildCommand,
   },
@@ -78,7 +81,7 @@ export const COMMANDS = {
     summary: 'serve the manifest over MCP (stdio, or Streamable HTTP with --http)',
     flags: {
       root: ROOT,
-      manifest: { type: 'string', value: 'FILE', help: 'the manifest to serve (watched and reloaded)', default: '<root>/dist/manifest.json' },
+      manifest: { type: 'string', value: 'FILE|URL', help: 'the manifest to serve: a file (watched and reloaded) or an https:// URL (polled)', default: '<root>/dist/manifest.json' },
       principals: { type: 'string', value: 'FILE', help: 'API keys (as SHA-256) and their scopes (watched and reloaded)' },
       http: { type: 'boolean', help: 'serve Streamable HTTP instead of stdio', default: 'stdio' },
       port: { type: 'string', value: 'N', help: 'HTTP port; 0 picks a free one (--http only)', default: '8765' },
@@ -97,8 +100,18 @@ export const COMMANDS = {
       'headers-timeout': { type: 'string', value: 'SECONDS', help: 'time a client has to send the request headers (--http only)', default: '10' },
       'request-timeout': { type: 'string', value: 'SECONDS', help: 'time a client has to send the whole request, and the most a connection may sit silent (--http only)', default: '30' },
       'user-store': { type: 'string', value: 'sqlite:PATH|postgres://…', help: 'where user-defined capabilities are kept', default: 'sqlite:<root>/.capreg/user-capabilities.db' },
+      'verify-key': { type: 'string', value: 'FILE', multiple: true, help: 'a public JWKS (from `capreg keygen`); every manifest must then be signed by one of its keys (repeatable, for rotation)' },
+      'require-signature': { type: 'boolean', help: 'refuse to start without --verify-key (a signature is required whenever a key is given)' },
+      'poll-interval': { type: 'string', value: 'SECONDS', help: 'how often a manifest URL is polled, with up to 10% jitter (URL only)', default: '30' },
+      'manifest-cache': { type: 'string', value: 'DIR', help: 'keep every activated manifest (and signature) here; boot from it when the URL is unreachable (URL only)' },
+      'allow-insecure-manifest-url': { type: 'boolean', help: 'allow an http:// manifest URL that is not on loopback' },
     },
     load: async () => (await import('./commands/serve.js')).serveCommand,
+  },
+  keygen: {
+    summary: 'write a new Ed25519 key pair for signing manifests (private JWK, public JWKS)',
+    flags: { out: { type: 'string', value: 'DIR', help: 'the folder to write the two key files to; existing files are never overwritten (required)' } },
+    load: async () => (await import('./commands/keygen.js')).keygenCommand,
   },
 } as const satisfies Record<string, CommandSpec>;
 
@@ -129,14 +142,18 @@ export function asksForHelp(argv: readonly string[]): boolean {
   return flags.some((arg) => arg === '--help' || arg === `-${GLOBAL_FLAGS.help.short}`);
 }
 
-type FlagValues<F extends Readonly<Record<string, FlagSpec>>> = { [K in keyof F]?: F[K]['type'] extends 'boolean' ? boolean : string };
+type FlagValues<F extends Readonly<Record<string, FlagSpec>>> = {
+  [K in keyof F]?: F[K]['type'] extends 'boolean' ? boolean : F[K] extends { multiple: true } ? string[] : string;
+};
 
 function flagLabel(name: string, flag: FlagSpec): string {
   return `${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`;
 }
 
-function optionsOf(flags: Readonly<Record<string, FlagSpec>>): Record<string, { type: 'string' | 'boolean'; short?: string }> {
-  return Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, flag.short ? { type: flag.type, short: flag.short } : { type: flag.type }]));
+function optionsOf(flags: Readonly<Record<string, FlagSpec>>): Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> {
+  return Object.fromEntries(
+    Object.entries(flags).map(([name, flag]) => [name, { type: flag.type, ...(flag.short ? { short: flag.short } : {}), ...(flag.multiple ? { multiple: true } : {}) }]),
+  );
 }
 
 /**
@@ -157,7 +174,7 @@ export function parseFlags<N extends CommandName>(name: N, argv: readonly string
       const known = Object.keys(options).map((flag) => `--${flag}`);
       throw new UsageError(`unknown option ${token.rawName}${suggestion(token.rawName, known)}${hint}`);
     }
-    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once${hint}`);
+    if (seen.has(token.name) && !spec.flags[token.name]?.multiple) throw new UsageError(`--${token.name} is given more than once${hint}`);
     seen.add(token.name);
   }
   try {
@@ -203,7 +220,7 @@ export function generalHelp(): string {
     ...Object.entries(COMMANDS).map(([name, spec]) => `  ${name.padEnd(width)}  ${spec.summary}`),
     '',
     '`capreg <command> --help` (or `capreg help <command>`) lists its flags; `capreg --version` prints the version.',
-    'Every command takes --root DIR (default: the nearest folder upwards with capreg.config.yaml or capabilities/).',
+    'Every command that reads a registry takes --root DIR (default: the nearest folder upwards with capreg.config.yaml or capabilities/).',
     PATH_RULE,
     EXIT_CODES,
     '',

@@ -5,16 +5,29 @@ import { parseManifest } from '../compiler/manifest.js';
 import type { Manifest } from '../compiler/types.js';
 import { Catalog } from './catalog.js';
 import type { ReadLimits } from './read-file.js';
-import { ReloadableFile, type ParseResult } from './reloadable.js';
+import { ReloadableFile, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
 import type { ToolNames } from '../compiler/contract.js';
 
 /** A verified manifest and its catalog, activated together. */
 export interface ServedManifest {
   manifest: Manifest;
   catalog: Catalog;
+  /** Where it came from (manifest-source.ts); a plain local file when absent. */
+  source?: 'file' | 'url' | 'cache';
+  /** The `kid` of the key whose signature was verified; absent when unsigned. */
+  signedBy?: string;
 }
 
-export type ManifestStore = ReloadableFile<ServedManifest>;
+/** The manifest being served and how it reloads: a plain file (ReloadableFile) or a verified source. */
+export interface ManifestStore {
+  readonly file: string;
+  readonly label: string;
+  readonly snapshot: Snapshot<ServedManifest>;
+  readonly current: ServedManifest;
+  readonly lastReloadError: string | null;
+  onActivate(listener: (next: Snapshot<ServedManifest>, previous: Snapshot<ServedManifest>) => void): () => void;
+  reload(): Promise<ReloadOutcome>;
+}
 
 export function servedManifestFromText(text: string, names: ToolNames): ParseResult<ServedManifest> {
   const parsed = parseManifest(text);
@@ -27,7 +40,7 @@ export function openManifestStore(options: {
   names: ToolNames;
   limits?: ReadLimits | undefined;
   log?: (line: string) => void;
-}): Promise<ManifestStore> {
+}): Promise<ReloadableFile<ServedManifest>> {
   return ReloadableFile.open({
     file: options.file,
     label: 'manifest',

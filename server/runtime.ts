@@ -3,7 +3,8 @@
 // it. No MCP SDK code here.
 import type { Catalog } from './catalog.js';
 import { createJwtVerifier, type JwtOptions, type JwtVerifier } from './auth/jwt.js';
-import { openManifestStore, type ManifestStore } from './manifest-store.js';
+import type { ManifestStore } from './manifest-store.js';
+import { openManifestSource, type ManifestSourceOptions } from './manifest-source.js';
 import { PrincipalRegistry } from './principals.js';
 import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
 import { toolNames, type ToolNames } from '../compiler/contract.js';
@@ -16,7 +17,10 @@ import type { AuditSink } from './audit.js';
 import { ServerMetrics } from './metrics.js';
 
 export interface RuntimeOptions {
+  /** A file, or an `http(s)://` URL (polled: `manifestSource.remote`). */
   manifestFile: string;
+  /** Signature keys and URL polling (docs/server.md, "Signed manifests", "Manifests from a URL"). */
+  manifestSource?: Pick<ManifestSourceOptions, 'keys' | 'remote'> | undefined;
   principalsFile?: string | undefined;
   toolPrefix?: string | undefined;
   jwt?: JwtOptions | undefined;
@@ -48,6 +52,10 @@ export interface HealthReport {
   capabilities: number;
   loadedAt: string;
   lastReloadError: string | null;
+  /** Where the served manifest came from: `cache` while a URL that was down at start has not answered yet. */
+  source: 'file' | 'url' | 'cache';
+  /** The `kid` whose signature was verified on the served manifest; null when unsigned. */
+  signedBy: string | null;
   /** Present when the server has a user store; a store outage degrades, never stops, the catalog. */
   userStore?: UserStoreHealth;
 }
@@ -81,7 +89,8 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
   const names = toolNames(options.toolPrefix ?? '');
-  const manifests = await openManifestStore({ file: options.manifestFile, names, limits: options.readLimits?.manifest, log });
+  const source = await openManifestSource({ location: options.manifestFile, names, limits: options.readLimits?.manifest, log, ...options.manifestSource });
+  const manifests = source.store;
   const principalsStore = options.principalsFile
     ? await openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log })
     : undefined;
@@ -113,7 +122,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     };
-    watches.push(watchFile(manifests.file, () => reloadInBackground(manifests, log, metrics), watchOptions));
+    for (const file of source.watchFiles) watches.push(watchFile(file, () => reloadInBackground(manifests, log, metrics), watchOptions));
     if (principalsStore) watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log, metrics), watchOptions));
     await Promise.all(watches.map((watch) => watch.ready));
   }
@@ -145,6 +154,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         capabilities: snapshot.value.catalog.size,
         loadedAt: snapshot.loadedAt,
         lastReloadError,
+        source: snapshot.value.source ?? 'file',
+        signedBy: snapshot.value.signedBy ?? null,
         ...(store ? { userStore: store } : {}),
       };
     },
@@ -156,6 +167,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       for (const stop of unsubscribe) stop();
       listeners.clear();
       await Promise.all(watches.map((watch) => watch.close()));
+      await source.close();
       await userCapabilities?.close();
       await userStore?.close();
     },

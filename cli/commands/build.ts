@@ -2,10 +2,11 @@
 // On any lint error nothing is written and an existing manifest is left untouched.
 // The compiler is imported only when the build cache cannot answer: a rebuild with nothing changed
 // loads none of it (see build-cache.ts).
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { watch } from 'chokidar';
 import { renderClientSkill } from '../../compiler/skill.js';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileAtomic, writeFilesAtomic } from '../atomic-write.js';
 import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
@@ -14,6 +15,8 @@ import { builtAtFrom, exitCodeFor, parseMaxWarnings, pickFormatter } from '../op
 import { findRegistryRoot } from '../root.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
+import { MANIFEST_SIGNATURE_SUFFIX } from '../../server/manifest-source.js';
+import { parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
 
 interface BuildSettings {
   root: string;
@@ -24,11 +27,13 @@ interface BuildSettings {
   builtAt: string | undefined;
   /** dist/skill/SKILL.md, rendered for the server's tool prefix. */
   clientSkill: string;
+  /** `--sign-key`: manifest.json.sig is written beside the manifest. */
+  signingKey: SigningKey | undefined;
 }
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
   const source = await gitSource(settings.root);
-  const keyOptions: BuildKeyOptions = { outDir: settings.outDir, builtAt: settings.builtAt, source, extra: { clientSkill: settings.clientSkill } };
+  const keyOptions: BuildKeyOptions = { outDir: settings.outDir, builtAt: settings.builtAt, source, extra: { clientSkill: settings.clientSkill, signedBy: settings.signingKey?.kid ?? null } };
   const key = settings.cache ? buildKey(settings.root, keyOptions) : undefined;
   const cached = key === undefined ? undefined : await cachedBuild(settings.root, key);
   if (cached && (cached.wroteOutputs || cached.report.errorCount > 0)) {
@@ -63,20 +68,36 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
   const manifestPath = path.join(settings.outDir, 'manifest.json');
   const manifestText = serializeManifest(manifest);
   const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
+  const signaturePath = `${manifestPath}${MANIFEST_SIGNATURE_SUFFIX}`;
+  // Ed25519 signatures are deterministic: the same manifest and key give the same .sig.
+  const signature = settings.signingKey ? `${await signDetached(Buffer.from(manifestText, 'utf8'), settings.signingKey)}\n` : undefined;
   try {
-    await writeFileAtomic(manifestPath, manifestText);
+    if (signature === undefined) {
+      // A signature left from an earlier signed build would not match this manifest.
+      await rm(signaturePath, { force: true });
+      await writeFileAtomic(manifestPath, manifestText);
+    } else {
+      // The signature first: a server that reads between the two renames sees the old manifest
+      // with the new signature, refuses the pair, and retries.
+      await writeFilesAtomic([
+        { target: signaturePath, content: signature },
+        { target: manifestPath, content: manifestText },
+      ]);
+    }
     await writeFileAtomic(skillPath, settings.clientSkill);
   } catch (error) {
     // An output folder that cannot be written is the user's to fix, not a crash: exit 2, no stack.
     throw new UsageError(`cannot write the build output in ${settings.outDir}: ${(error as Error).message}`);
   }
-  const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…)`;
+  const signed = settings.signingKey ? `, signed by ${settings.signingKey.kid}` : '';
+  const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…${signed})`;
   context.stderr(`capreg build: wrote ${summary}\n`);
   if (key !== undefined) {
     await recordBuild(settings.root, key, keyOptions, {
       report: result,
       outputs: [
         { path: manifestPath, content: manifestText },
+        ...(signature !== undefined ? [{ path: signaturePath, content: signature }] : []),
         { path: skillPath, content: settings.clientSkill },
       ],
       summary,
@@ -102,10 +123,27 @@ export const buildCommand: Command = async (argv, context) => {
     cache: !values['no-cache'],
     builtAt: builtAtFrom(context.env),
     clientSkill,
+    signingKey: values['sign-key'] !== undefined ? await readSigningKey(path.resolve(context.cwd, values['sign-key'])) : undefined,
   };
   if (!values.watch) return buildOnce(settings, context);
   return watchAndBuild(settings, context);
 };
+
+/** The `--sign-key` file, read once at start: a missing or unusable key is a usage error (exit 2). */
+async function readSigningKey(file: string): Promise<SigningKey> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--sign-key: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    return parseSigningKey(text);
+  } catch (error) {
+    if (error instanceof SigningKeyError) throw new UsageError(`--sign-key ${file}: ${error.message}`);
+    throw error;
+  }
+}
 
 /** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
 export function localTime(date: Date): string {

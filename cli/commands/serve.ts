@@ -6,7 +6,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
-import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startRuntime, type Runtime, type RuntimeOptions } from '../../server/runtime.js';
+import { isManifestUrl } from '../../server/manifest-source.js';
+import { readBoundedSync } from '../../server/read-file.js';
+import { parseVerificationKeys, SigningKeyError } from '../../server/signature.js';
 import { TOOL_PREFIX_RULE, isValidToolPrefix } from '../../compiler/contract.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -40,6 +43,8 @@ interface ServeSettings {
   userStore: { spec: string | undefined; root: string } | undefined;
   /** The flags that make a stdio server started from anywhere serve the same files (absolute paths). */
   clientArgs: string[];
+  /** `--verify-key`, `--poll-interval`, `--manifest-cache`, `--allow-insecure-manifest-url`. */
+  manifestSource: RuntimeOptions['manifestSource'];
   /** `--metrics-port`/`--metrics-host`; undefined: no metrics. */
   metrics: { host: string; port: number } | undefined;
   logLevel: LogLevel;
@@ -63,8 +68,9 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     }
   } else {
     root = values.root !== undefined ? findRegistryRoot(context.cwd, values.root) : optionalRoot(context.cwd);
-    manifestFile = existingFile(context.cwd, '--manifest', values.manifest);
+    manifestFile = isManifestUrl(values.manifest) ? values.manifest : existingFile(context.cwd, '--manifest', values.manifest);
   }
+  const manifestSource = manifestSourceSettings(values, isManifestUrl(manifestFile), context.cwd);
   const userStore = userStoreSettings(values['user-store'], root, context.cwd);
 
   const toolPrefix = values['tool-prefix'] ?? '';
@@ -117,11 +123,66 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   const clientArgs = [
     ...(root !== undefined ? ['--root', root] : []),
     ...(values.manifest !== undefined ? ['--manifest', manifestFile] : []),
+    ...(values['verify-key'] ?? []).flatMap((file) => ['--verify-key', path.resolve(context.cwd, file)]),
     ...(principalsFile !== undefined ? ['--principals', principalsFile] : []),
     ...(toolPrefix !== '' ? ['--tool-prefix', toolPrefix] : []),
     ...(userStore?.spec !== undefined ? ['--user-store', clientUserStore(userStore.spec, userStore.root)] : []),
   ];
-  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs, ...observabilitySettings(values, context.cwd) };
+  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs, manifestSource, ...observabilitySettings(values, context.cwd) };
+}
+
+/** A JWKS of a few keys is a few hundred bytes. */
+const KEY_FILE_LIMITS = { maxBytes: 1024 * 1024, timeoutMs: 5_000 };
+
+/**
+ * Signature keys and URL settings (docs/server.md, "Signed manifests"). Fail closed: once a key is
+ * given, every manifest must be signed; `--require-signature` makes a missing key an error.
+ */
+function manifestSourceSettings(
+  values: {
+    'verify-key'?: string[] | undefined;
+    'require-signature'?: boolean | undefined;
+    'poll-interval'?: string | undefined;
+    'manifest-cache'?: string | undefined;
+    'allow-insecure-manifest-url'?: boolean | undefined;
+  },
+  fromUrl: boolean,
+  cwd: string,
+): ServeSettings['manifestSource'] {
+  const keyFiles = values['verify-key'] ?? [];
+  if (values['require-signature'] && keyFiles.length === 0) {
+    throw new UsageError('--require-signature needs --verify-key FILE (the public JWKS from `capreg keygen`): without a key no signature can be checked');
+  }
+  const urlOnly = (['poll-interval', 'manifest-cache', 'allow-insecure-manifest-url'] as const).find((flag) => values[flag] !== undefined);
+  if (!fromUrl && urlOnly !== undefined) throw new UsageError(`--${urlOnly} applies only with --manifest https://…`);
+  let keys;
+  if (keyFiles.length > 0) {
+    const texts = keyFiles.map((file) => {
+      const absolute = existingFile(cwd, '--verify-key', file);
+      const read = readBoundedSync(absolute, KEY_FILE_LIMITS);
+      if (!read.ok) throw new UsageError(`--verify-key: cannot read ${absolute}: ${read.reason}`);
+      return { label: `--verify-key ${absolute}`, text: read.text };
+    });
+    try {
+      keys = parseVerificationKeys(texts);
+    } catch (error) {
+      if (error instanceof SigningKeyError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
+  const poll = values['poll-interval'];
+  return {
+    ...(keys ? { keys } : {}),
+    ...(fromUrl
+      ? {
+          remote: {
+            ...(poll !== undefined ? { pollIntervalMs: seconds('--poll-interval', poll) } : {}),
+            ...(values['manifest-cache'] !== undefined ? { cacheDir: path.resolve(cwd, values['manifest-cache']) } : {}),
+            allowInsecure: values['allow-insecure-manifest-url'] ?? false,
+          },
+        }
+      : {}),
+  };
 }
 
 /** `--metrics-port`, `--metrics-host`, `--log-level`, `--audit-log` (docs/server.md, "Metrics and logs"). */
@@ -312,6 +373,7 @@ export const serveCommand: Command = async (argv, context) => {
     runtime = await startRuntime({
       manifestFile: settings.manifestFile,
       principalsFile: settings.principalsFile,
+      manifestSource: settings.manifestSource,
       toolPrefix: settings.toolPrefix,
       jwt: settings.jwt,
       // Never throws for a database that is down: that is logged, and its calls answer an error.
