@@ -1,5 +1,6 @@
 // The thin client skill (Agent Skills format: `name` + `description` frontmatter, then Markdown).
-// It only teaches an agent how to find and load protocols; every workflow lives on the server.
+// It only teaches an agent how to find (list, then search when the list is compact) and load
+// protocols in 500–800 tokens; every workflow lives on the server.
 // `capreg build` writes it to dist/skill/SKILL.md. Pure: same options, same bytes.
 import { toolNames } from './contract.js';
 
@@ -12,6 +13,7 @@ export interface ClientSkillOptions {
 export function renderClientSkill(options: ClientSkillOptions): string {
   const names = toolNames(options.toolPrefix);
   const list = names.listCapabilities;
+  const find = names.findCapabilities;
   const get = names.getCapabilityProtocol;
   const user = names.getCurrentUser;
   return `---
@@ -29,6 +31,7 @@ This skill only tells you how to find and load them. The protocols themselves ar
 | Tool | Use |
 | --- | --- |
 | \`${list}\` | The capabilities you may use (no arguments). |
+| \`${find}\` | Search them: \`{"query": "the request in your words"}\`, optionally \`lifecyclePhase\`, \`tags\`, \`limit\`. |
 | \`${get}\` | The protocol of one capability (\`{"capabilityId": "..."}\`). |
 | \`${user}\` | Who the server thinks you are, and your scopes. |
 
@@ -36,11 +39,16 @@ This skill only tells you how to find and load them. The protocols themselves ar
 
 1. Call \`${list}\` at the start of a task. Each entry has \`id\`, \`name\`, \`description\`,
    \`whenToUse\`, \`protocolTool\` and \`protocolInput\`.
-2. Pick the capability whose \`whenToUse\` triggers match the request. If none matches, say so and
-   work without a protocol; if several match, ask which one is meant.
-3. Call the entry's \`protocolTool\` with its \`protocolInput\`, exactly as given.
-4. Follow the protocol step by step. Its rules, prohibitions and states override your habits.
-5. When the protocol points at another capability, load that one the same way when you reach it.
+2. If the answer has \`"complete": false\`, the catalog is too large to list: it shows only some
+   entries and an \`overview\` of phases and tags. Call \`${find}\` with the user's request in
+   their own words (English or Chinese), adding a \`lifecyclePhase\` or \`tags\` from the overview
+   when they narrow it. Results come best first, with the fields that \`matched\`.
+3. Pick the capability whose \`whenToUse\` triggers match the request. If none matches, say so and
+   work without a protocol; if several match, ask which one is meant. A search hit is a candidate,
+   not a match: read its description before you load it.
+4. Call the entry's \`protocolTool\` with its \`protocolInput\`, exactly as given.
+5. Follow the protocol step by step. Its rules, prohibitions and states override your habits.
+6. When the protocol points at another capability, load that one the same way when you reach it.
 
 ## Rules
 
@@ -49,7 +57,7 @@ This skill only tells you how to find and load them. The protocols themselves ar
 - A listing holds for the task at hand. List again at the start of each new task, and when a
   protocol you were shown no longer loads (your access may have changed). If the new listing's
   \`catalogVersion\` equals the old one, nothing you may use has changed.
-- Do not guess capability ids. Use only ids from the latest listing.
+- Do not guess capability ids. Use only ids from the latest listing or search.
 - When a protocol cannot be loaded (\`"success": false\`, an error, or no answer), say that it could
   not be loaded and stop that workflow. Do not improvise the steps from its name or description.
 - Do not ask the server for capabilities you were not shown, and do not pass identities or scopes in

@@ -6,6 +6,7 @@ import { digestOf } from '../compiler/canonical.js';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import { CatalogSearch } from './catalog-search.js';
+import { catalogBudget } from './compact-listing.js';
 import { ListingAnswers } from './listing-answers.js';
 import { canUse, type Grants } from './permissions.js';
 
@@ -39,7 +40,7 @@ export class Catalog {
   readonly #decidingToolsets: ReadonlySet<string>;
   readonly #listings = new LRUCache<string, CatalogListing>({ max: MAX_CACHED_CLASSES });
   /** The `list_capabilities` answers for this catalog's listings. */
-  readonly answers = new ListingAnswers();
+  readonly answers: ListingAnswers;
   /** `find_capabilities` over this catalog's visible sets (server/catalog-search.ts). */
   readonly search: CatalogSearch;
 
@@ -47,6 +48,7 @@ export class Catalog {
     this.revision = manifest.revision;
     this.manifest = manifest;
     this.search = new CatalogSearch(manifest);
+    this.answers = new ListingAnswers({ disclosure: { budget: catalogBudget(manifest), findTool: names.findCapabilities } });
     const rewrite = protocolRewriter(names);
     const ordered: ServedCapability[] = [];
     const deciding = new Set<string>();

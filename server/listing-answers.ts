@@ -3,7 +3,9 @@
 // owner's listing) and reused; an owner's text splices the shared platform entries in instead of
 // serializing them again. No MCP SDK code here: the tool only wraps an answer in a tool result.
 import { LRUCache } from 'lru-cache';
+import type { CatalogEntry } from '../compiler/contract.js';
 import type { CatalogListing } from './catalog.js';
+import { compactListing, withinBudget } from './compact-listing.js';
 import type { CallerListing } from './user-capabilities.js';
 
 export interface ListingAnswer {
@@ -18,6 +20,11 @@ export interface ListingAnswersOptions {
   maxChars?: number;
   /** One answer larger than this is built for its call and not kept (default a quarter of maxChars). */
   maxAnswerChars?: number;
+  /**
+   * Progressive disclosure (server/compact-listing.ts): a listing over `budget` tokens is answered
+   * in its compact form, pointing at `findTool`. Absent: every listing is answered in full.
+   */
+  disclosure?: { budget: number; findTool: string };
 }
 
 export const DEFAULT_OWNER_ANSWERS_MAX_CHARS = 32 * 1024 * 1024;
@@ -36,6 +43,9 @@ export class ListingAnswers {
   // tool's name and each user entry's id and revision (an entry is a function of those), so a key
   // always names the same bytes and nothing here can go stale across replicas or saves.
   readonly #owners: LRUCache<string, ListingAnswer>;
+  readonly #disclosure: ListingAnswersOptions['disclosure'];
+  /** What a class is answered: its full answer, or the compact one when that is over budget. */
+  readonly #served = new WeakMap<CatalogListing, ListingAnswer>();
 
   /** Owners' answers held now (a metric). */
   get cachedOwners(): number {
@@ -43,6 +53,7 @@ export class ListingAnswers {
   }
 
   constructor(options: ListingAnswersOptions = {}) {
+    this.#disclosure = options.disclosure;
     const maxSize = options.maxChars ?? DEFAULT_OWNER_ANSWERS_MAX_CHARS;
     this.#owners = new LRUCache<string, ListingAnswer>({
       maxSize,
@@ -54,7 +65,21 @@ export class ListingAnswers {
 
   /** The answer every caller of this class gets. */
   platform(listing: CatalogListing): ListingAnswer {
-    return this.#platformAnswer(listing);
+    const full = this.#platformAnswer(listing);
+    if (this.#disclosure === undefined) return full;
+    let served = this.#served.get(listing);
+    if (served === undefined) {
+      served = this.#disclosed(full, `[${full.entries()}]`, listing.catalogVersion, listing.capabilities);
+      this.#served.set(listing, served);
+    }
+    return served;
+  }
+
+  /** `full`, or the compact answer when its entries (`entriesJson`) are over the budget. */
+  #disclosed(full: ListingAnswer, entriesJson: string, catalogVersion: string, entries: readonly CatalogEntry[], warning?: string): ListingAnswer {
+    const disclosure = this.#disclosure;
+    if (disclosure === undefined || withinBudget(entriesJson, disclosure.budget)) return full;
+    return compactListing({ catalogVersion, entries, warning, ...disclosure });
   }
 
   #platformAnswer(listing: CatalogListing): PlatformAnswer {
@@ -100,7 +125,8 @@ export class ListingAnswers {
     const text =
       `${answerHead(listing.catalogVersion)}${shared}${separator}${own}]` +
       `${unavailable !== undefined ? `,"warning":${JSON.stringify(unavailable)}` : ''}}`;
-    return { structured, text };
+    // In the compact form the owner's own capabilities come first: they are few and theirs.
+    return this.#disclosed({ structured, text }, `[${shared}${separator}${own}]`, listing.catalogVersion, [...user, ...platform.capabilities], unavailable);
   }
 }
 

@@ -126,7 +126,7 @@ describe('tool names and the prefix rule', () => {
       const skill = renderClientSkill({ toolPrefix: prefix });
       const bases = Object.values(BASE_TOOL_NAMES).join('|');
       const named = new Set([...skill.matchAll(new RegExp(`\`([A-Za-z0-9_.-]*(?:${bases}))\``, 'g'))].map((match) => match[1]));
-      expect([...named].sort()).toEqual([names.getCapabilityProtocol, names.getCurrentUser, names.listCapabilities].sort());
+      expect([...named].sort()).toEqual([names.findCapabilities, names.getCapabilityProtocol, names.getCurrentUser, names.listCapabilities].sort());
     }
   });
 });

@@ -49,7 +49,7 @@ function manifestOf(facts: Facts[]): Manifest {
     secret: { description: 'Secret', tools: { open_vault: { action: 'read', description: 'Open the vault' } } },
   };
   const body = { schemaVersion: 1, generator: 'capreg-test', revision: digestOf({ capabilities, toolsets }), source: null, toolsets, capabilities };
-  return { ...body, integrity: manifestIntegrity(body as Manifest) };
+  return { ...body, integrity: manifestIntegrity(body) };
 }
 
 const VISIBLE: Facts[] = [
@@ -230,9 +230,8 @@ describe('find_capabilities does not depend on what the caller cannot see', () =
     const b = await inMemoryClient(smallRuntime, callerWith(['reports:read']));
     try {
       for (const query of ['weekly report', 'write a test', '周报', 'incident report', 'vault']) {
-        const text = async (client: typeof a.client): Promise<unknown> =>
-          (await client.callTool({ name: 'find_capabilities', arguments: { query } })).content;
-        expect(await text(a.client)).toEqual(await text(b.client));
+        const content = (client: typeof a.client): Promise<unknown> => client.callTool({ name: 'find_capabilities', arguments: { query } }).then((result) => result.content);
+        expect(await content(a.client)).toEqual(await content(b.client));
       }
     } finally {
       await a.close();
@@ -249,7 +248,7 @@ describe('find_capabilities and user capabilities', () => {
 
   beforeAll(async () => {
     scratch = tempDir('capreg-find-user-');
-    harness = await startHarness(async () => new SqliteUserStore(path.join(scratch, 'user-capabilities.db')));
+    harness = await startHarness(() => Promise.resolve(new SqliteUserStore(path.join(scratch, 'user-capabilities.db'))));
   });
 
   afterAll(async () => {

@@ -220,7 +220,7 @@ describe('--tool-prefix', () => {
   it('prefixes every tool, the protocolTool of entries, and the load instruction inside protocols', async () => {
     const { client, close } = await inMemoryClient(prefixed);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    expect(names).toEqual(['yi_get_capability_protocol', 'yi_get_current_user', 'yi_list_capabilities']);
+    expect(names).toEqual(['yi_find_capabilities', 'yi_get_capability_protocol', 'yi_get_current_user', 'yi_list_capabilities']);
     const listing = structured(await client.callTool({ name: 'yi_list_capabilities' }));
     for (const entry of listing['capabilities'] as { protocolTool: string }[]) expect(entry.protocolTool).toBe('yi_get_capability_protocol');
     const linked = structured(await client.callTool({ name: 'yi_get_capability_protocol', arguments: { capabilityId: 'linked' } }));
