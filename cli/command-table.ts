@@ -108,6 +108,20 @@ export const COMMANDS = {
     },
     load: async () => (await import('./commands/serve.js')).serveCommand,
   },
+  export: {
+    summary: 'write the manifest\'s capabilities as Agent Skills folders (DIR/<name>/SKILL.md)',
+    flags: {
+      format: { type: 'string', value: 'NAME', help: 'the export format: agent-skills (required)' },
+      out: { type: 'string', value: 'DIR', help: 'the folder to write; replaced in one step, and only if empty or an earlier export (required)' },
+      root: ROOT,
+      manifest: { type: 'string', value: 'FILE', help: 'the manifest to export', default: '<root>/dist/manifest.json' },
+      principals: { type: 'string', value: 'FILE', help: 'a principals file (as for serve); with --as, export only what that principal may see' },
+      as: { type: 'string', value: 'ID', help: 'the principal id whose view to export (needs --principals)' },
+      scopes: { type: 'string', value: 'S,T', help: 'export only what these scopes may see, e.g. reports:read,calendar:read' },
+      marketplace: { type: 'boolean', help: 'also write .claude-plugin/marketplace.json (one plugin; version from the manifest revision)' },
+    },
+    load: async () => (await import('./commands/export.js')).exportCommand,
+  },
   keygen: {
     summary: 'write a new Ed25519 key pair for signing manifests (private JWK, public JWKS)',
     flags: { out: { type: 'string', value: 'DIR', help: 'the folder to write the two key files to; existing files are never overwritten (required)' } },

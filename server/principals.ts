@@ -44,6 +44,11 @@ export class PrincipalRegistry {
     return this.findByKeyDigest(sha256(key));
   }
 
+  /** The principal with this id (`capreg export --as`: an operator's choice, not a credential). */
+  findById(id: string): Principal | undefined {
+    return this.#entries.find((entry) => entry.principal.id === id)?.principal;
+  }
+
   findByKeyDigest(digest: Buffer): Principal | undefined {
     let found: PrincipalEntry | undefined;
     for (const entry of this.#entries) {

@@ -1,0 +1,111 @@
+// capreg export --format agent-skills --out DIR: the verified manifest's capabilities as Agent
+// Skills folders (docs/skills.md), optionally only those a principal or a set of scopes may see.
+// The files are decided in memory (compiler/agent-skill-export.ts), written to a temporary folder
+// next to DIR, and renamed into place in one step: DIR is the old export or the new one, never half.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { planAgentSkillsExport } from '../../compiler/agent-skill-export.js';
+import { parseManifest } from '../../compiler/manifest.js';
+import type { Manifest } from '../../compiler/types.js';
+import { canUse, Grants } from '../../server/permissions.js';
+import { parsePrincipals } from '../../server/principals.js';
+import { DEFAULT_READ_LIMITS, readBounded } from '../../server/read-file.js';
+import { parseFlags } from '../command-table.js';
+import { UsageError, type Command } from '../context.js';
+import { existingFile, findRegistryRoot } from '../root.js';
+
+export const EXPORT_FORMATS = ['agent-skills'] as const;
+/** Written into every export, so a later export may replace the folder and nothing else. */
+export const EXPORT_MARKER = '.capreg-export';
+
+export const exportCommand: Command = async (argv, context) => {
+  const { values } = parseFlags('export', argv);
+  if (values.format === undefined) throw new UsageError(`--format is required: ${EXPORT_FORMATS.join(', ')}`);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(values.format)) throw new UsageError(`unknown --format ${JSON.stringify(values.format)}; use ${EXPORT_FORMATS.join(', ')}`);
+  if (values.out === undefined) throw new UsageError('--out DIR is required: the folder to write the skills to');
+  if (values.as !== undefined && values.principals === undefined) throw new UsageError('--as ID needs --principals FILE');
+  if (values.principals !== undefined && values.as === undefined) throw new UsageError('--principals FILE needs --as ID: the principal whose view to export');
+  if (values.scopes !== undefined && values.as !== undefined) throw new UsageError('give either --as ID or --scopes S, not both');
+  const root = values.manifest === undefined ? findRegistryRoot(context.cwd, values.root) : context.cwd;
+  const manifestFile = values.manifest === undefined ? path.join(root, 'dist', 'manifest.json') : existingFile(context.cwd, '--manifest', values.manifest);
+  const manifest = await readManifest(manifestFile);
+  const grants = await grantsFrom(values, context.cwd);
+  const capabilities = manifest.capabilities.filter(
+    (capability) => typeof capability.protocol === 'string' && capability.protocol.trim() !== '' && (grants === undefined || canUse(grants, capability.requiredToolsets)),
+  );
+  const plan = planAgentSkillsExport(manifest, capabilities, { marketplace: values.marketplace === true });
+  if (!plan.ok) {
+    for (const problem of plan.problems) context.stderr(`capreg export: ${problem}\n`);
+    context.stderr('capreg export: nothing was written\n');
+    return 1;
+  }
+  const out = path.resolve(context.cwd, values.out);
+  await replaceFolder(out, [...plan.files, { path: EXPORT_MARKER, content: `${manifest.revision}\n` }]);
+  context.stderr(`capreg export: wrote ${plan.skills.length} skill${plan.skills.length === 1 ? '' : 's'} to ${out} (revision ${manifest.revision})\n`);
+  return 0;
+};
+
+async function readManifest(file: string): Promise<Manifest> {
+  const read = await readBounded(file, DEFAULT_READ_LIMITS);
+  if (!read.ok) throw new UsageError(`cannot read the manifest ${file}: ${read.reason}; run \`capreg build\` first`);
+  const parsed = parseManifest(read.text);
+  if (!parsed.ok) throw new UsageError(`the manifest ${file} is not valid: ${parsed.error}`);
+  return parsed.manifest;
+}
+
+/** The grants whose view is exported; undefined exports every capability. */
+async function grantsFrom(values: { principals?: string | undefined; as?: string | undefined; scopes?: string | undefined }, cwd: string): Promise<Grants | undefined> {
+  if (values.scopes !== undefined) {
+    return new Grants(values.scopes.split(',').map((scope) => scope.trim()).filter((scope) => scope !== ''));
+  }
+  if (values.principals === undefined || values.as === undefined) return undefined;
+  const file = existingFile(cwd, '--principals', values.principals);
+  const read = await readBounded(file, DEFAULT_READ_LIMITS);
+  if (!read.ok) throw new UsageError(`cannot read the principals file ${file}: ${read.reason}`);
+  const parsed = parsePrincipals(read.text);
+  if (!parsed.ok) throw new UsageError(`the principals file ${file} is not valid: ${parsed.error}`);
+  const principal = parsed.registry.findById(values.as);
+  if (principal === undefined) throw new UsageError(`no principal with id ${JSON.stringify(values.as)} in ${file}`);
+  return new Grants(principal.scopes);
+}
+
+/**
+ * Writes `files` into a fresh folder beside `out`, then swaps it in. An existing `out` is replaced
+ * only when it is empty or an earlier export (it holds the marker): never someone's other folder.
+ */
+async function replaceFolder(out: string, files: readonly { path: string; content: string }[]): Promise<void> {
+  const existing = await folderState(out);
+  if (existing === 'foreign') throw new UsageError(`${out} exists and is not an earlier export (no ${EXPORT_MARKER}); pick an empty or new --out`);
+  const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const temporary = path.join(path.dirname(out), `.${path.basename(out)}.${suffix}.tmp`);
+  const previous = path.join(path.dirname(out), `.${path.basename(out)}.${suffix}.old`);
+  try {
+    for (const file of files) {
+      const target = path.join(temporary, ...file.path.split('/'));
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, file.content);
+    }
+    if (existing !== 'absent') await rename(out, previous);
+    try {
+      await rename(temporary, out);
+    } catch (error) {
+      if (existing !== 'absent') await rename(previous, out);
+      throw error;
+    }
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+    await rm(previous, { recursive: true, force: true });
+  }
+}
+
+async function folderState(folder: string): Promise<'absent' | 'replaceable' | 'foreign'> {
+  try {
+    if (!(await stat(folder)).isDirectory()) return 'foreign';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw error;
+  }
+  const entries = await readdir(folder);
+  return entries.length === 0 || entries.includes(EXPORT_MARKER) ? 'replaceable' : 'foreign';
+}
