@@ -1,0 +1,181 @@
+// Manifests from a URL (docs/server.md, "Manifests from a URL"), against a real local HTTP server:
+// fetched at start, polled with If-None-Match (a 304 changes nothing), the signature fetched from
+// URL + .sig and verified before the swap; a tampered publish, a 5xx, a stalled server, an
+// oversized body and too many redirects each leave the last good version serving and say why,
+// without stalling requests; the cache boots a server whose URL is down, and is verified too.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serializeManifest } from '../../compiler/manifest.js';
+import { LoadError } from '../../server/reloadable.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { urlRefusal } from '../../server/manifest-source.js';
+import { generateSigningKey, parseVerificationKeys, signDetached, type SigningKey, type VerificationKeys } from '../../server/signature.js';
+import { closedPort } from '../support/postgres.js';
+import { STANDARD_CAPABILITIES, eventually, inMemoryClient, makeManifest, structured, tempDir } from './helpers.js';
+import { startManifestServer, type ManifestServer, type Published } from './manifest-server.js';
+
+let signing: SigningKey;
+let keys: VerificationKeys;
+let server: ManifestServer;
+let dir: string;
+const runtimes: Runtime[] = [];
+const POLL_MS = 100;
+
+const text = (marker: string): string => serializeManifest(makeManifest(STANDARD_CAPABILITIES, { marker }));
+const revisionOf = (manifest: string): string => (JSON.parse(manifest) as { revision: string }).revision;
+const signed = async (manifest: string): Promise<Published> => ({ manifest, signature: await signDetached(Buffer.from(manifest), signing) });
+
+beforeEach(async () => {
+  const generated = await generateSigningKey();
+  signing = { kid: generated.kid, privateJwk: generated.privateJwk };
+  keys = parseVerificationKeys([{ label: 'test', text: JSON.stringify(generated.publicJwks) }]);
+  server = await startManifestServer(await signed(text('a')));
+  dir = tempDir();
+});
+
+afterEach(async () => {
+  for (const runtime of runtimes.splice(0)) await runtime.close();
+  await server.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(
+  options: { url?: string; cacheDir?: string; fetchLimits?: { maxBytes: number; timeoutMs: number }; signed?: boolean } = {},
+): Promise<Runtime> {
+  const runtime = await startRuntime({
+    manifestFile: options.url ?? server.url,
+    manifestSource: {
+      ...(options.signed === false ? {} : { keys }),
+      remote: { pollIntervalMs: POLL_MS, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.fetchLimits ? { fetchLimits: options.fetchLimits } : {}) },
+    },
+  });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('polling a manifest URL', () => {
+  it('serves it, answers polls with 304 at no cost, and swaps in a new signed version', async () => {
+    const runtime = await start();
+    expect(runtime.health()).toMatchObject({ status: 'ok', revision: revisionOf(text('a')), source: 'url', signedBy: signing.kid });
+    await eventually(() => expect(server.counts.notModified).toBeGreaterThanOrEqual(3));
+    expect(server.counts.ok).toBe(1);
+    const before = runtime.manifests.snapshot;
+    expect(runtime.manifests.snapshot).toBe(before); // a 304 activates nothing
+
+    const next = text('b');
+    server.publish(await signed(next));
+    await eventually(() => expect(runtime.health().revision).toBe(revisionOf(next)));
+    expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null, signedBy: signing.kid });
+  });
+
+  it('keeps the good version through a tampered publish and a missing signature, and says why', async () => {
+    const runtime = await start();
+    const good = revisionOf(text('a'));
+    const next = text('b');
+    const { signature } = await signed(next);
+    server.publish({ manifest: next.replace('Does open-help', 'Does 0pen-help'), signature });
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/signature refused: .*does not match its content/));
+    expect(runtime.health()).toMatchObject({ status: 'degraded', revision: good });
+    server.publish({ manifest: next });
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/it has no signature/));
+    expect(runtime.health().revision).toBe(good);
+    // The corrected signature is picked up: a refused version is fetched in full.
+    server.publish({ manifest: next, signature });
+    await eventually(() => expect(runtime.health()).toMatchObject({ revision: revisionOf(next), lastReloadError: null }));
+  });
+
+  it('a 5xx keeps the good version and degrades /healthz; the next good answer clears it', async () => {
+    const runtime = await start();
+    server.failWith = 503;
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/cannot fetch it: the server answered HTTP 503/));
+    expect(runtime.health().revision).toBe(revisionOf(text('a')));
+    server.failWith = undefined;
+    await eventually(() => expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null }));
+  });
+
+  it('a stalled server times out; requests are answered meanwhile without waiting for it', async () => {
+    const runtime = await start({ fetchLimits: { maxBytes: 64 * 1024 * 1024, timeoutMs: 800 } });
+    const { client, close } = await inMemoryClient(runtime);
+    try {
+      server.stall = true;
+      await sleep(POLL_MS * 2); // a poll is now waiting on the stalled body
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) expect(structured(await client.callTool({ name: 'list_capabilities', arguments: {} }))['success']).toBe(true);
+      expect(Date.now() - started).toBeLessThan(500);
+      await eventually(() => expect(runtime.health().lastReloadError).toMatch(/no complete answer within 800 ms/));
+      expect(runtime.health().revision).toBe(revisionOf(text('a')));
+    } finally {
+      server.stall = false;
+      await close();
+    }
+  });
+
+  it('refuses a body over the size limit, at start and when polled', async () => {
+    const small = text('a');
+    const limits = { maxBytes: Buffer.byteLength(small) + 100, timeoutMs: 5_000 };
+    const runtime = await start({ fetchLimits: limits });
+    server.publish(await signed(text(`b${'x'.repeat(500)}`)));
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/over the limit of \d+ bytes/));
+    expect(runtime.health().revision).toBe(revisionOf(small));
+    await expect(start({ fetchLimits: { maxBytes: 100, timeoutMs: 5_000 } })).rejects.toThrow(/over the limit of 100/);
+  });
+
+  it('follows at most 5 redirects, each checked like the first URL', async () => {
+    const base = server.url.replace('/manifest.json', '');
+    // The signature URL is the redirected URL + .sig: both follow the same chain.
+    expect((await start({ url: `${base}/hop/5/manifest.json`, signed: false })).health().source).toBe('url');
+    await expect(start({ url: `${base}/hop/6/manifest.json`, signed: false })).rejects.toThrow(/more than 5 redirects/);
+  });
+
+  it('refuses http:// off loopback unless allowed, and every scheme but http(s)', async () => {
+    expect(urlRefusal(new URL('http://example.com/m.json'), false)).toMatch(/only on loopback/);
+    expect(urlRefusal(new URL('http://example.com/m.json'), true)).toBeUndefined();
+    expect(urlRefusal(new URL('https://example.com/m.json'), false)).toBeUndefined();
+    expect(urlRefusal(new URL('http://[::1]:8080/m.json'), false)).toBeUndefined();
+    expect(urlRefusal(new URL('file:///etc/passwd'), true)).toMatch(/only https/);
+    await expect(start({ url: 'http://example.com/manifest.json' })).rejects.toThrow(/http:\/\/ is allowed only on loopback/);
+  });
+
+  it('a URL that answers at start with a manifest that fails verification is refused (LoadError)', async () => {
+    server.publish({ manifest: text('a') });
+    const refused = start();
+    await expect(refused).rejects.toBeInstanceOf(LoadError);
+    await expect(refused).rejects.toThrow(/it has no signature/);
+  });
+});
+
+describe('--manifest-cache', () => {
+  it('persists what it activates; boots from it (verified) when the URL is down, then goes back to the URL', async () => {
+    const cacheDir = path.join(dir, 'cache');
+    const first = await start({ cacheDir });
+    const next = text('b');
+    server.publish(await signed(next));
+    await eventually(() => expect(first.health().revision).toBe(revisionOf(next)));
+    await eventually(() => expect(fs.readFileSync(path.join(cacheDir, 'manifest.json'), 'utf8')).toBe(next));
+    expect(fs.readFileSync(path.join(cacheDir, 'manifest.json.sig'), 'utf8')).toBe((await signed(next)).signature);
+
+    // The URL is down: boot from the cache, say so, keep polling.
+    const down = `http://127.0.0.1:${await closedPort()}/manifest.json`;
+    const booted = await start({ url: down, cacheDir });
+    expect(booted.health()).toMatchObject({ source: 'cache', revision: revisionOf(next), signedBy: signing.kid });
+
+    server.failWith = 503;
+    const fromCache = await start({ cacheDir });
+    expect(fromCache.health().source).toBe('cache');
+    server.failWith = undefined;
+    await eventually(() => expect(fromCache.health()).toMatchObject({ source: 'url', revision: revisionOf(next), lastReloadError: null }));
+  });
+
+  it('never boots from a cached copy that fails verification, nor without one', async () => {
+    const cacheDir = path.join(dir, 'cache');
+    await start({ cacheDir });
+    const down = `http://127.0.0.1:${await closedPort()}/manifest.json`;
+    const cached = path.join(cacheDir, 'manifest.json');
+    fs.writeFileSync(cached, fs.readFileSync(cached, 'utf8').replace('Does open-help', 'Does 0pen-help'));
+    await expect(start({ url: down, cacheDir })).rejects.toThrow(/unreachable|cannot fetch it.*the cache cannot stand in: .*does not match its content/);
+    await expect(start({ url: down, cacheDir: path.join(dir, 'empty') })).rejects.toThrow(/cannot fetch it/);
+  });
+});
