@@ -5,7 +5,7 @@ import { suggestion } from './did-you-mean.js';
 import { LineIndex, FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rulesById } from './rules/index.js';
-import { rangeForPath, parseYamlSource, escapePointer } from './yaml-source.js';
+import { rangeForPath, parseYamlSource, escapePointer, isRecord } from './yaml-source.js';
 import type { Range } from './types.js';
 
 export const CONFIG_FILE = 'capreg.config.yaml';
@@ -54,10 +54,6 @@ export function defaultConfig(ruleTable: ReadonlyMap<string, AnyRule> = rulesByI
   const rules = new Map<string, ResolvedRuleSetting>();
   for (const [id, rule] of ruleTable) rules.set(id, { level: rule.meta.defaultLevel, options: structuredClone(rule.meta.defaultOptions) });
   return { rules, maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxParseMs: DEFAULT_MAX_PARSE_MS };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Parse a config file's text. Throws ConfigError (with the position) on any problem. */

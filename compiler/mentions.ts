@@ -10,6 +10,7 @@
 // Nothing is skipped: fenced code, inline code, tables and HTML comments are all part of the body
 // that is served to the agent, and a tool named in an example is a tool named to the agent.
 // Matching is case-sensitive: tool and state names are identifiers.
+import { LineIndex } from './positions.js';
 import type { CapabilityDocument, Range } from './types.js';
 
 const WORD_CHAR = /[A-Za-z0-9_]/;
@@ -61,68 +62,13 @@ export function matchesRetiredEntry(tool: string, entry: string): boolean {
   return isGlob(entry) ? tool.startsWith(entry.slice(0, -1)) && tool.length >= entry.length : tool === entry;
 }
 
-/** The body of a document with offset <-> file position mapping. */
-export class BodyText {
-  private starts: number[] | undefined;
+const bodies = new WeakMap<CapabilityDocument, LineIndex>();
 
-  constructor(
-    readonly text: string,
-    /** File line on which `text` starts. */
-    readonly firstLine: number,
-  ) {}
-
-  /** Offsets at which lines start; computed on first use (most bodies never need a position). */
-  private get lineStarts(): number[] {
-    if (!this.starts) {
-      this.starts = [0];
-      for (let i = 0; i < this.text.length; i += 1) if (this.text.charCodeAt(i) === 10) this.starts.push(i + 1);
-    }
-    return this.starts;
-  }
-
-  private point(offset: number): { line: number; column: number } {
-    let low = 0;
-    let high = this.lineStarts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if ((this.lineStarts[mid] ?? 0) <= offset) low = mid;
-      else high = mid - 1;
-    }
-    return { line: this.firstLine + low, column: offset - (this.lineStarts[low] ?? 0) + 1 };
-  }
-
-  /** File range of `text.slice(start, end)`. */
-  range(start: number, end: number): Range {
-    const a = this.point(start);
-    const b = this.point(Math.max(start, end));
-    return { line: a.line, column: a.column, endLine: b.line, endColumn: b.column };
-  }
-
-  /** Offset of a file position, clamped to the body; undefined when the line is not in the body. */
-  offsetAt(line: number, column: number): number | undefined {
-    const start = this.lineStarts[line - this.firstLine];
-    if (start === undefined) return undefined;
-    const next = this.lineStarts[line - this.firstLine + 1];
-    const lineEnd = next === undefined ? this.text.length : next - 1;
-    return Math.min(start + Math.max(column, 1) - 1, lineEnd);
-  }
-
-  /** Offsets of a file range inside the body, or undefined when it starts outside the body. */
-  offsets(range: Range): { start: number; end: number } | undefined {
-    const start = this.offsetAt(range.line, range.column);
-    if (start === undefined) return undefined;
-    const end = this.offsetAt(range.endLine, range.endColumn) ?? this.text.length;
-    return { start, end: Math.max(start, end) };
-  }
-}
-
-const bodies = new WeakMap<CapabilityDocument, BodyText>();
-
-/** The body of a document with its position mapping, built once per document. */
-export function bodyText(document: CapabilityDocument): BodyText {
+/** The body of a document with its offset <-> file position mapping, built once per document. */
+export function bodyText(document: CapabilityDocument): LineIndex {
   let body = bodies.get(document);
   if (!body) {
-    body = new BodyText(document.body, document.bodyStartLine);
+    body = new LineIndex(document.body, document.bodyStartLine);
     bodies.set(document, body);
   }
   return body;

@@ -2,7 +2,7 @@
 // enough for the other rules to use. Schema problems are reported by the `toolsets-schema` rule.
 import { LineIndex } from './positions.js';
 import { normalizeNewlines } from './parse.js';
-import { parseYamlSource } from './yaml-source.js';
+import { isRecord, parseYamlSource } from './yaml-source.js';
 import type { FrontmatterProblem, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
 
 export { TOOLSETS_FILE } from './layout.js';
@@ -24,10 +24,6 @@ export function parseToolsetsFile(file: string, content: string | undefined): Pa
 }
 
 const ACTIONS = new Set<ToolAction>(['read', 'write', 'admin']);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Toolsets and tools whose shape is usable; malformed entries are left out (and reported by the schema rule). */
 export function usableToolsets(data: unknown): Toolsets {

@@ -2,6 +2,7 @@
 // classify each (unchanged, changed, added, removed), work out the bump a change needs and judge the
 // bump it got. Pure: parsed documents in, changes and diagnostics out; Git and the disk are the CLI's.
 import { canonicalJson } from '../canonical.js';
+import { FILE_START } from '../positions.js';
 import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, Diagnostic, Range, Toolsets } from '../types.js';
 import { requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
@@ -77,7 +78,6 @@ export const GATE_MESSAGES = {
     'capability folder `{{id}}` was renamed to `{{to}}`: agents and user capabilities that load `{{id}}` by id will no longer find it (a breaking change)',
 } as const;
 
-const FILE_START: Range = { line: 1, column: 1, endLine: 1, endColumn: 1 };
 
 function versionFields(document: CapabilityDocument): VersionFields {
   const data = document.frontmatter.data ?? {};

@@ -11,7 +11,8 @@
 // links do not. Matches are case-sensitive whole words, a hyphen being part of a word.
 import { suggestion } from '../did-you-mean.js';
 import { linkTarget } from '../link-target.js';
-import { bodyText, type BodyText } from '../mentions.js';
+import { bodyText } from '../mentions.js';
+import type { LineIndex } from '../positions.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { LinkRef } from '../types.js';
 
@@ -125,7 +126,7 @@ function checkCapabilityLink(
 }
 
 /** Body offsets [start, end) that are not prose for the purpose of mentions. */
-function excludedSpans(capability: LintCapability, positions: BodyText): [number, number][] {
+function excludedSpans(capability: LintCapability, positions: LineIndex): [number, number][] {
   const { document } = capability;
   const spans: [number, number][] = [];
   for (const link of document.links) {
@@ -156,7 +157,7 @@ function reportMentions(
   report: (report: Report) => void,
 ): void {
   const { document } = capability;
-  let positions: BodyText | undefined;
+  let positions: LineIndex | undefined;
   let spans: [number, number][] = [];
   let next = 0;
   for (const match of document.body.matchAll(pattern)) {
