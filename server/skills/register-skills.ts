@@ -43,16 +43,24 @@ function toMcpError(error: unknown): never {
   throw error;
 }
 
-async function servedSkill(deps: ToolDeps, uri: unknown): Promise<ServedSkill> {
+/** Looks the skill up for the caller now, and records the handout in the audit log (if any). */
+async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<ServedSkill> {
+  const revision = deps.catalog().revision;
+  const asked = typeof uri === 'string' ? uri : JSON.stringify(uri) ?? '';
   try {
-    return await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri);
+    const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri);
+    const { metadata } = skill.entry.frontmatter;
+    deps.audit?.({ via, capabilityId: metadata['capreg-id'] ?? asked, outcome: 'served', revision, protocolVersion: metadata['version'], digest: skill.entry.resources[0]?.digest });
+    return skill;
   } catch (error) {
+    const failed = error instanceof SkillsError && error.code === 'store-unavailable';
+    deps.audit?.({ via, capabilityId: asked, outcome: failed ? 'failed' : 'uniform-error', revision });
     return toMcpError(error);
   }
 }
 
 async function readSkill(deps: ToolDeps, uri: string): Promise<ReadResourceResult> {
-  const skill = await servedSkill(deps, uri);
+  const skill = await servedSkill(deps, uri, 'resources/read');
   return { contents: [{ uri: skill.entry.uri, mimeType: 'text/markdown', text: skill.text }] };
 }
 
@@ -67,7 +75,7 @@ export function registerSkills(server: McpServer, deps: ToolDeps): void {
     }
   });
   server.server.setRequestHandler(GetSkillRequestSchema, async (request) => {
-    const skill = await servedSkill(deps, param(request.params, 'uri'));
+    const skill = await servedSkill(deps, param(request.params, 'uri'), 'skills/get');
     return { resultType: 'complete', skill: skill.entry, ...CACHE_FIELDS };
   });
   // Skill files are read with resources/read; other URIs keep the capability resource's answers.

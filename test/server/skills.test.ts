@@ -13,6 +13,7 @@ import { validateMetadata } from 'skills-ref';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import * as z from 'zod';
+import type { Handout } from '../../server/audit.js';
 import { principalCaller } from '../../server/auth/api-key.js';
 import { createServer } from '../../server/create-server.js';
 import { ANONYMOUS, type Caller } from '../../server/identity.js';
@@ -72,13 +73,13 @@ class TappedTransport implements Transport {
   }
 }
 
-async function wire(harness: Harness, key?: string): Promise<Wire> {
+async function wire(harness: Harness, key?: string, audit?: (handout: Handout) => void): Promise<Wire> {
   const runtime = harness.runtime;
   const caller = (): Caller => {
     const principal = key === undefined ? undefined : runtime.principals().findByKey(key);
     return principal ? principalCaller(principal) : ANONYMOUS;
   };
-  const { server, cleanup } = createServer({ catalog: () => runtime.catalog(), caller, names: runtime.names, userCapabilities: runtime.userCapabilities });
+  const { server, cleanup } = createServer({ catalog: () => runtime.catalog(), caller, names: runtime.names, userCapabilities: runtime.userCapabilities, audit });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const sent: JSONRPCMessage[] = [];
   await server.connect(new TappedTransport(serverTransport, sent));
@@ -139,8 +140,8 @@ const SCRATCH: string[] = [];
 let harness: Harness;
 const connections: Wire[] = [];
 
-async function connect(key?: string): Promise<Wire> {
-  const connection = await wire(harness, key);
+async function connect(key?: string, audit?: (handout: Handout) => void): Promise<Wire> {
+  const connection = await wire(harness, key, audit);
   connections.push(connection);
   return connection;
 }
@@ -331,6 +332,19 @@ describe('the Skills extension: capreg visibility and the uniform error', () => 
     await harness.reloadPrincipals([{ id: 'alice', key: KEYS.alice, scopes: ['reports:read', 'user-capabilities:write'] }]);
     expect((await listAll(owner.client)).map((entry) => entry.uri)).not.toContain(uri);
     expect(await errorBody(owner, 'skills/get', { uri })).toBe(uniform);
+  });
+});
+
+describe('the Skills extension: audit', () => {
+  it('records each skill handed out and each refusal, with the digest served and no other detail', async () => {
+    const handouts: Handout[] = [];
+    const connection = await connect(KEYS.alice, (handout) => handouts.push(handout));
+    const text = await read(connection.client, 'skill://work-reporting/SKILL.md');
+    await errorBody(connection, 'skills/get', { uri: 'skill://personal-automation/SKILL.md' });
+    expect(handouts).toEqual([
+      { via: 'resources/read', capabilityId: 'work-reporting', outcome: 'served', revision: harness.runtime.catalog().revision, protocolVersion: '1.0.0', digest: sha256(text) },
+      { via: 'skills/get', capabilityId: 'skill://personal-automation/SKILL.md', outcome: 'uniform-error', revision: harness.runtime.catalog().revision },
+    ]);
   });
 });
 
