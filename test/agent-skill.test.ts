@@ -1,0 +1,110 @@
+// compiler/agent-skill.ts: names, descriptions within the limit, frontmatter that every reader parses
+// back to the same object (the `yaml` package and the reference validator's reader), and bodies whose
+// catalog instructions name skills.
+import fc from 'fast-check';
+import { parseFrontmatter, validateMetadata } from 'skills-ref';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { MAX_SKILL_DESCRIPTION_LENGTH, renderAgentSkill, skillName, type SkillSource } from '../compiler/agent-skill.js';
+import { catalogInstruction } from '../compiler/render.js';
+
+function source(overrides: Partial<SkillSource> = {}): SkillSource {
+  return {
+    id: 'work-reporting',
+    name: 'Work reporting',
+    description: 'Writes reports.',
+    whenToUse: ['write my daily report'],
+    protocolVersion: '1.2.0',
+    protocolUpdated: '2025-01-01',
+    requiredToolsets: ['work-logs'],
+    dependencies: [],
+    protocol: '---\nprotocol_version: 1.2.0\nprotocol_updated: 2025-01-01\n---\n\n# Work reporting\n\nNever invent entries.\n',
+    ...overrides,
+  };
+}
+
+function frontmatterOf(text: string): unknown {
+  return parseYaml(/^---\n([\s\S]*?)\n---\n/.exec(text)?.[1] ?? '');
+}
+
+describe('skillName', () => {
+  it.each([
+    ['work-reporting', 'work-reporting'],
+    ['user:abcdefghij234567', 'user-abcdefghij234567'],
+    ['Upper', undefined],
+    ['user:', undefined],
+    ['a'.repeat(65), undefined],
+    ['double--hyphen', undefined],
+  ])('%s → %s', (id, name) => {
+    expect(skillName(id)).toBe(name);
+  });
+});
+
+describe('renderAgentSkill', () => {
+  it('writes name, description and capreg metadata, and drops the served version frontmatter', () => {
+    const skill = renderAgentSkill(source({ tags: ['reporting', 'work-log'], lifecyclePhase: 'ship', dependencies: ['personal-automation'] }));
+    expect(skill.frontmatter).toEqual({
+      name: 'work-reporting',
+      description: 'Writes reports. Use it for requests like: "write my daily report".',
+      metadata: {
+        'capreg-id': 'work-reporting',
+        version: '1.2.0',
+        updated: '2025-01-01',
+        'lifecycle-phase': 'ship',
+        tags: 'reporting work-log',
+        'required-toolsets': 'work-logs',
+        dependencies: 'personal-automation',
+      },
+    });
+    expect(skill.body).toBe('# Work reporting\n\nNever invent entries.\n');
+    expect(skill.text).toBe(`---\n${skill.text.split('\n---\n')[0]?.slice(4)}\n---\n\n${skill.body}`);
+  });
+
+  it('rewrites the compiler\'s catalog instruction (also with a prefixed tool) to name the skill', () => {
+    const instruction = catalogInstruction('the automations', 'personal-automation', 'yi_get_capability_protocol');
+    const skill = renderAgentSkill(source({ dependencies: ['personal-automation'], protocol: `Use ${instruction}.\n` }), { protocolTool: 'yi_get_capability_protocol' });
+    expect(skill.body).toBe(
+      'Use the automations (`personal-automation`) (a separate skill: load the skill `personal-automation` and follow it; if it is not available to you or does not load, tell the user that this part cannot be done here and do not improvise it).\n',
+    );
+  });
+
+  it('keeps the description within 1,024 characters, with whole triggers only', () => {
+    const skill = renderAgentSkill(source({ description: 'd'.repeat(1000), whenToUse: ['short', 'a much longer trigger that cannot fit'] }));
+    expect(skill.frontmatter.description.length).toBeLessThanOrEqual(MAX_SKILL_DESCRIPTION_LENGTH);
+    expect(skill.frontmatter.description).not.toContain('longer');
+    const long = renderAgentSkill(source({ description: '😀'.repeat(600), whenToUse: [] }));
+    expect(long.frontmatter.description.length).toBeLessThanOrEqual(MAX_SKILL_DESCRIPTION_LENGTH);
+    expect(long.frontmatter.description.endsWith('…')).toBe(true);
+    expect(long.frontmatter.description).not.toMatch(/[\uD800-\uDBFF]…$/);
+  });
+
+  it('marks user capabilities and leaves empty lists out', () => {
+    const skill = renderAgentSkill(source({ id: 'user:abcdefghij234567', requiredToolsets: [], isUserDefined: true }));
+    expect(skill.name).toBe('user-abcdefghij234567');
+    expect(skill.frontmatter.metadata).toEqual({ 'capreg-id': 'user:abcdefghij234567', version: '1.2.0', updated: '2025-01-01', 'user-defined': 'true' });
+  });
+
+  it('refuses an id without a valid name', () => {
+    expect(() => renderAgentSkill(source({ id: 'Bad Id' }))).toThrow(RangeError);
+  });
+
+  it('writes frontmatter that both readers parse back to the same object, and the validator accepts, for any text', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 300 }), fc.array(fc.string({ maxLength: 40 }), { maxLength: 4 }), (description, whenToUse) => {
+        fc.pre(description.trim() !== '');
+        const skill = renderAgentSkill(source({ description, whenToUse }));
+        expect(frontmatterOf(skill.text)).toEqual(skill.frontmatter);
+        const [metadata] = parseFrontmatter(skill.text);
+        expect(metadata).toEqual(skill.frontmatter);
+        expect(validateMetadata(metadata, '/x/work-reporting')).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('escapes a run of three hyphens so a reader splitting on --- is not cut short', () => {
+    const skill = renderAgentSkill(source({ description: 'before --- after ----' }));
+    expect(skill.text.split('---')).toHaveLength(3);
+    expect(parseFrontmatter(skill.text)[0]).toEqual(skill.frontmatter);
+  });
+});
