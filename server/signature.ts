@@ -1,15 +1,15 @@
-// Detached JWS signatures over a manifest's exact bytes (RFC 7515 Appendix F), made and checked
-// with jose, the way OPA signs bundles: CI holds an Ed25519 private key, servers hold the public
-// JWKS (several keys while one is rotated out). The `.sig` file is the compact JWS with its payload
-// part left empty; the verifier puts the manifest's bytes back in. Pure: no disk, no network.
+// Detached JWS signatures over a manifest's exact bytes, made and checked with jose, the way OPA
+// signs bundles: CI holds an Ed25519 private key, servers hold the public JWKS (several keys while
+// one is rotated out). The `.sig` file is a compact JWS with its payload part left empty (RFC 7515
+// Appendix F) and an unencoded payload (RFC 7797, `b64: false`): the bytes signed are the manifest's
+// own, so a multi-megabyte manifest is never base64-encoded to be checked. Pure: no disk, no network.
 import {
-  base64url,
   calculateJwkThumbprint,
-  CompactSign,
-  compactVerify,
   createLocalJWKSet,
   decodeProtectedHeader,
   exportJWK,
+  FlattenedSign,
+  flattenedVerify,
   generateKeyPair,
   importJWK,
   type JSONWebKeySet,
@@ -113,9 +113,8 @@ export function parseVerificationKeys(texts: readonly { label: string; text: str
 /** The detached compact JWS (`header..signature`) over `payload`, with the key's `kid` in the header. */
 export async function signDetached(payload: Uint8Array, key: SigningKey): Promise<string> {
   const privateKey = await importJWK(key.privateJwk, SIGNATURE_ALG);
-  const jws = await new CompactSign(payload).setProtectedHeader({ alg: SIGNATURE_ALG, kid: key.kid }).sign(privateKey);
-  const [header, , signature] = jws.split('.');
-  return `${header}..${signature}`;
+  const jws = await new FlattenedSign(payload).setProtectedHeader({ alg: SIGNATURE_ALG, kid: key.kid, b64: false, crit: ['b64'] }).sign(privateKey);
+  return `${jws.protected}..${jws.signature}`;
 }
 
 /**
@@ -136,12 +135,16 @@ export async function verifyDetached(payload: Uint8Array, signature: string | un
     return { ok: false, code: 'malformed', reason: 'its signature has an unreadable JWS header' };
   }
   if (header.alg !== SIGNATURE_ALG) return { ok: false, code: 'algorithm', reason: `its signature uses an algorithm other than ${SIGNATURE_ALG}, which is refused` };
+  if (header.b64 !== false) return { ok: false, code: 'malformed', reason: 'its signature is not over the unencoded manifest (b64: false)' };
   const kid = header.kid;
   if (typeof kid !== 'string' || !keys.kids.includes(kid)) {
     return { ok: false, code: 'unknown-kid', reason: `its signature names ${typeof kid === 'string' ? 'a kid' : 'no kid'} that is not among the verification keys` };
   }
   try {
-    await compactVerify(`${parts[0]}.${base64url.encode(payload)}.${parts[2]}`, createLocalJWKSet(keys.jwks), { algorithms: [SIGNATURE_ALG] });
+    await flattenedVerify({ protected: parts[0], payload, signature: parts[2] as string }, createLocalJWKSet(keys.jwks), {
+      algorithms: [SIGNATURE_ALG],
+      crit: { b64: true },
+    });
   } catch {
     return { ok: false, code: 'bad-signature', reason: `its signature does not match its content for key ${kid} (tampered, or signed by another key)` };
   }

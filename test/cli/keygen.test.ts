@@ -3,7 +3,7 @@
 // that verifies with jose against the manifest's exact bytes, and fails on one changed byte.
 import fs from 'node:fs';
 import path from 'node:path';
-import { compactVerify, base64url, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, flattenedVerify, type JSONWebKeySet } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { PRIVATE_KEY_FILE, PUBLIC_JWKS_FILE } from '../../cli/commands/keygen.js';
 import { cleanProtocol, runBin, tempDir, tempRegistry } from './helpers.js';
@@ -60,13 +60,14 @@ describe('capreg build --sign-key', () => {
     const signature = fs.readFileSync(path.join(root, 'dist/manifest.json.sig'), 'utf8').trim();
     const [header, payload, sig] = signature.split('.');
     expect(payload).toBe('');
-    expect(decodeProtectedHeader(signature)).toEqual({ alg: 'EdDSA', kid });
+    expect(decodeProtectedHeader(signature)).toEqual({ alg: 'EdDSA', kid, b64: false, crit: ['b64'] });
     const keys = createLocalJWKSet(JSON.parse(fs.readFileSync(path.join(dir, PUBLIC_JWKS_FILE), 'utf8')) as JSONWebKeySet);
-    const verified = await compactVerify(`${header}.${base64url.encode(manifest)}.${sig}`, keys, { algorithms: ['EdDSA'] });
+    const options = { algorithms: ['EdDSA'], crit: { b64: true } };
+    const verified = await flattenedVerify({ protected: header, payload: manifest, signature: sig as string }, keys, options);
     expect(Buffer.from(verified.payload).equals(manifest)).toBe(true);
     const tampered = Buffer.from(manifest);
     tampered.writeUInt8((tampered.at(-2) as number) ^ 1, tampered.length - 2);
-    await expect(compactVerify(`${header}.${base64url.encode(tampered)}.${sig}`, keys, { algorithms: ['EdDSA'] })).rejects.toThrow();
+    await expect(flattenedVerify({ protected: header, payload: tampered, signature: sig as string }, keys, options)).rejects.toThrow();
   });
 
   it('an unsigned rebuild removes a stale signature; a public key or a missing file is refused (exit 2, nothing written)', () => {

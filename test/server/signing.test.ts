@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { base64url, CompactSign } from 'jose';
+import { base64url, CompactSign, FlattenedSign, importJWK } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serializeManifest } from '../../compiler/manifest.js';
 import { LoadError } from '../../server/reloadable.js';
@@ -62,7 +62,11 @@ const forgeries: Record<string, (manifest: string) => Promise<string>> = {
   'alg: none': (_manifest) => Promise.resolve(`${base64url.encode(JSON.stringify({ alg: 'none', kid: current.signing.kid }))}..`),
   'HMAC with the public key as secret': async (manifest) => {
     const jwk = (JSON.parse(current.jwks) as { keys: { x: string }[] }).keys[0] as { x: string };
-    const jws = await new CompactSign(Buffer.from(manifest)).setProtectedHeader({ alg: 'HS256', kid: current.signing.kid }).sign(Buffer.from(jwk.x));
+    const jws = await new FlattenedSign(Buffer.from(manifest)).setProtectedHeader({ alg: 'HS256', kid: current.signing.kid, b64: false, crit: ['b64'] }).sign(Buffer.from(jwk.x));
+    return `${jws.protected}..${jws.signature}`;
+  },
+  'the right key over the base64url-encoded bytes (b64: true)': async (manifest) => {
+    const jws = await new CompactSign(Buffer.from(manifest)).setProtectedHeader({ alg: 'EdDSA', kid: current.signing.kid }).sign(await importJWK(current.signing.privateJwk, 'EdDSA'));
     return jws.replace(/\.[^.]+\./, '..');
   },
   'another key with the same kid': async (manifest) => signDetached(Buffer.from(manifest), { ...other.signing, kid: current.signing.kid }),
