@@ -3,7 +3,8 @@
 // per distinct visible set (a caller class, or an owner with user capabilities), keyed by that set's
 // catalogVersion, so no statistic, term or score depends on a capability the caller cannot see.
 // Memory: at most MAX_CACHED_INDEXES indexes, each over at most the catalog's capabilities plus one
-// owner's; the least recently used one goes first. No MCP SDK code here.
+// owner's, and MAX_CACHED_ANSWERS answers of at most 50 hits; least recently used first out. No MCP
+// SDK code here.
 import { LRUCache } from 'lru-cache';
 import type { CatalogEntry } from '../compiler/contract.js';
 import { analyzeCapability, CapabilityIndex, protocolSearchText, type AnalyzedCapability, type SearchHit, type SearchRequest } from '../compiler/search/ranker.js';
@@ -12,6 +13,11 @@ import type { CatalogListing } from './catalog.js';
 
 /** Distinct visible sets whose index is kept (a set's first search after eviction rebuilds it). */
 export const MAX_CACHED_INDEXES = 16;
+/**
+ * Answers kept, keyed by visible set and request: an answer is a function of those two alone, and
+ * agents repeat the same requests. Each holds at most 50 hits (entries are shared, not copied).
+ */
+export const MAX_CACHED_ANSWERS = 4096;
 
 /** What a caller sees, as find_capabilities needs it: the listing's entries and its digest. */
 export interface SearchScope {
@@ -36,15 +42,21 @@ export class CatalogSearch {
   readonly #toolsets: Manifest['toolsets'];
   readonly #analyzed = new Map<string, AnalyzedCapability>();
   readonly #indexes = new LRUCache<string, ScopeIndex>({ max: MAX_CACHED_INDEXES });
+  readonly #answers = new LRUCache<string, readonly FoundCapability[]>({ max: MAX_CACHED_ANSWERS });
 
   constructor(manifest: Manifest) {
     for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
     this.#toolsets = manifest.toolsets;
   }
 
-  search(scope: SearchScope, request: SearchRequest): FoundCapability[] {
+  search(scope: SearchScope, request: SearchRequest): readonly FoundCapability[] {
+    const key = JSON.stringify([scope.catalogVersion, request.query, request.lifecyclePhase, request.tags, request.limit]);
+    const cached = this.#answers.get(key);
+    if (cached !== undefined) return cached;
     const { index, entries } = this.#index(scope);
-    return index.search(request).map((hit) => ({ ...hit, entry: entries.get(hit.id) as CatalogEntry }));
+    const found = Object.freeze(index.search(request).map((hit) => Object.freeze({ ...hit, entry: entries.get(hit.id) as CatalogEntry })));
+    this.#answers.set(key, found);
+    return found;
   }
 
   /** The index of one visible set, built on its first search and kept while it is used. */

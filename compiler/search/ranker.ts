@@ -9,7 +9,8 @@
 // (2) > protocol (1: the protocol's headings, its tools table and those tools' toolset descriptions).
 // Text goes through analyze(): NFKC, case fold, English stop words and Porter stems, Chinese words
 // and character bigrams. Query words the bilingual bridge knows add the other language's words
-// (and synonyms) at a lower weight; Latin terms of four letters or more match with a typo or two.
+// (and synonyms) at a lower weight; Latin query words of four letters or more that no capability has match with a typo or two;
+// terms in more than half the capabilities are dropped when rarer ones remain (near-zero IDF).
 // `lifecyclePhase` and `tags` narrow (a capability must have the phase and every tag); without a
 // query the narrowed set comes back in id order. Best first, ties by id.
 //
@@ -44,10 +45,11 @@ const BOOST: Readonly<Record<SearchField, number>> = { whenToUse: 3, name: 3, ta
 const BRIDGE_WEIGHT = 0.4;
 /**
  * Edits a Latin query term may be off by: stems are short ("automation" is "autom"), so the distance
- * is absolute, by the stem's length. Han terms are matched exactly (one character is a word).
+ * is absolute, by the stem's length. Han terms and terms with digits are matched exactly.
  */
 function fuzzyEdits(term: string): number | false {
-  if (isHan(term) || term.length < 4) return false;
+  // Numbers and identifiers with digits are not mistyped words: "team12" is not "team21".
+  if (term.length < 4 || !/^\p{L}+$/u.test(term) || isHan(term)) return false;
   return term.length < 5 ? 1 : 2;
 }
 const SCORE_DIGITS = 6;
@@ -97,10 +99,17 @@ export class CapabilityIndex {
   /** In id order: the answer when only filters are given. */
   readonly #byId: readonly AnalyzedCapability[];
   readonly #docs = new Map<string, AnalyzedCapability>();
+  /** In how many capabilities each term occurs (any field). */
+  readonly #documentFrequency = new Map<string, number>();
 
   constructor(capabilities: readonly AnalyzedCapability[]) {
     this.#byId = [...capabilities].sort((a, b) => compareIds(a.id, b.id));
-    for (const capability of this.#byId) this.#docs.set(capability.id, capability);
+    for (const capability of this.#byId) {
+      this.#docs.set(capability.id, capability);
+      const terms = new Set<string>();
+      for (const field of SEARCH_FIELDS) for (const term of splitTerms(capability.fields[field])) terms.add(term);
+      for (const term of terms) this.#documentFrequency.set(term, (this.#documentFrequency.get(term) ?? 0) + 1);
+    }
     this.#search = new MiniSearch<AnalyzedCapability>({
       fields: [...SEARCH_FIELDS],
       extractField: (document, field) => (field === 'id' ? document.id : document.fields[field as SearchField]),
@@ -128,27 +137,43 @@ export class CapabilityIndex {
         .slice(0, request.limit)
         .map((capability) => ({ id: capability.id, score: 0, matched: [...filterFields] }));
     }
-    const own = analyze(request.query);
-    const bridged = bridgeTerms(request.query, own);
-    const terms = [...new Set(own), ...bridged];
+    const own = [...new Set(analyze(request.query))];
+    // A bridged term no capability has cannot match; only the caller's own words may be typos.
+    const bridged = bridgeTerms(request.query, own).filter((term) => this.#documentFrequency.has(term));
+    const terms = this.#informative([...own, ...bridged]);
     if (terms.length === 0) return [];
     const bridgedSet = new Set(bridged);
+    const typos = new Set(own.filter((term) => !this.#documentFrequency.has(term)));
     const results = this.#search.search(terms.join(' '), {
       tokenize: splitTerms,
       processTerm: (term) => term,
       boost: { ...BOOST },
       boostTerm: (term) => (bridgedSet.has(term) ? BRIDGE_WEIGHT : 1),
-      fuzzy: fuzzyEdits,
+      fuzzy: (term) => (typos.has(term) ? fuzzyEdits(term) : false),
       combineWith: 'OR',
-      filter: (result) => {
-        const capability = this.#docs.get(result.id as string);
-        return capability !== undefined && passes(capability);
-      },
+      ...(filterFields.length > 0
+        ? {
+            filter: (result: SearchResult) => {
+              const capability = this.#docs.get(result.id as string);
+              return capability !== undefined && passes(capability);
+            },
+          }
+        : {}),
     });
     return results
       .map((result) => hit(result, filterFields))
       .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
       .slice(0, request.limit);
+  }
+
+  /**
+   * Terms in more than half of the capabilities add almost nothing to BM25 (their IDF is near 0)
+   * but make every one of them a candidate to score; they are left out when rarer terms remain.
+   */
+  #informative(terms: string[]): string[] {
+    const common = this.#byId.length / 2;
+    const rare = terms.filter((term) => (this.#documentFrequency.get(term) ?? 0) <= common);
+    return rare.length > 0 ? rare : terms;
   }
 }
 

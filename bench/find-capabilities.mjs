@@ -1,0 +1,358 @@
+#!/usr/bin/env node
+// find_capabilities: routing quality on the development set, speed at 10,000 visible capabilities,
+// and throughput over HTTP beside get_capability_protocol, each against a baseline in the same run.
+//
+//   npm run build:ts && node --expose-gc bench/find-capabilities.mjs [--quality-only] [--seconds S] [--concurrency C]
+//
+// 1. Quality: bench/routing-devset (34 capabilities, 157 requests, a third Chinese): recall@1/@3/@5
+//    and MRR of the ranker (compiler/search/ranker.ts) vs a plain TF-IDF cosine over the same fields
+//    (lower-cased words, Han characters one by one, no stemming, stop words, bridge or weights) and
+//    vs Orama 3 (BM25, same field boosts; its own English tokenizer, then fed our analyzed terms).
+// 2. In-process: index build (analysis + MiniSearch) for 10,000 capabilities as on the first search
+//    after a reload, then p50/p99 of CatalogSearch.search over English and Chinese queries; heap.
+// 3. HTTP at concurrency 16: find_capabilities vs get_capability_protocol against one capreg
+//    server in a child process (the load generator keeps the other core). Imports compiled lib/.
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const lib = path.resolve(here, '../lib');
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string' },
+    manifest: { type: 'string' },
+    principals: { type: 'string' },
+    'quality-only': { type: 'boolean', default: false },
+    seconds: { type: 'string', default: '8' },
+    concurrency: { type: 'string', default: '16' },
+    capabilities: { type: 'string', default: '10000' },
+  },
+});
+
+const { analyze } = await import(`${lib}/compiler/search/analyze.js`);
+const { CapabilityIndex, analyzeCapability } = await import(`${lib}/compiler/search/ranker.js`);
+
+
+// ---------------------------------------------------------------------------------------------
+// Quality
+
+function metrics(rankings, requests) {
+  const total = { n: 0, r1: 0, r3: 0, r5: 0, mrr: 0 };
+  const byLang = {};
+  requests.forEach(([, expected, , lang], i) => {
+    const rank = rankings[i].indexOf(expected) + 1;
+    for (const bucket of [total, (byLang[lang] ??= { n: 0, r1: 0, r3: 0, r5: 0, mrr: 0 })]) {
+      bucket.n += 1;
+      if (rank === 1) bucket.r1 += 1;
+      if (rank >= 1 && rank <= 3) bucket.r3 += 1;
+      if (rank >= 1 && rank <= 5) bucket.r5 += 1;
+      if (rank >= 1) bucket.mrr += 1 / rank;
+    }
+  });
+  const norm = (b) => ({ n: b.n, 'recall@1': b.r1 / b.n, 'recall@3': b.r3 / b.n, 'recall@5': b.r5 / b.n, MRR: b.mrr / b.n });
+  return { all: norm(total), ...Object.fromEntries(Object.entries(byLang).map(([lang, b]) => [lang, norm(b)])) };
+}
+
+function fieldsText(capability) {
+  return [capability.name, capability.description, capability.whenToUse.join(' '), (capability.tags ?? []).join(' '), capability.protocolText].join(' ');
+}
+
+/** The baseline: TF-IDF (log tf, smoothed idf) cosine over all fields as one text. */
+function tfidfRanker(capabilities) {
+  const plain = (text) => text.normalize('NFKC').toLowerCase().match(/\p{Script=Han}|(?:(?!\p{Script=Han})[\p{L}\p{N}])+/gu) ?? [];
+  const docs = capabilities.map((capability) => plain(fieldsText(capability)));
+  const df = new Map();
+  for (const terms of docs) for (const term of new Set(terms)) df.set(term, (df.get(term) ?? 0) + 1);
+  const idf = (term) => Math.log((1 + docs.length) / (1 + (df.get(term) ?? 0))) + 1;
+  const vector = (terms) => {
+    const tf = new Map();
+    for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
+    const v = new Map();
+    let norm = 0;
+    for (const [term, count] of tf) {
+      const weight = (1 + Math.log(count)) * idf(term);
+      v.set(term, weight);
+      norm += weight * weight;
+    }
+    return { v, norm: Math.sqrt(norm) || 1 };
+  };
+  const vectors = docs.map(vector);
+  return (query) => {
+    const q = vector(plain(query));
+    return vectors
+      .map((d, i) => {
+        let dot = 0;
+        for (const [term, weight] of q.v) dot += weight * (d.v.get(term) ?? 0);
+        return { id: capabilities[i].id, score: dot / (q.norm * d.norm) };
+      })
+      .filter((hit) => hit.score > 0)
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+      .map((hit) => hit.id);
+  };
+}
+
+async function oramaRanker(capabilities, analyzed) {
+  const { create, insertMultiple, search } = await import('@orama/orama');
+  const schema = { id: 'string', name: 'string', description: 'string', whenToUse: 'string', tags: 'string', protocol: 'string' };
+  const boost = { whenToUse: 3, name: 3, tags: 3, description: 2, protocol: 1 };
+  const properties = Object.keys(boost);
+  const rows = (source) =>
+    source.map((capability) =>
+      analyzed
+        ? { id: capability.id, ...capability.fields }
+        : { id: capability.id, name: capability.name, description: capability.description, whenToUse: capability.whenToUse.join('\n'), tags: (capability.tags ?? []).join(' '), protocol: capability.protocolText },
+    );
+  const db = analyzed
+    ? create({ schema, components: { tokenizer: { language: 'english', normalizationCache: new Map(), tokenize: (raw) => (raw === '' ? [] : raw.split(' ')) } } })
+    : create({ schema });
+  await insertMultiple(db, rows(analyzed ? capabilities.map(analyzeCapability) : capabilities));
+  return async (query) => {
+    const term = analyzed ? analyze(query).join(' ') : query;
+    const result = await search(db, { term, properties, boost, limit: 10, tolerance: analyzed ? 0 : 1 });
+    return result.hits.map((hit) => hit.document.id);
+  };
+}
+
+async function quality() {
+  const capabilities = JSON.parse(fs.readFileSync(path.join(here, 'routing-devset/capabilities.json'), 'utf8'));
+  const { requests } = JSON.parse(fs.readFileSync(path.join(here, 'routing-devset/requests.json'), 'utf8'));
+  const index = new CapabilityIndex(capabilities.map(analyzeCapability));
+  const ours = requests.map(([query]) => index.search({ query, limit: 10 }).map((hit) => hit.id));
+  const tfidf = tfidfRanker(capabilities);
+  const baseline = requests.map(([query]) => tfidf(query));
+  const rows = { 'capreg (MiniSearch + analysis + bridge)': metrics(ours, requests), 'TF-IDF cosine (baseline)': metrics(baseline, requests) };
+  for (const analyzed of [false, true]) {
+    try {
+      const orama = await oramaRanker(capabilities, analyzed);
+      const ranked = [];
+      for (const [query] of requests) ranked.push(await orama(query));
+      rows[analyzed ? 'Orama (our analyzed terms, no bridge)' : 'Orama (its own tokenizer)'] = metrics(ranked, requests);
+    } catch (error) {
+      console.error(`orama ${analyzed ? 'analyzed' : 'default'}: ${error.message}`);
+    }
+  }
+  console.log(`\nRouting quality: ${capabilities.length} capabilities, ${requests.length} requests (${requests.filter((r) => r[3] === 'zh').length} Chinese)\n`);
+  console.log('| ranker | recall@1 | recall@3 | recall@5 | MRR | zh recall@5 | zh MRR |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const f = (x) => x.toFixed(3);
+  for (const [name, m] of Object.entries(rows)) console.log(`| ${name} | ${f(m.all['recall@1'])} | ${f(m.all['recall@3'])} | ${f(m.all['recall@5'])} | ${f(m.all.MRR)} | ${f(m.zh['recall@5'])} | ${f(m.zh.MRR)} |`);
+  if (process.env.SHOW_MISSES) {
+    requests.forEach(([query, expected], i) => {
+      if (ours[i][0] !== expected) console.log(`miss: ${query} → ${ours[i].slice(0, 3).join(', ')} (want ${expected}, rank ${ours[i].indexOf(expected) + 1})`);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Speed
+
+const VERBS = ['review', 'deploy', 'report', 'migrate', 'audit', 'schedule', 'analyze', 'refund', 'onboard', 'rotate', 'triage', 'forecast', 'translate', 'publish', 'archive'];
+const OBJECTS = ['invoice', 'database', 'release', 'ticket', 'budget', 'calendar', 'credential', 'dashboard', 'contract', 'laptop', 'campaign', 'backlog', 'incident', 'schema', 'survey', 'payroll', 'inventory', 'certificate', 'pipeline', 'newsletter'];
+const ZH = ['周报', '发票', '数据库', '发布', '工单', '预算', '日程', '密钥', '合同', '电脑', '故障', '迁移', '报销', '审批', '面试'];
+
+async function buildManifest(count) {
+  const { digestOf } = await import(`${lib}/compiler/canonical.js`);
+  const { manifestIntegrity, serializeManifest } = await import(`${lib}/compiler/manifest.js`);
+  const toolsets = { ops: { description: 'Operations', tools: { run_job: { action: 'read', description: 'Run a job and report its result' } } } };
+  const capabilities = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = `cap-${String(i).padStart(5, '0')}`;
+    const verb = VERBS[i % VERBS.length];
+    const object = OBJECTS[Math.floor(i / VERBS.length) % OBJECTS.length];
+    const team = `team${i % 211}`;
+    const zh = i % 3 === 0 ? [`${ZH[i % ZH.length]}${ZH[(i >> 2) % ZH.length]}处理`] : [];
+    const protocol = `---\nprotocol_version: 1.0.0\nprotocol_updated: 2025-06-01\n---\n\n# ${verb} the ${object}\n\n## Steps\n\n| Tool | Use |\n| --- | --- |\n| \`run_job\` | run it |\n\nDo the ${verb} of the ${object} for ${team}.\n`;
+    const base = {
+      id,
+      name: `${verb} ${object} for ${team}`,
+      description: `Helps ${team} ${verb} the ${object} safely, with checks before and after.`,
+      whenToUse: [`${verb} the ${object}`, `${team} needs to ${verb} a ${object}`, ...zh],
+      requiredToolsets: [],
+      optionalToolsets: [],
+      protocolVersion: '1.0.0',
+      protocolUpdated: '2025-06-01',
+      references: [],
+      lifecyclePhase: ['define', 'plan', 'build', 'verify', 'review', 'ship'][i % 6],
+      tags: [object, team],
+      protocol,
+    };
+    capabilities.push({ ...base, digest: digestOf(base) });
+  }
+  const body = { schemaVersion: 1, generator: 'bench', revision: digestOf({ count }), source: null, toolsets, capabilities };
+  const manifest = { ...body, integrity: manifestIntegrity(body) };
+  return { manifest, text: serializeManifest(manifest) };
+}
+
+const QUERIES = [
+  'review the invoice for team12',
+  'deploy a release',
+  'migrate database schema safely',
+  'need to rotate a credential',
+  'forecast next budget',
+  'triage an incident ticket',
+  '帮我处理发票报销',
+  '数据库迁移',
+  '周报',
+  'analyse the dashbord',
+  'publish newsletter campaign',
+  '故障工单处理',
+];
+
+function heap() {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function inProcess(count) {
+  const { Catalog } = await import(`${lib}/server/catalog.js`);
+  const { toolNames } = await import(`${lib}/compiler/contract.js`);
+  const { Grants } = await import(`${lib}/server/permissions.js`);
+  const { manifest } = await buildManifest(count);
+  const before = heap();
+  const catalog = new Catalog(manifest, toolNames(''));
+  const platform = catalog.visibleCapabilities(new Grants([]));
+  const scope = { catalogVersion: platform.catalogVersion, platform, user: [] };
+  let started = process.hrtime.bigint();
+  catalog.search.search(scope, { query: 'warm up', limit: 10 });
+  const buildMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const after = heap();
+  const times = [];
+  // Each limit once per query: every search is computed, none answered from the answer cache.
+  for (let round = 0; round < 50; round += 1) {
+    for (const query of QUERIES) {
+      started = process.hrtime.bigint();
+      catalog.search.search(scope, { query, limit: round + 1 });
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+  }
+  // The listing answer the same caller gets, for scale.
+  started = process.hrtime.bigint();
+  const listing = catalog.answers.platform(platform);
+  const listMs = Number(process.hrtime.bigint() - started) / 1e6;
+  times.sort((a, b) => a - b);
+  console.log(`\nIn-process at ${count} visible capabilities (${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version})\n`);
+  console.log('| measure | value |');
+  console.log('| --- | --- |');
+  console.log(`| index build on first search after reload (analysis + MiniSearch) | ${buildMs.toFixed(0)} ms |`);
+  console.log(`| heap of catalog + analyzed capabilities + one index | ${((after - before) / 1024 / 1024).toFixed(1)} MiB |`);
+  console.log(`| find p50 / p99, uncached (${times.length} searches, ${QUERIES.length} queries en+zh) | ${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 99).toFixed(2)} ms |`);
+  console.log(`| list_capabilities answer (compact: ${listing.structured.complete === false}) | ${listing.text.length} chars, built in ${listMs.toFixed(0)} ms |`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+async function runServer() {
+  const { startRuntime } = await import(`${lib}/server/runtime.js`);
+  const { startHttpServer } = await import(`${lib}/server/transports/http.js`);
+  const runtime = await startRuntime({ manifestFile: values.manifest, principalsFile: values.principals, watch: false, log: () => {} });
+  const server = await startHttpServer(runtime, { port: 0 });
+  process.send({ url: server.url });
+}
+
+async function load(url, bodies, { seconds, concurrency }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const target = new URL('/mcp', url);
+  let done = 0;
+  let failures = 0;
+  let next = 0;
+  const deadline = Date.now() + seconds * 1000;
+  const one = (body) =>
+    new Promise((resolve) => {
+      const req = http.request(target, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${BENCH_KEY}` } }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode !== 200 || !text.includes('"success":true')) {
+            if (failures === 0) console.error(`first failure: ${res.statusCode} ${text.slice(0, 200)}`);
+            failures += 1;
+          }
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failures += 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) {
+        const body = bodies[next % bodies.length];
+        next += 1;
+        await one(body);
+        done += 1;
+      }
+    }),
+  );
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  agent.destroy();
+  return { rps: done / elapsed, failures, done };
+}
+
+const BENCH_KEY = 'capreg-bench-find-key';
+
+function call(name, args, id) {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+}
+
+async function overHttp(count) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capreg-find-bench-'));
+  const file = path.join(dir, 'manifest.json');
+  fs.writeFileSync(file, (await buildManifest(count)).text);
+  const principals = path.join(dir, 'principals.yaml');
+  fs.writeFileSync(principals, `principals:\n  - id: bench\n    name: Bench\n    keySha256: ${createHash('sha256').update(BENCH_KEY).digest('hex')}\n    scopes: []\n`);
+  const child = fork(fileURLToPath(import.meta.url), ['--role', 'server', '--manifest', file, '--principals', principals], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const { url } = await new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    });
+    const seconds = Number(values.seconds);
+    const concurrency = Number(values.concurrency);
+    const find = QUERIES.map((query, i) => call('find_capabilities', { query, limit: 10 }, i + 1));
+    const get = Array.from({ length: 50 }, (_, i) => call('get_capability_protocol', { capabilityId: `cap-${String(i * 37).padStart(5, '0')}` }, i + 1));
+    await load(url, find, { seconds: 1, concurrency }); // builds the index, warms the JIT
+    await load(url, get, { seconds: 1, concurrency });
+    // Every request a query not asked before: what a search costs when no answer is cached.
+    const fresh = Array.from({ length: 200_000 }, (_, i) => call('find_capabilities', { query: `${VERBS[i % VERBS.length]} the ${OBJECTS[(i >> 3) % OBJECTS.length]} for team${i % 997} #${i}`, limit: 10 }, i + 1));
+    const rounds = [];
+    for (let round = 0; round < 2; round += 1) {
+      rounds.push({ find: await load(url, find, { seconds, concurrency }), get: await load(url, get, { seconds, concurrency }), fresh: await load(url, fresh.slice(round * 100_000), { seconds, concurrency }) });
+    }
+    console.log(`\nHTTP at concurrency ${concurrency}, ${count} visible capabilities, ${seconds} s per run, server in a child process\n`);
+    console.log('| round | find_capabilities req/s (12 repeated queries) | get_capability_protocol req/s | ratio | find, every query new, req/s | ratio | failures |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    rounds.forEach(({ find: f, get: g, fresh: n }, i) =>
+      console.log(`| ${i + 1} | ${f.rps.toFixed(0)} | ${g.rps.toFixed(0)} | ${(f.rps / g.rps).toFixed(2)}× | ${n.rps.toFixed(0)} | ${(n.rps / g.rps).toFixed(2)}× | ${f.failures + g.failures + n.failures} |`),
+    );
+  } finally {
+    child.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  await quality();
+  if (values['quality-only']) return;
+  const count = Number(values.capabilities);
+  await inProcess(count);
+  await overHttp(count);
+}
+
+if (values.role === 'server') await runServer();
+else await main();
