@@ -3,6 +3,7 @@
 // URL + .sig and verified before the swap; a tampered publish, a 5xx, a stalled server, an
 // oversized body and too many redirects each leave the last good version serving and say why,
 // without stalling requests; the cache boots a server whose URL is down, and is verified too.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { urlRefusal } from '../../server/manifest-source.js';
 import { generateSigningKey, parseVerificationKeys, signDetached, type SigningKey, type VerificationKeys } from '../../server/signature.js';
 import { closedPort } from '../support/postgres.js';
-import { STANDARD_CAPABILITIES, eventually, inMemoryClient, makeManifest, structured, tempDir } from './helpers.js';
+import { STANDARD_CAPABILITIES, eventually, inMemoryClient, makeManifest, serveArgv, structured, tempDir } from './helpers.js';
 import { startManifestServer, type ManifestServer, type Published } from './manifest-server.js';
 
 let signing: SigningKey;
@@ -177,5 +178,24 @@ describe('--manifest-cache', () => {
     fs.writeFileSync(cached, fs.readFileSync(cached, 'utf8').replace('Does open-help', 'Does 0pen-help'));
     await expect(start({ url: down, cacheDir })).rejects.toThrow(/unreachable|cannot fetch it.*the cache cannot stand in: .*does not match its content/);
     await expect(start({ url: down, cacheDir: path.join(dir, 'empty') })).rejects.toThrow(/cannot fetch it/);
+  });
+});
+
+describe('capreg serve --manifest URL (the bin)', () => {
+  const serve = (args: string[]): { status: number | null; stderr: string } => {
+    const result = spawnSync(process.execPath, serveArgv(args), { cwd: dir, encoding: 'utf8', timeout: 20_000, env: { PATH: process.env['PATH'] ?? '' } });
+    return { status: result.status, stderr: result.stderr };
+  };
+
+  it('exits 2 with one line: URL flags on a file, http off loopback, a URL that is down with no cache', async () => {
+    const file = path.join(dir, 'manifest.json');
+    fs.writeFileSync(file, text('a'));
+    expect(serve(['--manifest', file, '--poll-interval', '1'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--poll-interval applies only with --manifest https:/) as unknown });
+    expect(serve(['--manifest', server.url, '--poll-interval', '0'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--poll-interval must be a number of seconds from 0.1 to 3600/) as unknown });
+    expect(serve(['--manifest', 'http://example.com/manifest.json'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/http:\/\/ is allowed only on loopback/) as unknown });
+    const down = serve(['--manifest', `http://127.0.0.1:${await closedPort()}/manifest.json?token=s3cret`]);
+    expect(down.status).toBe(2);
+    expect(down.stderr).toMatch(/capreg serve: manifest http:\/\/127\.0\.0\.1:\d+\/manifest\.json refused: cannot fetch it: it could not be fetched \(ECONNREFUSED\)/);
+    expect(down.stderr).not.toContain('s3cret');
   });
 });
