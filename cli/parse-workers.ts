@@ -9,6 +9,11 @@
 // main thread is idle while they parse); batches shrink towards the end of the queue so that the
 // workers finish together.
 //
+// A worker takes a few hundred ms to load its modules (unified, micromark, the tokenizer's BPE
+// tables), as long as the main thread takes to load the compiler: a command calls
+// startParseWorker() before it imports the compiler, so that both load at once. This module
+// imports no compiler code for that reason.
+//
 // For the parse cache, documents can also be returned serialized (v8.serialize, lossless like the
 // structured clone that carries them between threads): a worker then serializes its own documents,
 // in parallel, and sends the bytes instead of the objects.
@@ -17,7 +22,6 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { parseCapability } from '../compiler/parse.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
 /** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */
@@ -37,6 +41,37 @@ export type FromWorker =
   /** The document's v8.serialize bytes, transferred. */
   | { type: 'serialized'; index: number; bytes: ArrayBuffer }
   | { type: 'failed'; index: number; message: string; stack?: string };
+
+const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
+
+/** A worker started ahead of the parse, whether it has said it is ready, and its listeners until then. */
+let spare: { worker: Worker; ready: boolean; detach: () => void } | undefined;
+
+/**
+ * Start one parse worker now, for the next parse to use. It does not keep the process alive: a
+ * command that ends up parsing nothing (a build answered from the build cache) exits as usual.
+ */
+export function startParseWorker(): void {
+  if (spare || !existsSync(fileURLToPath(WORKER_URL))) return;
+  const worker = new Worker(WORKER_URL);
+  worker.unref();
+  const onReady = (): void => {
+    started.ready = true;
+  };
+  // A spare that fails to start is dropped; the parse starts its own workers.
+  const onError = (): void => {
+    if (spare === started) spare = undefined;
+  };
+  // Only these: removeAllListeners() would also drop the Worker's own bookkeeping of its port.
+  const detach = (): void => {
+    worker.off('message', onReady);
+    worker.off('error', onError);
+  };
+  const started = { worker, ready: false, detach };
+  worker.once('message', onReady);
+  worker.once('error', onError);
+  spare = started;
+}
 
 /** One document serialized into a transferable buffer of its own. */
 export function serializeDocument(document: CapabilityDocument): ArrayBuffer {
@@ -98,10 +133,10 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   const serialized: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(files.length);
   if (files.length === 0) return { documents, serialized };
 
-  const workerUrl = new URL('./parse-worker.js', import.meta.url);
   // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
   // without a budget. The built CLI (lib/) always has its worker.
-  if (!existsSync(fileURLToPath(workerUrl))) {
+  if (!existsSync(fileURLToPath(WORKER_URL))) {
+    const { parseCapability } = await import('../compiler/parse.js');
     files.forEach((file, index) => {
       const document = parseCapability(file.path, file.content);
       documents[index] = document;
@@ -160,7 +195,6 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
 
   const retire = (member: PoolWorker): void => {
     clearTimeout(member.timer);
-    member.worker.removeAllListeners();
     // terminate() stops a worker even in the middle of a synchronous parse.
     stopped.push(member.worker.terminate());
     pool.delete(member);
@@ -175,9 +209,16 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   };
 
   const start = (): void => {
-    const member: PoolWorker = { worker: new Worker(workerUrl), queue: [], batchEnds: [] };
+    const early = spare;
+    spare = undefined;
+    const member: PoolWorker = { worker: early?.worker ?? new Worker(WORKER_URL), queue: [], batchEnds: [] };
+    early?.detach();
+    member.worker.ref();
     pool.add(member);
+    if (early?.ready) queueMicrotask(() => feed(member));
+    // A retired worker's last messages and its exit are no longer news.
     member.worker.on('message', (message: FromWorker) => {
+      if (!pool.has(member)) return;
       if (message.type === 'ready') return feed(member);
       if (message.type === 'failed') {
         // The same error an inline parse would have thrown.
@@ -196,9 +237,11 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       answered();
       feed(member);
     });
-    member.worker.on('error', (error) => fail(error));
+    member.worker.on('error', (error) => {
+      if (pool.has(member)) fail(error);
+    });
     member.worker.on('exit', (code) => {
-      if (member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
+      if (pool.has(member) && member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
     });
   };
 

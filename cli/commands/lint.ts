@@ -1,8 +1,8 @@
 // capreg lint: parse, validate and lint every capability; print the diagnostics.
 import type { Command } from '../context.js';
-import { compileRoot } from '../compile-root.js';
 import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
+import { startParseWorker } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 
 export const lintCommand: Command = async (argv, context) => {
@@ -10,6 +10,9 @@ export const lintCommand: Command = async (argv, context) => {
   const formatter = await pickFormatter(values.format);
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
+  // The parse worker loads its modules while this thread loads the compiler.
+  startParseWorker();
+  const { compileRoot } = await import('../compile-root.js');
   const { result } = await compileRoot(root, { cache: !values['no-cache'] });
   context.stdout(formatter(result));
   if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {

@@ -163,6 +163,15 @@ describe('parse workers in-process: the budget', () => {
     expect(performance.now() - started).toBeLessThan(800 + SLACK_MS);
   });
 
+  it('uses a worker started ahead (startParseWorker), ready or still loading', async () => {
+    const { parseInWorkers, startParseWorker } = await compiledWorkers();
+    startParseWorker();
+    expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
+    startParseWorker();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
+  });
+
   it('does the same for the parse cache (serialized documents)', async () => {
     const { parseAndSerialize } = await compiledWorkers();
     const { documents, serialized } = await parseAndSerialize(files, { maxParseMs: 800, threads: 2 });
