@@ -5,6 +5,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import { authenticatedCaller, type Caller } from '../identity.js';
+import { isLoopbackHost } from '../loopback.js';
 
 export interface JwtOptions {
   /** A JWKS as an `https://` URL (`http://` only on loopback) or a file path. */
@@ -84,7 +85,7 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
       throw new JwtConfigError(`--jwt-jwks ${source} is not a valid URL`);
     }
     // Keys fetched over plain HTTP could be swapped on the way; only loopback may skip TLS.
-    if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
       throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${source}`);
     }
     return createRemoteJWKSet(url);

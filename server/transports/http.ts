@@ -10,6 +10,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { createBearerAuthenticator } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
 import type { Caller } from '../identity.js';
+import { isLoopbackHost } from '../loopback.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
@@ -328,8 +329,6 @@ function normalizeOrigin(origin: string): string {
   return origin.trim().replace(/\/+$/, '').toLowerCase();
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /**
  * Browsers send `Origin`; a page on another site must not reach a server on localhost (DNS
  * rebinding). Requests without an Origin (non-browser clients) are not affected.
@@ -338,7 +337,7 @@ function originAllowed(origin: string, allowed: ReadonlySet<string> | undefined)
   if (allowed) return allowed.has(normalizeOrigin(origin));
   try {
     const url = new URL(origin);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
   } catch {
     return false;
   }

@@ -265,8 +265,8 @@ describe('HTTP surface', () => {
     const response = await fetch(`${http.url}/healthz`);
     expect(response.status).toBe(200);
     const health = (await response.json()) as Record<string, unknown>;
-    expect(Object.keys(health).sort()).toEqual(['capabilities', 'lastReloadError', 'loadedAt', 'revision', 'status']);
-    expect(health).toMatchObject({ status: 'ok', capabilities: 4, lastReloadError: null });
+    expect(Object.keys(health).sort()).toEqual(['capabilities', 'lastReloadError', 'loadedAt', 'revision', 'signedBy', 'source', 'status']);
+    expect(health).toMatchObject({ status: 'ok', capabilities: 4, lastReloadError: null, source: 'file', signedBy: null });
     expect(health['revision']).toBe(runtime.manifests.current.manifest.revision);
     expect(JSON.stringify(health)).not.toContain(dir);
   });
