@@ -4,6 +4,7 @@
 // `capreg --help` and `capreg new` load only it and the command they run.
 import { parseArgs } from 'node:util';
 import { suggestion } from '../compiler/did-you-mean.js';
+import { EVAL_FORMATS } from '../compiler/evals/format.js';
 import { formatNames } from '../compiler/formatters/index.js';
 import { UsageError, type Command } from './context.js';
 
@@ -70,6 +71,11 @@ export const COMMANDS = {
       'no-cache': NO_CACHE,
     },
     load: async () => (await import('./commands/check.js')).checkCommand,
+  },
+  eval: {
+    summary: 'run the routing evals (capabilities/<id>/evals.yaml) through the find_capabilities ranker',
+    flags: { root: ROOT, format: { ...FORMAT, help: formatHelp(EVAL_FORMATS) }, 'no-cache': NO_CACHE },
+    load: async () => (await import('./commands/eval.js')).evalCommand,
   },
   new: {
     summary: 'scaffold capabilities/<id>/PROTOCOL.md',

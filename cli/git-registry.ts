@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
+import { isEvalsFile } from '../compiler/evals/file.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
 import { TOOLSETS_FILE } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
@@ -196,7 +197,7 @@ function parseBatch(output: Buffer): Map<string, Buffer> {
 }
 
 function isTextInput(relative: string): boolean {
-  return relative === TOOLSETS_FILE || isProtocolFile(relative);
+  return relative === TOOLSETS_FILE || isProtocolFile(relative) || isEvalsFile(relative);
 }
 
 /** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside `capabilities/`. */

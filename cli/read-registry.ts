@@ -4,6 +4,7 @@
 import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
+import { isEvalsFile } from '../compiler/evals/file.js';
 import { TOOLSETS_FILE } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 
@@ -69,7 +70,7 @@ function isInside(root: string, target: string): boolean {
 }
 
 function isTextInput(relativePath: string): boolean {
-  return relativePath === TOOLSETS_FILE || isProtocolFile(relativePath);
+  return relativePath === TOOLSETS_FILE || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
 
 export async function readRegistry(root: string, options: ReadOptions): Promise<RegistryInput> {

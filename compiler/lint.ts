@@ -1,5 +1,6 @@
 // Lint: run every enabled rule over the registry and collect diagnostics in a stable order.
 import { formatMessage, severityFor, type AnyRule, type LintCapability, type LintRegistry, type Report, type ResolvedRuleSetting } from './rule.js';
+import { parseEvalsFiles } from './evals/file.js';
 import { wellTypedFrontmatter } from './frontmatter.js';
 import { BrokenFacts, type Fact } from './facts.js';
 import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
@@ -31,6 +32,7 @@ export function createLintRegistry(
     toolsetsSource,
     refusedFiles: input.files.filter((file) => file.problem !== undefined),
     foldersWithoutProtocol: input.foldersWithoutProtocol,
+    evals: parseEvalsFiles(input.files),
   };
 }
 

@@ -1,5 +1,6 @@
 // What a lint rule is (ESLint's shape): metadata with message templates and an options schema,
 // and a `check` that reads the registry and reports. Rules never touch the disk.
+import type { ParsedEvals } from './evals/file.js';
 import type { Fact } from './facts.js';
 import type { ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, CapabilityFrontmatter, Range, Severity, SourceFile, Toolsets, YamlRanges } from './types.js';
@@ -97,6 +98,8 @@ export interface LintRegistry {
   refusedFiles: SourceFile[];
   /** Capability folders without a PROTOCOL.md. */
   foldersWithoutProtocol: string[];
+  /** `capabilities/<id>/evals.yaml` files that could be read, parsed (not served; see compiler/evals/file.ts). */
+  evals: ParsedEvals[];
 }
 
 export interface ResolvedRuleSetting<Options = unknown> {

@@ -91,6 +91,9 @@ export function schemaProblems(
       case 'minItems':
         message = `${fieldName(path)} must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`;
         break;
+      case 'maxItems':
+        message = `${fieldName(path)} has ${String((error.data as unknown[]).length)} items, at most ${String(params.limit)}`;
+        break;
       case 'minLength':
         message = `${fieldName(path)} must not be empty`;
         break;

@@ -4,6 +4,7 @@
 import type { AnyRule } from '../rule.js';
 import { catalogReferences } from './catalog-references.js';
 import { duplicateContent } from './duplicate-content.js';
+import { evalsSchema } from './evals-schema.js';
 import { foreignTools } from './foreign-tools.js';
 import { frontmatterSchema } from './frontmatter-schema.js';
 import { idMatchesFolder } from './id-matches-folder.js';
@@ -24,6 +25,7 @@ import { whenToUse } from './when-to-use.js';
 export const rules: readonly AnyRule[] = [
   catalogReferences,
   duplicateContent,
+  evalsSchema,
   foreignTools,
   frontmatterSchema,
   idMatchesFolder,

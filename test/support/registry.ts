@@ -1,5 +1,6 @@
 // Builders for in-memory registries used across tests.
 import { stringify } from 'yaml';
+import { isEvalsFile } from '../../compiler/evals/file.js';
 import type { RegistryInput } from '../../compiler/types.js';
 
 export const DEFAULT_TOOLSETS = `work-logs:
@@ -44,7 +45,7 @@ export function registryInput(files: Record<string, string | null>): RegistryInp
   const folders = new Set(paths.filter((p) => p.split('/').length > 2).map((p) => p.split('/').slice(0, 2).join('/')));
   return {
     files: paths
-      .filter((path) => path.endsWith('/PROTOCOL.md') || path === 'capabilities/toolsets.yaml')
+      .filter((path) => path.endsWith('/PROTOCOL.md') || path === 'capabilities/toolsets.yaml' || isEvalsFile(path))
       .map((path) => ({ path, content: all[path] ?? '' })),
     allPaths: paths,
     foldersWithoutProtocol: [...folders].filter((folder) => !protocolFolders.has(folder)).sort(),

@@ -1,0 +1,73 @@
+// `capreg eval` output: stylish (for a terminal), json (one object) and markdown (a pull-request
+// comment). Pure: a report in, the exact text out.
+import type { EvalReport, EvalScores, RequestResult } from './run.js';
+
+export const EVAL_FORMATS = ['stylish', 'json', 'markdown'] as const;
+export type EvalFormat = (typeof EVAL_FORMATS)[number];
+
+const ratio = (value: number): string => value.toFixed(2);
+
+function scoreLine(scores: EvalScores): string {
+  return `recall@1 ${ratio(scores.recallAt1)}  recall@3 ${ratio(scores.recallAt3)}  MRR ${ratio(scores.mrr)}`;
+}
+
+/** What went wrong with a request, in words: where the capability ranked and what came first instead. */
+export function missText(result: RequestResult): string {
+  const first = result.ranking[0];
+  const winner = first === undefined ? 'no capability matched' : `"${first}" came first`;
+  if (result.kind === 'shouldNotMatch') return `shouldNotMatch request put "${result.capabilityId}" first`;
+  const where = result.rank === null ? 'not found' : `ranked ${result.rank}`;
+  return `shouldMatch request ${where} (expected in the top ${result.top}); ${winner}${result.ranking.length > 1 ? ` (then ${result.ranking.slice(1).map((id) => `"${id}"`).join(', ')})` : ''}`;
+}
+
+function stylish(report: EvalReport): string {
+  const lines: string[] = [];
+  const width = Math.max(10, ...report.capabilities.map((capability) => capability.id.length));
+  for (const capability of report.capabilities) {
+    const counts = `${capability.shouldMatch} + ${capability.shouldNotMatch} requests`;
+    lines.push(`${capability.id.padEnd(width)}  ${scoreLine(capability)}  ${counts}${capability.failed > 0 ? `  ${capability.failed} failed` : ''}`);
+  }
+  const misses = report.requests.filter((result) => !result.passed);
+  if (misses.length > 0) lines.push('');
+  for (const miss of misses) {
+    lines.push(`${miss.file}:${miss.line}:${miss.column}  ${JSON.stringify(miss.request)}`, `  ${missText(miss)}`);
+  }
+  const { total } = report;
+  lines.push(
+    '',
+    `${total.shouldMatch + total.shouldNotMatch} requests of ${report.capabilities.length} capabilities: ${scoreLine(total)}; ${total.failed === 0 ? 'every expectation met' : `${total.failed} failed`}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** A table cell: no pipes or line breaks may leak into the table syntax. */
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function markdown(report: EvalReport): string {
+  const { total } = report;
+  const lines = [
+    `### capreg routing evals: ${total.failed === 0 ? '✅ passed' : `❌ ${total.failed} failed`}`,
+    '',
+    '| Capability | Requests | recall@1 | recall@3 | MRR | Failed |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...report.capabilities.map(
+      (c) => `| \`${c.id}\` | ${c.shouldMatch} + ${c.shouldNotMatch} | ${ratio(c.recallAt1)} | ${ratio(c.recallAt3)} | ${ratio(c.mrr)} | ${c.failed} |`,
+    ),
+    `| **all** | ${total.shouldMatch} + ${total.shouldNotMatch} | ${ratio(total.recallAt1)} | ${ratio(total.recallAt3)} | ${ratio(total.mrr)} | ${total.failed} |`,
+    '',
+  ];
+  const misses = report.requests.filter((result) => !result.passed);
+  if (misses.length > 0) {
+    lines.push('| Request | Capability | What happened |', '| --- | --- | --- |');
+    for (const miss of misses) lines.push(`| ${cell(miss.request)} | \`${miss.capabilityId}\` | ${cell(missText(miss))} |`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}
+
+export function formatEvalReport(report: EvalReport, format: EvalFormat): string {
+  if (format === 'json') return `${JSON.stringify(report)}\n`;
+  return format === 'markdown' ? markdown(report) : stylish(report);
+}

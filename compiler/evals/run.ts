@@ -1,0 +1,143 @@
+// Routing evals (SPEC §9), pure: every request of every usable evals.yaml goes through the ranker
+// find_capabilities uses (compiler/search/ranker.ts), over the whole catalog, indexed from the same
+// text the server indexes (catalog fields, and the served protocol's headings, tools table and tool
+// descriptions). The CLI (`capreg eval`) and the gate (`capreg check`) both call this.
+import { renderProtocol } from '../render.js';
+import type { LintCapability, LintRegistry } from '../rule.js';
+import { analyzeCapability, CapabilityIndex, compareIds, protocolSearchText, type SearchSource } from '../search/ranker.js';
+import type { Toolsets } from '../types.js';
+import { usableEvals, type CapabilityEvals, type EvalKind } from './file.js';
+
+/** What search indexes for a capability, as the server builds it from the manifest; undefined when its catalog fields are missing. */
+export function searchSourceOf(capability: LintCapability, toolsets: Toolsets): SearchSource | undefined {
+  const { fm, document } = capability;
+  if (fm.name === undefined || fm.description === undefined || fm.whenToUse === undefined) return undefined;
+  const own = [...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])];
+  const toolDescription = (tool: string): string | undefined => own.map((id) => toolsets[id]?.tools[tool]?.description).find((text) => text !== undefined);
+  const protocol = renderProtocol(document, fm.protocol_version ?? '', fm.protocol_updated ?? '');
+  return {
+    id: capability.id,
+    name: fm.name,
+    description: fm.description,
+    whenToUse: fm.whenToUse,
+    lifecyclePhase: fm.lifecyclePhase,
+    tags: fm.tags,
+    protocolText: protocolSearchText(protocol, toolDescription),
+  };
+}
+
+/** The ranker over every capability of a registry whose catalog fields are known. */
+export function registryIndex(registry: LintRegistry): CapabilityIndex {
+  const analyzed = registry.capabilities.flatMap((capability) => {
+    const source = searchSourceOf(capability, registry.toolsets);
+    return source === undefined ? [] : [analyzeCapability(source)];
+  });
+  return new CapabilityIndex(analyzed);
+}
+
+export interface RequestResult {
+  capabilityId: string;
+  /** The evals file and the request's position in it. */
+  file: string;
+  line: number;
+  column: number;
+  kind: EvalKind;
+  request: string;
+  top: number;
+  /** 1-based rank of the capability among all hits; null when the request does not find it. */
+  rank: number | null;
+  /** The first hits (at most `top`, at least 3), best first. */
+  ranking: string[];
+  passed: boolean;
+}
+
+export interface EvalScores {
+  /** shouldMatch requests, and shouldNotMatch requests. */
+  shouldMatch: number;
+  shouldNotMatch: number;
+  /** Share of shouldMatch requests answered first, and within the first three (0 when there are none). */
+  recallAt1: number;
+  recallAt3: number;
+  /** Mean reciprocal rank of shouldMatch requests (a request that misses counts 0). */
+  mrr: number;
+  failed: number;
+}
+
+export interface CapabilityEvalResult extends EvalScores {
+  id: string;
+  file: string;
+}
+
+export interface EvalReport {
+  /** Every request, by capability id then file order. */
+  requests: RequestResult[];
+  capabilities: CapabilityEvalResult[];
+  total: EvalScores;
+}
+
+/** The capability an evals file belongs to: the one whose PROTOCOL.md is in the same folder. */
+function ownerOf(registry: LintRegistry, evals: CapabilityEvals): LintCapability | undefined {
+  return registry.capabilities.find((capability) => capability.document.folder === evals.folder);
+}
+
+/** The usable evals of a registry with the capability each belongs to, by capability id. */
+export function registryEvals(registry: LintRegistry): { owner: LintCapability; evals: CapabilityEvals }[] {
+  return registry.evals
+    .flatMap((parsed) => {
+      const evals = usableEvals(parsed);
+      const owner = evals === undefined ? undefined : ownerOf(registry, evals);
+      return evals === undefined || owner === undefined ? [] : [{ owner, evals }];
+    })
+    .sort((a, b) => compareIds(a.owner.id, b.owner.id));
+}
+
+/** Run `evals` (of `registry`, or another tree's) against `index`. */
+export function runRequests(index: CapabilityIndex, suites: readonly { owner: LintCapability; evals: CapabilityEvals }[]): RequestResult[] {
+  const results: RequestResult[] = [];
+  for (const { owner, evals } of suites) {
+    for (const { kind, request, range } of evals.requests) {
+      const hits = index.search({ query: request, limit: Math.max(index.size, 1) });
+      const at = hits.findIndex((hit) => hit.id === owner.id);
+      const rank = at === -1 ? null : at + 1;
+      const passed = kind === 'shouldMatch' ? rank !== null && rank <= evals.top : rank !== 1;
+      results.push({
+        capabilityId: owner.id,
+        file: evals.file,
+        line: range.line,
+        column: range.column,
+        kind,
+        request,
+        top: evals.top,
+        rank,
+        ranking: hits.slice(0, Math.max(evals.top, 3)).map((hit) => hit.id),
+        passed,
+      });
+    }
+  }
+  return results;
+}
+
+function scoresOf(results: readonly RequestResult[]): EvalScores {
+  const matching = results.filter((result) => result.kind === 'shouldMatch');
+  const share = (count: number): number => (matching.length === 0 ? 0 : count / matching.length);
+  return {
+    shouldMatch: matching.length,
+    shouldNotMatch: results.length - matching.length,
+    recallAt1: share(matching.filter((result) => result.rank === 1).length),
+    recallAt3: share(matching.filter((result) => result.rank !== null && result.rank <= 3).length),
+    mrr: share(matching.reduce((sum, result) => sum + (result.rank === null ? 0 : 1 / result.rank), 0)),
+    failed: results.filter((result) => !result.passed).length,
+  };
+}
+
+/** Every evals.yaml of the registry, run over the whole catalog. */
+export function runEvals(registry: LintRegistry): EvalReport {
+  const suites = registryEvals(registry);
+  const requests = runRequests(registryIndex(registry), suites);
+  const capabilities = suites.map(({ owner, evals }) => ({
+    id: owner.id,
+    file: evals.file,
+    ...scoresOf(requests.filter((result) => result.file === evals.file)),
+  }));
+  return { requests, capabilities, total: scoresOf(requests) };
+}

@@ -1,0 +1,32 @@
+// evals-schema: a capability's routing evals (capabilities/<id>/evals.yaml) parse as YAML and match
+// compiler/schema/evals.schema.json: `shouldMatch` (required), `shouldNotMatch`, `top`, each request
+// a non-empty string within the length limit, at most the schema's number of requests per list.
+// A file that fails is left out of `capreg eval` and of the gate's routing comparison.
+import { evalsSchemaProblems } from '../evals/file.js';
+import { ruleDocsUrl, type Rule } from '../rule.js';
+
+export const evalsSchema: Rule = {
+  meta: {
+    id: 'evals-schema',
+    description: 'evals.yaml files parse as YAML and match the routing evals JSON Schema.',
+    defaultLevel: 'error',
+    reads: 'git',
+    docs: { url: ruleDocsUrl('evals-schema') },
+    defaultOptions: {},
+    messages: {
+      yaml: '{{message}}',
+      schema: '{{message}}',
+    },
+  },
+  check({ registry, report }) {
+    for (const parsed of registry.evals) {
+      const capability = registry.capabilities.find((each) => each.document.folder === parsed.folder);
+      const about = capability === undefined ? {} : { capability };
+      for (const problem of parsed.problems) report({ ...about, file: parsed.file, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
+      if (parsed.problems.length > 0) continue;
+      for (const problem of evalsSchemaProblems(parsed)) {
+        report({ ...about, file: parsed.file, range: problem.range, messageId: 'schema', data: { message: problem.message } });
+      }
+    }
+  },
+};

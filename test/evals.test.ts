@@ -1,0 +1,37 @@
+// evals.yaml is read and checked but never served: the manifest (and its revision) of a registry
+// is byte-identical with and without evals; runEvals ranks over the whole catalog.
+import { describe, expect, it } from 'vitest';
+import { compileRegistry, emitManifest } from '../compiler/compile.js';
+import { runEvals } from '../compiler/evals/run.js';
+import { serializeManifest } from '../compiler/manifest.js';
+import { protocol, registryInput } from './support/registry.js';
+
+const files = {
+  'capabilities/alpha/PROTOCOL.md': protocol({ id: 'alpha', name: 'Weekly reports', whenToUse: ['write my weekly report'] }),
+  'capabilities/beta/PROTOCOL.md': protocol({ id: 'beta', name: 'Reminders', whenToUse: ['remind me to call someone'] }),
+};
+const options = { source: null, generator: 'test' };
+
+describe('evals', () => {
+  it('do not change the manifest or its revision', () => {
+    const without = emitManifest(compileRegistry(registryInput(files)), options);
+    const withEvals = compileRegistry(registryInput({ ...files, 'capabilities/alpha/evals.yaml': 'shouldMatch: [weekly report please]\n' }));
+    expect(withEvals.registry.evals).toHaveLength(1);
+    expect(serializeManifest(emitManifest(withEvals, options))).toBe(serializeManifest(without));
+  });
+
+  it('rank each request over the whole catalog: rank, ranking and the scores', () => {
+    const result = compileRegistry(
+      registryInput({ ...files, 'capabilities/alpha/evals.yaml': 'top: 1\nshouldMatch: [weekly report please, remind me to call mum]\nshouldNotMatch: [remind me]\n' }),
+    );
+    const report = runEvals(result.registry);
+    expect(report.requests.map(({ request, rank, ranking, passed }) => ({ request, rank, first: ranking[0], passed }))).toEqual([
+      { request: 'weekly report please', rank: 1, first: 'alpha', passed: true },
+      { request: 'remind me to call mum', rank: null, first: 'beta', passed: false },
+      { request: 'remind me', rank: null, first: 'beta', passed: true },
+    ]);
+    expect(report.capabilities).toEqual([
+      { id: 'alpha', file: 'capabilities/alpha/evals.yaml', shouldMatch: 2, shouldNotMatch: 1, recallAt1: 0.5, recallAt3: 0.5, mrr: 0.5, failed: 1 },
+    ]);
+  });
+});
