@@ -64,6 +64,11 @@ export class Catalog {
     this.#decidingToolsets = deciding;
   }
 
+  /** Caller-class listings and owners' answers held in memory for this catalog (a metric). */
+  get cachedProjections(): number {
+    return this.#listings.size + this.answers.cachedOwners;
+  }
+
   /** Number of capabilities served (all callers together). */
   get size(): number {
     return this.#ordered.length;

@@ -1,9 +1,11 @@
 // Builds one MCP server over the domain objects. Transports decide how many servers live at once:
 // stdio keeps one for the session, HTTP builds a fresh one per request.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 // The package version, so that clients see the capreg they talk to.
 import { CAPREG_VERSION } from '../compiler/contract.js';
+import type { RequestOutcome, ServerMetrics } from './metrics.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
 import { registerSkills } from './skills/register-skills.js';
 import { SKILLS_EXTENSION } from './skills/skills.js';
@@ -58,6 +60,7 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
       ...(deps.jsonSchemaValidator ? { jsonSchemaValidator: deps.jsonSchemaValidator } : {}),
     },
   );
+  if (deps.metrics) measureTools(server, deps.metrics);
   const userRegistrars = deps.userCapabilities ? USER_CAPABILITY_REGISTRARS : [];
   for (const register of [...CORE_REGISTRARS, ...userRegistrars, ...(deps.extraRegistrars ?? [])]) register(server, deps);
   // The SDK announces listChanged for tools and resources as soon as one is registered; announce
@@ -74,4 +77,40 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
       await server.close();
     },
   };
+}
+
+type AnyToolCallback = (...args: unknown[]) => CallToolResult | Promise<CallToolResult>;
+
+/**
+ * Times every tool registered on this server from here on, whoever registers it (core, user,
+ * later features), by wrapping its callback: one place instead of one line in every tool.
+ */
+function measureTools(server: McpServer, metrics: ServerMetrics): void {
+  const register = server.registerTool.bind(server) as unknown as (name: string, config: unknown, callback: AnyToolCallback) => RegisteredTool;
+  const measured = (name: string, config: unknown, callback: AnyToolCallback): RegisteredTool =>
+    register(name, config, (...args) => {
+      const done = metrics.startRequest('tools/call', name);
+      const outcome = (result: CallToolResult): RequestOutcome => (result.isError === true ? 'error' : 'ok');
+      try {
+        const result = callback(...args);
+        if (!(result instanceof Promise)) {
+          done(outcome(result));
+          return result;
+        }
+        return result.then(
+          (answer) => {
+            done(outcome(answer));
+            return answer;
+          },
+          (error: unknown) => {
+            done('exception');
+            throw error;
+          },
+        );
+      } catch (error) {
+        done('exception');
+        throw error;
+      }
+    });
+  server.registerTool = measured as unknown as typeof server.registerTool;
 }
