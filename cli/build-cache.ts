@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 
 const FORMAT = 1;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFilesAtomic } from '../cli/atomic-write.js';
+import { writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
 import { isLoopbackHost } from './loopback.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';

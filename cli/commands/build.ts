@@ -6,7 +6,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { watch } from 'chokidar';
 import { renderClientSkill } from '../../compiler/skill.js';
-import { writeFileAtomic, writeFilesAtomic } from '../atomic-write.js';
+import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
 import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../cli/atomic-write.js';
+import { writeFileAtomic } from '../../server/atomic-write.js';
 import { cleanProtocol, runBin, tempDir, tempRegistry } from './helpers.js';
 
 describe('writeFileAtomic', () => {
