@@ -142,6 +142,15 @@ describe('CapabilityIndex.search', () => {
     expect(twins.search({ query: 'same words', limit: 2 }).map((hit) => hit.id)).toEqual(['a', 'b']);
   });
 
+  it('still ranks on known words when a query also holds words no capability has', () => {
+    // "productivity" stems to a term in 3 of the 4 capabilities; "gizmo" and "widgets" are in none.
+    // Unknown words must not crowd the known ones out of the query (the answer used to be empty).
+    const known = registry.search({ query: 'productivity', limit: 10 });
+    expect(known.length).toBeGreaterThan(0);
+    expect(registry.search({ query: 'productivity gizmo widgets', limit: 10 }).map((hit) => hit.id)).toEqual(known.map((hit) => hit.id));
+    expect(registry.search({ query: 'weekly report for my nightly gizmo', limit: 1 }).map((hit) => hit.id)).toEqual(['work-reporting']);
+  });
+
   it('answers nothing for a query of stop words alone', () => {
     expect(registry.search({ query: 'the and of', limit: 10 })).toEqual([]);
   });

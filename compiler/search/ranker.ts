@@ -168,12 +168,15 @@ export class CapabilityIndex {
 
   /**
    * Terms in more than half of the capabilities add almost nothing to BM25 (their IDF is near 0)
-   * but make every one of them a candidate to score; they are left out when rarer terms remain.
+   * but make every one of them a candidate to score; they are left out when a rarer term that some
+   * capability has remains. A term no capability has (a typo, or a word of no capability) does not
+   * count: it may match nothing at all, and must not crowd the known words out of the query.
    */
   #informative(terms: string[]): string[] {
     const common = this.#byId.length / 2;
-    const rare = terms.filter((term) => (this.#documentFrequency.get(term) ?? 0) <= common);
-    return rare.length > 0 ? rare : terms;
+    const frequency = (term: string): number => this.#documentFrequency.get(term) ?? 0;
+    const rare = terms.filter((term) => frequency(term) <= common);
+    return rare.some((term) => frequency(term) > 0) ? rare : terms;
   }
 }
 
