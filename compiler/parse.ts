@@ -105,6 +105,39 @@ export function tooManyDelimitersLine(text: string): number {
   return 0;
 }
 
+/**
+ * micromark closes a code span with the next backtick run of the same length; an opening run with
+ * none scans the rest of its block. Runs of one length pair up, so only the distinct lengths cost a
+ * scan each, but `a``a```a…` (each run one longer) makes that the square root of the block's size
+ * for each of them (512 KB: seconds). A block of non-blank lines with backtick runs of more than
+ * this many lengths is refused before parsing; prose uses one to three, a fence example four.
+ */
+export const MAX_BLOCK_BACKTICK_LENGTHS = 16;
+
+/** 1-based line on which a block of non-blank lines has backtick runs of over MAX_BLOCK_BACKTICK_LENGTHS lengths, or 0. */
+export function tooManyBacktickLengthsLine(text: string): number {
+  let line = 1;
+  let blank = true;
+  const lengths = new Set<number>();
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 10) {
+      if (blank) lengths.clear();
+      blank = true;
+      line += 1;
+      continue;
+    }
+    if (code !== 32 && code !== 9) blank = false;
+    if (code === 96) {
+      const start = i;
+      while (text.charCodeAt(i + 1) === 96) i += 1;
+      lengths.add(i - start + 1);
+      if (lengths.size > MAX_BLOCK_BACKTICK_LENGTHS) return line;
+    }
+  }
+  return 0;
+}
+
 /** Why a body is not handed to the Markdown parser, and where. */
 function refusal(text: string): { line: number; message: string } | undefined {
   const deep = tooDeeplyNestedLine(text);
@@ -116,6 +149,13 @@ function refusal(text: string): { line: number; message: string } | undefined {
     return {
       line: crowded,
       message: `this block of non-blank lines has over ${MAX_BLOCK_DELIMITERS} emphasis markers (\`*\`, \`_\` runs) and \`]\`, which makes parsing it take time that grows with the square of its size; split it with blank lines or remove the markers`,
+    };
+  }
+  const backticks = tooManyBacktickLengthsLine(text);
+  if (backticks > 0) {
+    return {
+      line: backticks,
+      message: `this block of non-blank lines has backtick runs of over ${MAX_BLOCK_BACKTICK_LENGTHS} different lengths, which makes parsing it take time that grows faster than its size; split it with blank lines or use fewer kinds of code spans`,
     };
   }
   return undefined;

@@ -191,3 +191,30 @@ describe('parse workers in-process: the budget', () => {
     ).toEqual([overBudget('capabilities/slow/PROTOCOL.md', 800)]);
   });
 });
+
+describe('pre-parse bound: backtick runs of many lengths in one block', () => {
+  /** `a``a```a…`: each run one backtick longer, none ever closes (as in bench/adversarial.mjs). */
+  const growingBackticks = (bytes: number): string => {
+    let out = '';
+    for (let n = 1; out.length < bytes; n += 1) out += `${'`'.repeat(n)}a`;
+    return out;
+  };
+  const bodyProblems = (body: string): string[] =>
+    parseCapability('capabilities/x/PROTOCOL.md', cleanProtocol('x', { body })).bodyProblems.map((problem) => `${problem.range.line}: ${problem.message}`);
+
+  it('refuses the block at its line, fast, instead of parsing it in time that grows faster than it', () => {
+    const started = performance.now();
+    expect(bodyProblems(`Intro.\n\n${growingBackticks(256 * 1024)}\n`)).toEqual([
+      '15: this block of non-blank lines has backtick runs of over 16 different lengths, which makes parsing it take time that grows faster than its size; split it with blank lines or use fewer kinds of code spans',
+    ]);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('parses 16 lengths in a block, and any number of lengths over several blocks', () => {
+    const spans = (from: number, to: number): string =>
+      Array.from({ length: to - from + 1 }, (_, k) => `${'`'.repeat(from + k)}x${'`'.repeat(from + k)}`).join(' ');
+    expect(bodyProblems(`${spans(1, 16)}\n`)).toEqual([]);
+    expect(bodyProblems(`${spans(1, 16)}\n\n${spans(17, 32)}\n`)).toEqual([]);
+    expect(bodyProblems(`${spans(1, 8)}\n${spans(9, 17)}\n`)[0]).toMatch(/^14: this block of non-blank lines has backtick runs of over 16/);
+  });
+});
