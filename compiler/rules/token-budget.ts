@@ -2,7 +2,8 @@
 // catalog on every `list_capabilities` call. Counted with a real BPE tokenizer (gpt-tokenizer, the
 // same count as `document.bodyTokens`).
 //
-// - A body over `bodyWarn` tokens is reported at the rule's level (a warning by default); a body
+// - A body (with the sections rendered from its frontmatter, as served: compiler/render.ts) over
+//   `bodyWarn` tokens is reported at the rule's level (a warning by default); a body
 //   over `bodyError` is always an error (Report `severity: 'error'`), whatever the level, unless the
 //   rule is off: raise `bodyError` to relax that limit.
 // - The whole catalog (the `capabilities` array of `list_capabilities` as JSON, for a caller who
@@ -11,6 +12,7 @@
 import { countTokens } from '../tokens.js';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../contract.js';
 import { bodyText } from '../mentions.js';
+import { renderMetadata } from '../render.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
@@ -42,21 +44,23 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
     defaultOptions: { bodyWarn: 2000, bodyError: 5000, catalog: 8000 },
     messages: {
       bodyWarn:
-        'protocol body is {{tokens}} tokens, over the budget of {{budget}} (`bodyWarn`); every load pays for it: cut what a capable model would do anyway, or split the capability along a seam and link the parts with `capability:` links',
+        '{{what}} is {{tokens}} tokens, over the budget of {{budget}} (`bodyWarn`); every load pays for it: cut what a capable model would do anyway, or split the capability along a seam and link the parts with `capability:` links',
       bodyError:
-        'protocol body is {{tokens}} tokens, over the limit of {{budget}} (`bodyError`); split the capability along a seam and link the parts with `capability:` links',
+        '{{what}} is {{tokens}} tokens, over the limit of {{budget}} (`bodyError`); split the capability along a seam and link the parts with `capability:` links',
       catalog:
         'the catalog ({{entries}} of `list_capabilities`) is {{tokens}} tokens, over the budget of {{budget}} (`catalog`); every listing pays for it. The largest entry is this one ({{entryTokens}} tokens): keep `description` to one or two sentences and `whenToUse` to the phrases users really say',
     },
   },
   check({ registry, options, report }) {
     for (const capability of registry.capabilities) {
-      const { bodyTokens } = capability.document;
+      const metadata = renderMetadata(capability.document.frontmatter.data);
+      const bodyTokens = capability.document.bodyTokens + (metadata === '' ? 0 : countTokens(`\n\n${metadata}`));
+      const what = metadata === '' ? 'protocol body' : 'protocol body with its rendered constraints, evidence, scope and schemas';
       if (bodyTokens > options.bodyError) {
-        const data = { tokens: bodyTokens, budget: options.bodyError };
+        const data = { what, tokens: bodyTokens, budget: options.bodyError };
         report({ capability, range: bodyRange(capability), messageId: 'bodyError', data, severity: 'error' });
       } else if (bodyTokens > options.bodyWarn) {
-        const data = { tokens: bodyTokens, budget: options.bodyWarn };
+        const data = { what, tokens: bodyTokens, budget: options.bodyWarn };
         report({ capability, range: bodyRange(capability), messageId: 'bodyWarn', data });
       }
     }
