@@ -19,6 +19,7 @@ import { tokenBudget } from './token-budget.js';
 import { toolsTable } from './tools-table.js';
 import { toolsetExists } from './toolset-exists.js';
 import { toolsetsSchemaRule } from './toolsets-schema.js';
+import { triggerCollision } from './trigger-collision.js';
 import { unknownTools } from './unknown-tools.js';
 import { whenToUse } from './when-to-use.js';
 
@@ -40,6 +41,7 @@ export const rules: readonly AnyRule[] = [
   toolsTable,
   toolsetExists,
   toolsetsSchemaRule,
+  triggerCollision,
   unknownTools,
   whenToUse,
 ];

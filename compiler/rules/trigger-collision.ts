@@ -1,0 +1,71 @@
+// trigger-collision: two capabilities whose triggers are near-identical make routing a coin toss.
+// Near-identical means: the same set of search terms after the ranker's own analysis (NFKC, case,
+// stop words, English stems, Chinese words and bigrams), so "write my weekly reports" and "Write
+// the weekly report" collide. A trigger exactly equal to one of an earlier capability (after
+// when-to-use's normalization) is when-to-use's warning, not this one: one cause, one diagnostic.
+// Reported on the capability later in file order (in a user compile: the user's own document, which
+// comes after the catalog), with `related` at the other trigger.
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
+import { analyze } from '../search/analyze.js';
+import type { Range } from '../types.js';
+import { rangeForPath } from '../yaml-source.js';
+import { normalizeTrigger } from './when-to-use.js';
+
+/** The search terms of a trigger as one key; '' when it has none (only stop words or punctuation). */
+export function triggerTerms(trigger: string): string {
+  return [...new Set(analyze(trigger))].sort().join(' ');
+}
+
+interface Seen {
+  capability: LintCapability;
+  trigger: string;
+  range: Range;
+}
+
+export const triggerCollision: Rule = {
+  meta: {
+    id: 'trigger-collision',
+    description: 'No two capabilities have triggers that search cannot tell apart.',
+    defaultLevel: 'warn',
+    reads: 'catalog',
+    docs: { url: ruleDocsUrl('trigger-collision') },
+    defaultOptions: {},
+    messages: {
+      collision:
+        'trigger "{{trigger}}" is near-identical to "{{otherTrigger}}" of capability "{{other}}" ({{file}}): search sees the same words, so it cannot tell which one to load; make one of them more specific',
+    },
+  },
+  check({ registry, report }) {
+    // By term key, the first trigger that had it; and every exact trigger of earlier capabilities.
+    const byTerms = new Map<string, Seen>();
+    const exact = new Set<string>();
+    for (const capability of registry.capabilities) {
+      const triggers: unknown = capability.document.frontmatter.data?.whenToUse;
+      if (!Array.isArray(triggers)) continue;
+      const { ranges, range: frontmatterRange } = capability.document.frontmatter;
+      const own = new Map<string, Seen>();
+      const ownExact: string[] = [];
+      triggers.forEach((trigger: unknown, index) => {
+        if (typeof trigger !== 'string') return;
+        ownExact.push(normalizeTrigger(trigger));
+        const key = triggerTerms(trigger);
+        // Within one capability near-identical triggers are only redundant, not ambiguous.
+        if (key === '' || own.has(key)) return;
+        const range = rangeForPath(ranges, `/whenToUse/${index}`, frontmatterRange);
+        own.set(key, { capability, trigger, range });
+        const other = byTerms.get(key);
+        if (other === undefined || exact.has(normalizeTrigger(trigger))) return;
+        report({
+          capability,
+          range,
+          messageId: 'collision',
+          data: { trigger: trigger.trim(), otherTrigger: other.trigger.trim(), other: other.capability.id, file: other.capability.document.file },
+          related: { file: other.capability.document.file, range: other.range, message: 'near-identical trigger here' },
+        });
+      });
+      // Added after the loop, so that a capability is never compared with itself.
+      for (const [key, seen] of own) if (!byTerms.has(key)) byTerms.set(key, seen);
+      for (const each of ownExact) exact.add(each);
+    }
+  },
+};
