@@ -29,6 +29,7 @@ const { values } = parseArgs({
     manifest: { type: 'string' },
     principals: { type: 'string' },
     'quality-only': { type: 'boolean', default: false },
+    'in-process-only': { type: 'boolean', default: false },
     seconds: { type: 'string', default: '8' },
     concurrency: { type: 'string', default: '16' },
     capabilities: { type: 'string', default: '10000' },
@@ -240,11 +241,34 @@ async function inProcess(count) {
   started = process.hrtime.bigint();
   const listing = catalog.answers.platform(platform);
   const listMs = Number(process.hrtime.bigint() - started) / 1e6;
+  // A reload as the server does it: prepare() analyzes in the background after activation (slices
+  // of at most 10 ms), so the first search pays only its visible set's MiniSearch build.
+  const reloaded = new Catalog(manifest, toolNames(''));
+  let longestStall = 0;
+  let last = performance.now();
+  let ticking = true;
+  const tick = () => {
+    const now = performance.now();
+    longestStall = Math.max(longestStall, now - last);
+    last = now;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  started = process.hrtime.bigint();
+  await reloaded.search.prepare();
+  const prepareMs = Number(process.hrtime.bigint() - started) / 1e6;
+  ticking = false;
+  const reloadedPlatform = reloaded.visibleCapabilities(new Grants([]));
+  started = process.hrtime.bigint();
+  reloaded.search.search({ catalogVersion: reloadedPlatform.catalogVersion, platform: reloadedPlatform, user: [] }, { query: 'warm up', limit: 10 });
+  const preparedFirstMs = Number(process.hrtime.bigint() - started) / 1e6;
   times.sort((a, b) => a - b);
   console.log(`\nIn-process at ${count} visible capabilities (${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version})\n`);
   console.log('| measure | value |');
   console.log('| --- | --- |');
   console.log(`| index build on first search after reload (analysis + MiniSearch) | ${buildMs.toFixed(0)} ms |`);
+  console.log(`| background analysis after activation, prepare() (longest event-loop stall) | ${prepareMs.toFixed(0)} ms (${longestStall.toFixed(0)} ms) |`);
+  console.log(`| first search after prepare() (MiniSearch build of the visible set) | ${preparedFirstMs.toFixed(0)} ms |`);
   console.log(`| heap of catalog + analyzed capabilities + one index | ${((after - before) / 1024 / 1024).toFixed(1)} MiB |`);
   console.log(`| find p50 / p99, uncached (${times.length} searches, ${QUERIES.length} queries en+zh) | ${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 99).toFixed(2)} ms |`);
   console.log(`| list_capabilities answer (compact: ${listing.structured.complete === false}) | ${listing.text.length} chars, built in ${listMs.toFixed(0)} ms |`);
@@ -351,6 +375,7 @@ async function main() {
   if (values['quality-only']) return;
   const count = Number(values.capabilities);
   await inProcess(count);
+  if (values['in-process-only']) return;
   await overHttp(count);
 }
 

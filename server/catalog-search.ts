@@ -6,7 +6,7 @@
 // owner's, and MAX_CACHED_ANSWERS answers of at most 50 hits; least recently used first out. No MCP
 // SDK code here.
 import { LRUCache } from 'lru-cache';
-import type { CatalogEntry } from '../compiler/contract.js';
+import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../compiler/contract.js';
 import { analyzeCapability, CapabilityIndex, protocolSearchText, type AnalyzedCapability, type SearchHit, type SearchRequest } from '../compiler/search/ranker.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import type { CatalogListing } from './catalog.js';
@@ -18,6 +18,8 @@ export const MAX_CACHED_INDEXES = 16;
  * agents repeat the same requests. Each holds at most 50 hits (entries are shared, not copied).
  */
 export const MAX_CACHED_ANSWERS = 4096;
+/** Longest stretch `prepare()` keeps the event loop before letting requests run. */
+export const PREPARE_SLICE_MS = 10;
 
 /** What a caller sees, as find_capabilities needs it: the listing's entries and its digest. */
 export interface SearchScope {
@@ -47,6 +49,26 @@ export class CatalogSearch {
   constructor(manifest: Manifest) {
     for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
     this.#toolsets = manifest.toolsets;
+  }
+
+  /**
+   * Analyze every capability off the request path, right after a manifest is activated, so the first
+   * search after a reload pays only its visible set's index build. Runs in slices of at most
+   * PREPARE_SLICE_MS and yields to pending I/O between them, so requests wait at most one slice.
+   * Analysis is per capability and independent of visibility, so a search that comes first simply
+   * analyzes what it needs itself.
+   */
+  async prepare(): Promise<void> {
+    const pending = [...this.#capabilities.values()];
+    let next = 0;
+    while (next < pending.length) {
+      const until = performance.now() + PREPARE_SLICE_MS;
+      while (next < pending.length && performance.now() < until) {
+        const capability = pending[next++] as ManifestCapability;
+        if (!this.#analyzed.has(capability.id)) this.#analyzedPlatform(catalogEntry(capability, PROTOCOL_TOOL));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   search(scope: SearchScope, request: SearchRequest): readonly FoundCapability[] {

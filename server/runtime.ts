@@ -113,7 +113,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const notify = (): void => {
     for (const listener of listeners) listener();
   };
-  const unsubscribe = [manifests.onActivate(notify), ...(principalsStore ? [principalsStore.onActivate(notify)] : [])];
+  // find_capabilities' per-capability analysis runs in the background after each activation (the
+  // swap is not delayed), so the first search after a reload does not pay for it.
+  const prepareSearch = (catalog: Catalog): void => void catalog.search.prepare();
+  prepareSearch(manifests.current.catalog);
+  const unsubscribe = [
+    manifests.onActivate(notify),
+    manifests.onActivate((next) => prepareSearch(next.value.catalog)),
+    ...(principalsStore ? [principalsStore.onActivate(notify)] : []),
+  ];
 
   const watches: FileWatch[] = [];
   if (options.watch ?? true) {
