@@ -349,6 +349,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       const toolNames = async (session: Session) => (await session.client.listTools()).tools.map((t) => t.name).sort();
       expect(await toolNames(alice)).toEqual([
         'delete_user_capability',
+        'find_capabilities',
         'get_capability_protocol',
         'get_current_user',
         'list_capabilities',
@@ -357,7 +358,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       const carol = await harness.session('key-carol');
       const anonymous = await harness.session();
       for (const session of [carol, anonymous]) {
-        expect(await toolNames(session)).toEqual(['get_capability_protocol', 'get_current_user', 'list_capabilities']);
+        expect(await toolNames(session)).toEqual(['find_capabilities', 'get_capability_protocol', 'get_current_user', 'list_capabilities']);
         const result = await session.call('save_user_capability', { markdown: WEEKLY_DIGEST });
         expect(result.isError).toBe(true);
         expect(JSON.stringify(result.content)).toMatch(/not found/i);
@@ -375,7 +376,7 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
     it('follows --tool-prefix', async () => {
       await start({ toolPrefix: 'yi_' });
       const names = (await alice.client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['yi_delete_user_capability', 'yi_get_capability_protocol', 'yi_get_current_user', 'yi_list_capabilities', 'yi_save_user_capability']);
+      expect(names).toEqual(['yi_delete_user_capability', 'yi_find_capabilities', 'yi_get_capability_protocol', 'yi_get_current_user', 'yi_list_capabilities', 'yi_save_user_capability']);
       const answer = structured(await alice.call('yi_save_user_capability', { markdown: WEEKLY_DIGEST }));
       const entry = userEntries(await alice.json('yi_list_capabilities'))[0]!;
       expect(entry.protocolTool).toBe('yi_get_capability_protocol');

@@ -61,7 +61,7 @@ describe('user-defined capabilities over Streamable HTTP', () => {
     const names = async (session: Session) => (await session.client.listTools()).tools.map((t) => t.name).sort();
     expect(await names(alice)).toContain('save_user_capability');
     expect(await names(alice)).toContain('delete_user_capability');
-    expect(await names(carol)).toEqual(['get_capability_protocol', 'get_current_user', 'list_capabilities']);
+    expect(await names(carol)).toEqual(['find_capabilities', 'get_capability_protocol', 'get_current_user', 'list_capabilities']);
 
     const saved = await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST });
     expect(saved).toMatchObject({ success: true, capabilityId: expect.stringMatching(/^user:/) });
