@@ -2,13 +2,15 @@
 // tree (uncommitted changes included) and the same registry at <git-ref> (read from Git, nothing
 // checked out) with the same compiler and configuration, then fails when a changed capability's
 // protocol_version bump is missing, too small, goes down, or its protocol_updated does not move with it.
+// When a name, description, trigger or tag changed, it also runs the evals over both trees and fails
+// when a shouldMatch request no longer goes first to its capability (compiler/gate/routing.ts).
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
-import { compareRegistries, type GateReport, type GateResult } from '../../compiler/gate/index.js';
-import { compareDiagnostics } from '../../compiler/lint.js';
+import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
+import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { TOOLSETS_FILE, parseToolsetsFile, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, Toolsets } from '../../compiler/types.js';
@@ -55,12 +57,21 @@ function readableToolsets(parsed: ParsedToolsets): Toolsets | undefined {
   return parsed.present && parsed.problems.length === 0 ? usableToolsets(parsed.data) : undefined;
 }
 
-function describe(result: GateResult, against: string, commit: string): string {
+/** One clause for the stderr line: what the routing comparison found. */
+function describeRouting(routing: RoutingResult): string {
+  if (routing.status === 'unchanged') return 'routing unchanged (no name, description, trigger or tag changed)';
+  if (routing.status === 'lint-errors') return 'routing not compared (the new tree has lint errors)';
+  const lost = routing.moved.filter((request) => request.lost).length;
+  return `${routing.moved.length} of ${routing.requests} eval requests moved${lost === 0 ? '' : `, ${lost} away from their capability`}`;
+}
+
+function describe(result: GateResult, routing: RoutingResult, against: string, commit: string): string {
   const count = (kind: string): number => result.changes.filter((change) => change.kind === kind).length;
   const failed = result.changes.filter((change) => change.verdict === 'fail').length;
   return (
     `capreg check: against ${against} (${commit.slice(0, 12)}): ${count('changed')} changed, ${count('added')} added, ` +
-    `${count('removed')} removed, ${count('unchanged')} unchanged; ${failed === 0 ? 'every version bump is right' : `${failed} failed the version gate`}\n`
+    `${count('removed')} removed, ${count('unchanged')} unchanged; ${failed === 0 ? 'every version bump is right' : `${failed} failed the version gate`}; ` +
+    `${describeRouting(routing)}\n`
   );
 }
 
@@ -82,7 +93,8 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     compileRoot(root, { cache: !values['no-cache'] }),
   ]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
-  const before = readableToolsets(parseToolsetsFile(TOOLSETS_FILE, baseInput.files.find((file) => file.path === TOOLSETS_FILE)?.content));
+  const baseToolsetsText = baseInput.files.find((file) => file.path === TOOLSETS_FILE)?.content;
+  const before = readableToolsets(parseToolsetsFile(TOOLSETS_FILE, baseToolsetsText));
   const after = readableToolsets(lint.registry.toolsetsSource);
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
@@ -93,8 +105,13 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     before && after ? { toolsets: { before, after } } : {},
   );
   const baseDiagnostics = baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs));
+  // Routing needs the new tree's catalog, which lint errors leave unknown (the check fails on them anyway).
+  const routing: RoutingResult =
+    lint.errorCount > 0
+      ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
+      : compareRouting(createLintRegistry(baseParse.documents, parseToolsetsFile(TOOLSETS_FILE, baseToolsetsText), baseInput), lint.registry, values.against);
 
-  const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
+  const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);
   const report: GateReport = {
     ...counts,
@@ -104,6 +121,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       passed: exitCode === 0,
       changes: gate.changes,
       lint: { errorCount: lint.errorCount, warningCount: lint.warningCount },
+      routing: { status: routing.status, requests: routing.requests, moved: routing.moved },
     },
   };
   context.stdout(formatter(report));
@@ -115,7 +133,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       throw new UsageError(`--summary ${values.summary}: cannot write ${summaryFile}: ${(error as Error).message}`);
     }
   }
-  context.stderr(describe(gate, values.against, base.commit));
+  context.stderr(describe(gate, routing, values.against, base.commit));
   if (maxWarnings !== undefined && counts.errorCount === 0 && counts.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${counts.warningCount}, --max-warnings ${maxWarnings})\n`);
   }

@@ -1,7 +1,8 @@
 // `--format markdown` (capreg check only): the gate's summary for a pull-request comment or
 // $GITHUB_STEP_SUMMARY. One table row per capability that changed, was added or was removed; then
-// every problem.
+// every eval request whose first answer moved; then every problem.
 import type { CapabilityChange } from '../gate/compare.js';
+import type { RoutingSummary } from '../gate/routing.js';
 import type { Formatter } from './types.js';
 
 const MAX_PROBLEMS = 50;
@@ -39,6 +40,31 @@ function verdictCell(change: CapabilityChange): string {
   return `❌ fail${moved}`;
 }
 
+const MAX_MOVED = 100;
+
+function firstCell(id: string | null): string {
+  return id === null ? 'nothing' : `\`${id}\``;
+}
+
+/** The routing section: one row per request whose first answer moved, or one sentence. */
+function routingLines(routing: RoutingSummary): string[] {
+  if (routing.status === 'unchanged') return ['Routing: no name, description, trigger or tag changed, so the evals were not re-run.', ''];
+  if (routing.status === 'lint-errors') return ['Routing: not compared, the new tree has lint errors.', ''];
+  if (routing.moved.length === 0) return [`Routing: the first answer of every one of the ${plural(routing.requests, 'eval request')} stayed the same.`, ''];
+  const lines = [
+    `Routing: ${plural(routing.moved.length, 'eval request')} of ${routing.requests} now go${routing.moved.length === 1 ? 'es' : ''} first to another capability.`,
+    '',
+    '| Capability | Request | First answer | Verdict |',
+    '| --- | --- | --- | --- |',
+  ];
+  for (const moved of routing.moved.slice(0, MAX_MOVED)) {
+    const verdict = moved.lost ? '❌ moved away' : moved.kind === 'shouldMatch' ? 'ℹ️ moved' : 'ℹ️ moved (shouldNotMatch)';
+    lines.push(`| \`${moved.capabilityId}\` | ${cell(moved.request)} | ${firstCell(moved.before)} → ${firstCell(moved.after)} | ${verdict} |`);
+  }
+  if (routing.moved.length > MAX_MOVED) lines.push('', `… and ${routing.moved.length - MAX_MOVED} more (\`--format json\` lists them all).`);
+  return [...lines, ''];
+}
+
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
@@ -68,6 +94,7 @@ export const formatMarkdown: Formatter = (report) => {
     if (cosmetic.length > 0) {
       lines.push(`Changed only in line endings or YAML layout, so no bump needed: ${cosmetic.join(', ')}.`, '');
     }
+    if (gate.routing) lines.push(...routingLines(gate.routing));
     lines.push(`Lint of the new tree: ${plural(gate.lint.errorCount, 'error')}, ${plural(gate.lint.warningCount, 'warning')}.`, '');
   }
   if (report.diagnostics.length > 0) {

@@ -51,6 +51,7 @@ export const GATE_RULES = {
   versionBump: 'version-bump',
   versionDate: 'version-date',
   capabilityRemoved: 'capability-removed',
+  routingMoved: 'routing-moved',
 } as const;
 
 /** One line per gate rule id, for formatters that describe rules (SARIF); docs in docs/rules/<id>.md. */
@@ -58,6 +59,7 @@ export const GATE_RULE_DESCRIPTIONS: Record<string, string> = {
   [GATE_RULES.versionBump]: 'a changed capability raises protocol_version by at least the level the change needs',
   [GATE_RULES.versionDate]: 'protocol_updated is a real date that changes with protocol_version and never moves backwards',
   [GATE_RULES.capabilityRemoved]: 'a capability that existed at the base ref was removed or renamed (a breaking change)',
+  [GATE_RULES.routingMoved]: 'a shouldMatch request of the evals that went first to its capability at the base ref still does',
 };
 
 export const GATE_MESSAGES = {
@@ -76,6 +78,8 @@ export const GATE_MESSAGES = {
   removed: 'capability `{{id}}` was removed: agents and user capabilities that load it by id will no longer find it (a breaking change)',
   renamed:
     'capability folder `{{id}}` was renamed to `{{to}}`: agents and user capabilities that load `{{id}}` by id will no longer find it (a breaking change)',
+  routingMoved:
+    'request "{{request}}" went first to `{{id}}` at {{against}} and now goes first to {{now}}; make the trigger or description that drew it away more specific, or move the request to the evals of the capability that should answer it',
 } as const;
 
 

@@ -3,6 +3,8 @@
 export { compareRegistries, versionRange, GATE_MESSAGES, GATE_RULES } from './compare.js';
 export type { CapabilityChange, ChangeKind, GateResult, Verdict, VersionFields } from './compare.js';
 export type { GateReport, GateSummary } from './report.js';
+export { compareRouting, routingChanged } from './routing.js';
+export type { MovedRequest, RoutingResult, RoutingStatus, RoutingSummary } from './routing.js';
 export { REASONS, requiredBump } from './required-bump.js';
 export type { BumpReason, ReasonCode, RequiredBump } from './required-bump.js';
 export { bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove } from './semver.js';

@@ -2,6 +2,7 @@
 // per-capability summary the markdown formatter and `--format json` show.
 import type { LintReport } from '../formatters/types.js';
 import type { CapabilityChange } from './compare.js';
+import type { RoutingSummary } from './routing.js';
 
 export interface GateSummary {
   /** The ref as the user gave it (`origin/main`). */
@@ -14,6 +15,8 @@ export interface GateSummary {
   changes: CapabilityChange[];
   /** Diagnostics of linting the new tree (the rest of the report's diagnostics are the gate's). */
   lint: { errorCount: number; warningCount: number };
+  /** Routing: the evals run over both trees (`capreg check` always sets it). */
+  routing?: RoutingSummary;
 }
 
 export interface GateReport extends LintReport {

@@ -28,7 +28,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const DOCS = path.join(ROOT, 'docs/rules');
 
 /** Pages whose examples need a Git history (the version gate's): docs/gate.md's tests cover them. */
-const GATE_PAGES = new Set(['capability-removed', 'version-bump', 'version-date']);
+const GATE_PAGES = new Set(['capability-removed', 'routing-moved', 'version-bump', 'version-date']);
 
 /** The catalog the user-rule pages' examples are compiled against. */
 function userCapability(id: string, requiredToolsets: string[]): ManifestCapability {

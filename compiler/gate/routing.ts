@@ -1,0 +1,95 @@
+// Routing in the version gate: when a change touches what search ranks on (a name, description,
+// trigger or tag, or a capability added or removed), every evals request runs through the
+// find_capabilities ranker over the base tree and over the new one (compiler/evals/run.ts), and a
+// request whose first answer moved is listed. A `shouldMatch` request that went first to its own
+// capability and no longer does fails the gate (`routing-moved`). Pure: two lint registries in.
+import { canonicalJson } from '../canonical.js';
+import type { EvalKind } from '../evals/file.js';
+import { registryEvals, registryIndex, runRequests } from '../evals/run.js';
+import { formatMessage, type LintRegistry } from '../rule.js';
+import type { Diagnostic } from '../types.js';
+import { GATE_MESSAGES, GATE_RULES } from './compare.js';
+
+
+/** `compared`: the evals ran on both sides; `unchanged`: nothing search ranks on changed (skipped); `lint-errors`: the new tree's catalog is unknown (skipped). */
+export type RoutingStatus = 'compared' | 'unchanged' | 'lint-errors';
+
+export interface MovedRequest {
+  /** The capability whose evals hold the request. */
+  capabilityId: string;
+  kind: EvalKind;
+  request: string;
+  /** The evals file and the request's position (in the new tree; in the base one for a request since removed). */
+  file: string;
+  line: number;
+  column: number;
+  /** The first answer at the base ref and now; null when the request found nothing. */
+  before: string | null;
+  after: string | null;
+  /** A shouldMatch request that went to its own capability and now goes elsewhere: the gate fails. */
+  lost: boolean;
+}
+
+export interface RoutingSummary {
+  status: RoutingStatus;
+  /** Requests run on each side (0 unless compared). */
+  requests: number;
+  /** Every request whose first answer moved, in evals order (capability id, then file order). */
+  moved: MovedRequest[];
+}
+
+export interface RoutingResult extends RoutingSummary {
+  diagnostics: Diagnostic[];
+}
+
+/** What the ranker reads that an author edits to route: by capability id. */
+function routingFields(registry: LintRegistry): string {
+  const fields = registry.capabilities.map(({ id, fm }) => [id, fm.name, fm.description, fm.whenToUse, fm.tags]);
+  return canonicalJson(fields.sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)));
+}
+
+/** Whether any name, description, trigger or tag differs, or a capability came or went. */
+export function routingChanged(base: LintRegistry, head: LintRegistry): boolean {
+  return routingFields(base) !== routingFields(head);
+}
+
+/**
+ * Run the evals of both trees (a request is keyed by capability, kind and text; the new tree's
+ * position wins) over both catalogs and compare each request's first answer.
+ */
+export function compareRouting(base: LintRegistry, head: LintRegistry, against: string): RoutingResult {
+  if (!routingChanged(base, head)) return { status: 'unchanged', requests: 0, moved: [], diagnostics: [] };
+  const key = (id: string, kind: EvalKind, request: string): string => `${id}\0${kind}\0${request}`;
+  const headSuites = registryEvals(head);
+  const known = new Set(headSuites.flatMap(({ owner, evals }) => evals.requests.map((each) => key(owner.id, each.kind, each.request))));
+  const baseOnly = registryEvals(base)
+    .map(({ owner, evals }) => ({ owner, evals: { ...evals, requests: evals.requests.filter((each) => !known.has(key(owner.id, each.kind, each.request))) } }))
+    .filter(({ evals }) => evals.requests.length > 0);
+  const suites = [...headSuites, ...baseOnly];
+  const before = runRequests(registryIndex(base), suites);
+  const after = runRequests(registryIndex(head), suites);
+
+  const moved: MovedRequest[] = [];
+  const diagnostics: Diagnostic[] = [];
+  after.forEach((now, index) => {
+    const was = before[index];
+    if (was === undefined) return;
+    const [first, next] = [was.ranking[0] ?? null, now.ranking[0] ?? null];
+    if (first === next) return;
+    const lost = now.kind === 'shouldMatch' && first === now.capabilityId;
+    moved.push({ capabilityId: now.capabilityId, kind: now.kind, request: now.request, file: now.file, line: now.line, column: now.column, before: first, after: next, lost });
+    if (!lost) return;
+    diagnostics.push({
+      file: now.file,
+      line: now.line,
+      column: now.column,
+      endLine: now.line,
+      endColumn: now.column + 1,
+      severity: 'error',
+      ruleId: GATE_RULES.routingMoved,
+      message: formatMessage(GATE_MESSAGES.routingMoved, { request: now.request, id: now.capabilityId, against, now: next === null ? 'nothing' : `\`${next}\`` }),
+      capabilityId: now.capabilityId,
+    });
+  });
+  return { status: 'compared', requests: after.length, moved, diagnostics };
+}
