@@ -52,6 +52,8 @@ export interface ManifestSourceOptions {
   remote?: RemoteOptions | undefined;
   limits?: ReadLimits | undefined;
   log?: (line: string) => void;
+  /** Told the outcome of every poll of a URL (file reloads are reported by whoever triggers them). */
+  onPoll?: (outcome: ReloadOutcome | 'failed') => void;
 }
 
 /** The store, the files whose changes should reload it, and how to stop its polling. */
@@ -453,7 +455,13 @@ async function openRemote(options: ManifestSourceOptions, log: (line: string) =>
     timer = setTimeout(() => {
       polling = served
         .reload()
-        .catch((error: unknown) => log(`capreg serve: manifest poll failed: ${(error as Error).message}`))
+        .then(
+          (outcome) => options.onPoll?.(outcome),
+          (error: unknown) => {
+            options.onPoll?.('failed');
+            log(`capreg serve: manifest poll failed: ${(error as Error).message}`);
+          },
+        )
         .finally(schedule);
     }, pollMs * (1 - POLL_JITTER * Math.random()));
     timer.unref();

@@ -12,6 +12,7 @@ import { UserCapabilities } from './user-capabilities.js';
 import type { UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';
 import type { ReadLimits } from './read-file.js';
+import type { ReloadOutcome } from './reloadable.js';
 import { watchFile, type FileWatch } from './watch.js';
 import type { AuditSink } from './audit.js';
 import { ServerMetrics } from './metrics.js';
@@ -74,7 +75,7 @@ export interface Runtime {
   metrics: ServerMetrics | undefined;
   /** Absent unless an audit log was asked for; transports build one recorder per session or request over it. */
   audit: AuditSink | undefined;
-  catalog(): Catalog;
+  catalog(this: void): Catalog;
   principals(): PrincipalRegistry;
   health(): HealthReport;
   /** Called after the manifest or the principals changed: what a caller may see may have changed. */
@@ -89,7 +90,16 @@ export interface Runtime {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
   const names = toolNames(options.toolPrefix ?? '');
-  const source = await openManifestSource({ location: options.manifestFile, names, limits: options.readLimits?.manifest, log, ...options.manifestSource });
+  // Metrics need the loaded manifest, so polls that run before they exist report to nobody.
+  let onPoll: (outcome: ReloadOutcome | 'failed') => void = () => {};
+  const source = await openManifestSource({
+    location: options.manifestFile,
+    names,
+    limits: options.readLimits?.manifest,
+    log,
+    onPoll: (outcome) => onPoll(outcome),
+    ...options.manifestSource,
+  });
   const manifests = source.store;
   const principalsStore = options.principalsFile
     ? await openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log })
@@ -99,6 +109,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const metrics = options.metrics
     ? new ServerMetrics({ revision: () => manifests.current.catalog.revision, cachedProjections: () => manifests.current.catalog.cachedProjections })
     : undefined;
+  if (metrics) onPoll = (outcome) => metrics.reload(manifests.label, outcome);
   const userCapabilities = userStore
     ? new UserCapabilities({
         store: userStore,

@@ -72,6 +72,21 @@ describe('polling a manifest URL', () => {
     expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null, signedBy: signing.kid });
   });
 
+  it('counts every poll in the reload metric, by result', async () => {
+    const runtime = await startRuntime({ manifestFile: server.url, metrics: true, manifestSource: { keys, remote: { pollIntervalMs: POLL_MS } } });
+    runtimes.push(runtime);
+    const count = async (result: string): Promise<number> => {
+      const line = (await runtime.metrics!.scrape()).split('\n').find((row) => row.startsWith(`capreg_reloads_total{file="manifest",result="${result}"}`));
+      return line === undefined ? 0 : Number(line.split(' ').at(-1));
+    };
+    await eventually(async () => expect(await count('unchanged')).toBeGreaterThanOrEqual(2));
+    server.publish(await signed(text('b')));
+    await eventually(async () => expect(await count('activated')).toBe(1));
+    const { signature } = await signed(text('c'));
+    server.publish({ manifest: text('d'), signature });
+    await eventually(async () => expect(await count('rejected')).toBeGreaterThanOrEqual(1));
+  });
+
   it('keeps the good version through a tampered publish and a missing signature, and says why', async () => {
     const runtime = await start();
     const good = revisionOf(text('a'));
