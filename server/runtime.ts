@@ -101,11 +101,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...options.manifestSource,
   });
   const manifests = source.store;
+  // A start that fails after the manifest source opened must not leave its URL poller running.
+  const orClose = async <T>(step: Promise<T>): Promise<T> => {
+    try {
+      return await step;
+    } catch (error) {
+      await source.close();
+      throw error;
+    }
+  };
   const principalsStore = options.principalsFile
-    ? await openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log })
+    ? await orClose(openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log }))
     : undefined;
-  const jwt = options.jwt ? await createJwtVerifier(options.jwt) : undefined;
-  const userStore = options.openUserStore ? await options.openUserStore() : undefined;
+  const jwt = options.jwt ? await orClose(createJwtVerifier(options.jwt)) : undefined;
+  const userStore = options.openUserStore ? await orClose(options.openUserStore()) : undefined;
   const metrics = options.metrics
     ? new ServerMetrics({ revision: () => manifests.current.catalog.revision, cachedProjections: () => manifests.current.catalog.cachedProjections })
     : undefined;

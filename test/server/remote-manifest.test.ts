@@ -72,6 +72,15 @@ describe('polling a manifest URL', () => {
     expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null, signedBy: signing.kid });
   });
 
+  it('stops polling when the start fails after the manifest was fetched', async () => {
+    await expect(
+      startRuntime({ manifestFile: server.url, principalsFile: path.join(dir, 'missing.yaml'), manifestSource: { keys, remote: { pollIntervalMs: POLL_MS } } }),
+    ).rejects.toBeInstanceOf(LoadError);
+    const fetched = server.counts.ok + server.counts.notModified;
+    await sleep(POLL_MS * 5);
+    expect(server.counts.ok + server.counts.notModified).toBe(fetched);
+  });
+
   it('counts every poll in the reload metric, by result', async () => {
     const runtime = await startRuntime({ manifestFile: server.url, metrics: true, manifestSource: { keys, remote: { pollIntervalMs: POLL_MS } } });
     runtimes.push(runtime);
