@@ -8,7 +8,7 @@ import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
-import { TOOLSETS_FILE } from '../compiler/toolsets.js';
+import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 import { decodeTextFile } from './read-registry.js';
@@ -197,7 +197,7 @@ function parseBatch(output: Buffer): Map<string, Buffer> {
 }
 
 function isTextInput(relative: string): boolean {
-  return relative === TOOLSETS_FILE || isProtocolFile(relative) || isEvalsFile(relative);
+  return isToolsetsFile(relative) || isProtocolFile(relative) || isEvalsFile(relative);
 }
 
 /** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside `capabilities/`. */
@@ -276,6 +276,7 @@ async function readTree(
     const segments = entry.path.split('/');
     if (segments.length < 3) continue;
     const folder = segments.slice(0, 2).join('/');
+    if (folder === TOOLSETS_FOLDER) continue;
     folders.add(folder);
     if (isProtocolFile(entry.path)) protocolFolders.add(folder);
   }

@@ -5,7 +5,7 @@ import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
-import { TOOLSETS_FILE } from '../compiler/toolsets.js';
+import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 
 export interface ReadOptions {
@@ -70,7 +70,7 @@ function isInside(root: string, target: string): boolean {
 }
 
 function isTextInput(relativePath: string): boolean {
-  return relativePath === TOOLSETS_FILE || isProtocolFile(relativePath) || isEvalsFile(relativePath);
+  return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
 
 export async function readRegistry(root: string, options: ReadOptions): Promise<RegistryInput> {
@@ -131,7 +131,8 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
         isDir = (await lstat(target)).isDirectory();
       }
       if (isDir) {
-        if (relativeDir === 'capabilities') capabilityFolders.push(relative);
+        // capabilities/toolsets/ holds toolsets files, not a capability.
+        if (relativeDir === 'capabilities' && relative !== TOOLSETS_FOLDER) capabilityFolders.push(relative);
         await walk(absolute, relative);
         continue;
       }

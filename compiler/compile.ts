@@ -6,7 +6,7 @@ import { buildManifest, type ManifestOptions } from './manifest.js';
 import { parseCapability } from './parse.js';
 import type { AnyRule, LintRegistry } from './rule.js';
 import { rules as allRules } from './rules/index.js';
-import { TOOLSETS_FILE, parseToolsetsFile } from './toolsets.js';
+import { toolsetsSourceOf } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, Manifest, RegistryInput, SourceFile } from './types.js';
 
 export interface CompileResult {
@@ -42,8 +42,7 @@ export interface CompileOptions {
 export function compileRegistry(input: RegistryInput, options: CompileOptions = {}): CompileResult {
   const config = options.config ?? defaultConfig();
   const documents = options.documents ?? parseDocuments(input);
-  const toolsetsFile = input.files.find((file) => file.path === TOOLSETS_FILE);
-  const toolsets = parseToolsetsFile(TOOLSETS_FILE, toolsetsFile?.content);
+  const toolsets = toolsetsSourceOf(input.files);
   const registry = createLintRegistry(documents, toolsets, input);
   const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;

@@ -1,18 +1,73 @@
-// Parse capabilities/toolsets.yaml: YAML with positions, then the toolsets that are well-formed
-// enough for the other rules to use. Schema problems are reported by the `toolsets-schema` rule.
+// Parse the toolsets (capabilities/toolsets.yaml and/or capabilities/toolsets/*.yaml): YAML with
+// positions, then the toolsets that are well-formed enough for the other rules to use. Schema
+// problems, and a toolset defined in two files, are reported by the `toolsets-schema` rule.
+import { TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
 import { LineIndex } from './positions.js';
 import { normalizeNewlines } from './parse.js';
 import { isRecord, parseYamlSource } from './yaml-source.js';
-import type { FrontmatterProblem, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
+import type { FrontmatterProblem, SourceFile, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
 
-export { TOOLSETS_FILE } from './layout.js';
+export { TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
+
+/** More files than this in capabilities/toolsets/ are refused: the rest are not parsed. */
+export const MAX_TOOLSETS_FILES = 1000;
 
 export interface ParsedToolsets {
+  /** The file; for toolsets merged from several files, what messages call them (e.g. `capabilities/toolsets/*.yaml`). */
   file: string;
   present: boolean;
+  /** For merged toolsets: every file's toolsets in path order, the first definition of an id kept. */
   data: unknown;
   ranges: YamlRanges;
+  /** For merged toolsets: every file's problems (positions are in `parts`). */
   problems: FrontmatterProblem[];
+  /** The files merged, in path order, each as parsed; absent for a single parsed file. */
+  parts?: ParsedToolsets[];
+}
+
+const SPLIT_FILE = new RegExp(`^${TOOLSETS_FOLDER}/[^/]+\\.yaml$`);
+
+/** `capabilities/toolsets.yaml` or `capabilities/toolsets/<name>.yaml`. */
+export function isToolsetsFile(path: string): boolean {
+  return path === TOOLSETS_FILE || SPLIT_FILE.test(path);
+}
+
+/** The toolsets files among `paths`, in the order they are merged (path order), capped at the limit. */
+export function toolsetsPaths(paths: Iterable<string>): { merged: string[]; overLimit: string[] } {
+  const all = [...paths].filter(isToolsetsFile).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // toolsets.yaml sorts first ('.' < '/') and does not count against the folder's limit.
+  const limit = MAX_TOOLSETS_FILES + (all[0] === TOOLSETS_FILE ? 1 : 0);
+  return { merged: all.slice(0, limit), overLimit: all.slice(limit) };
+}
+
+/**
+ * Every toolsets file of a registry, parsed and merged. Both layouts may be used at once (a
+ * registry can move toolsets out of toolsets.yaml one at a time); one file alone is returned as
+ * `parseToolsetsFile` returns it, so the single-file layout behaves exactly as it always has.
+ */
+export function toolsetsSourceOf(files: readonly SourceFile[]): ParsedToolsets {
+  const byPath = new Map(files.filter((file) => file.content !== undefined).map((file) => [file.path, file.content!]));
+  const parts = toolsetsPaths(byPath.keys()).merged.map((path) => parseToolsetsFile(path, byPath.get(path)));
+  if (parts.length === 0) return parseToolsetsFile(TOOLSETS_FILE, undefined);
+  if (parts.length === 1 && parts[0]!.file === TOOLSETS_FILE) return parts[0]!;
+  const data: Record<string, unknown> = {};
+  for (const part of parts) {
+    if (!isRecord(part.data)) continue;
+    for (const [id, entry] of Object.entries(part.data)) if (!Object.hasOwn(data, id)) data[id] = entry;
+  }
+  // Past the single-file case, at least one part is in the folder.
+  const file = parts[0]!.file === TOOLSETS_FILE ? `${TOOLSETS_FILE} and ${TOOLSETS_FOLDER}/*.yaml` : `${TOOLSETS_FOLDER}/*.yaml`;
+  return { file, present: true, data, ranges: {}, problems: parts.flatMap((part) => part.problems), parts };
+}
+
+/** Toolset ids defined in more than one file: id -> the files (in merge order) that define it. */
+export function toolsetsDefinedTwice(parts: readonly ParsedToolsets[]): Map<string, ParsedToolsets[]> {
+  const definers = new Map<string, ParsedToolsets[]>();
+  for (const part of parts) {
+    if (!isRecord(part.data)) continue;
+    for (const id of Object.keys(part.data)) definers.set(id, [...(definers.get(id) ?? []), part]);
+  }
+  return new Map([...definers].filter(([, list]) => list.length > 1));
 }
 
 export function parseToolsetsFile(file: string, content: string | undefined): ParsedToolsets {

@@ -11,7 +11,7 @@ import { sha256Hex } from '../../compiler/canonical.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
-import { TOOLSETS_FILE, parseToolsetsFile, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
+import { toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, Toolsets } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
@@ -93,8 +93,8 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     compileRoot(root, { cache: !values['no-cache'] }),
   ]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
-  const baseToolsetsText = baseInput.files.find((file) => file.path === TOOLSETS_FILE)?.content;
-  const before = readableToolsets(parseToolsetsFile(TOOLSETS_FILE, baseToolsetsText));
+  const baseToolsets = toolsetsSourceOf(baseInput.files);
+  const before = readableToolsets(baseToolsets);
   const after = readableToolsets(lint.registry.toolsetsSource);
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
@@ -109,7 +109,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const routing: RoutingResult =
     lint.errorCount > 0
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
-      : compareRouting(createLintRegistry(baseParse.documents, parseToolsetsFile(TOOLSETS_FILE, baseToolsetsText), baseInput), lint.registry, values.against);
+      : compareRouting(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

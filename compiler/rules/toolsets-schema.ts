@@ -1,9 +1,11 @@
-// toolsets-schema: capabilities/toolsets.yaml exists, parses, and matches its JSON Schema
-// (compiler/schema/toolsets.schema.json): toolset -> {description, tools: {name: {action, description, states}}}.
+// toolsets-schema: the toolsets (capabilities/toolsets.yaml and/or capabilities/toolsets/*.yaml) exist,
+// each file parses and matches the JSON Schema (compiler/schema/toolsets.schema.json):
+// toolset -> {description, tools: {name: {action, description, states}}}, and no toolset is defined in two files.
 import { createAjv } from '../ajv.js';
 import { FILE_START } from '../positions.js';
+import { isToolsetsFile, MAX_TOOLSETS_FILES, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
-import { ruleDocsUrl, type Rule } from '../rule.js';
+import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
 import { schemaProblems } from '../schema-messages.js';
 import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
 
@@ -33,7 +35,7 @@ function brokenBy(path: string, data: unknown): Fact[] {
 export const toolsetsSchemaRule: Rule = {
   meta: {
     id: 'toolsets-schema',
-    description: 'toolsets.yaml exists, parses as YAML, and matches the toolsets JSON Schema.',
+    description: 'toolsets.yaml or toolsets/*.yaml exist, parse as YAML, match the toolsets JSON Schema, and define each toolset once.',
     defaultLevel: 'error',
     reads: 'git',
     docs: { url: ruleDocsUrl('toolsets-schema') },
@@ -42,28 +44,58 @@ export const toolsetsSchemaRule: Rule = {
       missing: '{{file}} is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',
       yaml: '{{message}}',
       schema: '{{message}}',
+      twice: 'toolset "{{toolset}}" is also defined in {{other}}; define each toolset in one file',
+      tooMany: 'more than {{limit}} toolsets files in capabilities/toolsets/; this one and the ones after it are not read: merge toolsets into fewer files',
     },
   },
   check({ registry, report }) {
     const source = registry.toolsetsSource;
-    const file = source.file;
     if (!source.present) {
-      if (!registry.refusedFiles.some((refused) => refused.path === file)) {
-        report({ file, range: FILE_START, messageId: 'missing', data: { file }, marks: [{ kind: 'toolsets-file' }] });
+      if (!registry.refusedFiles.some((refused) => isToolsetsFile(refused.path))) {
+        report({ file: source.file, range: FILE_START, messageId: 'missing', data: { file: source.file }, marks: [{ kind: 'toolsets-file' }] });
       }
       return;
     }
-    for (const problem of source.problems) {
-      report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks: [{ kind: 'toolsets-file' }] });
+    const overLimit = toolsetsPaths(registry.allPaths).overLimit[0];
+    if (overLimit !== undefined) {
+      report({ file: overLimit, range: FILE_START, messageId: 'tooMany', data: { limit: MAX_TOOLSETS_FILES }, marks: [{ kind: 'toolsets-file' }] });
     }
-    if (source.problems.length > 0) return;
-    const data = source.data ?? {};
-    if (!validateToolsets(data)) {
-      const problems = schemaProblems(validateToolsets.errors, source.ranges, FILE_START, (path) => {
-        const depth = path.split('/').length - 1;
-        return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
-      }, NAME_HINTS);
-      for (const problem of problems) report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: brokenBy(problem.path, data) });
+    const parts = source.parts ?? [source];
+    for (const part of parts) checkFile(part, report);
+    for (const [toolset, definers] of toolsetsDefinedTwice(parts)) {
+      // Reported at every definition, each pointing at the first other one, so that either file shows it.
+      for (const part of definers) {
+        const other = definers.find((candidate) => candidate !== part)!;
+        report({
+          file: part.file,
+          range: keyRange(part, toolset),
+          messageId: 'twice',
+          data: { toolset, other: other.file },
+          related: { file: other.file, range: keyRange(other, toolset), message: `toolset "${toolset}" also defined here` },
+          marks: [{ kind: 'toolset', id: toolset }],
+        });
+      }
     }
   },
 };
+
+function keyRange(part: ParsedToolsets, toolset: string): Report['range'] {
+  const range = part.ranges[`/${toolset.replace(/~/g, '~0').replace(/\//g, '~1')}`];
+  return range?.key ?? range?.value ?? FILE_START;
+}
+
+function checkFile(source: ParsedToolsets, report: (entry: Report) => void): void {
+  const file = source.file;
+  for (const problem of source.problems) {
+    report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks: [{ kind: 'toolsets-file' }] });
+  }
+  if (source.problems.length > 0) return;
+  const data = source.data ?? {};
+  if (!validateToolsets(data)) {
+    const problems = schemaProblems(validateToolsets.errors, source.ranges, FILE_START, (path) => {
+      const depth = path.split('/').length - 1;
+      return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
+    }, NAME_HINTS);
+    for (const problem of problems) report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: brokenBy(problem.path, data) });
+  }
+}

@@ -1,0 +1,126 @@
+// Toolsets split over capabilities/toolsets/*.yaml (alone or next to capabilities/toolsets.yaml):
+// the manifest is byte-identical to the same toolsets in one file, a toolset defined in two files is
+// an error at both places, each file is checked (positions in that file) and bounded like any other.
+// Through the real executable.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MAX_TOOLSETS_FILES } from '../compiler/toolsets.js';
+import type { Diagnostic } from '../compiler/types.js';
+import { runBin, tempDir, writeFiles } from './cli/helpers.js';
+import { ARCHIVE, NOTES, REPORTS, REPORTS_FILE, TOOLSETS } from './gate/fixture.js';
+
+const WORK_LOGS = TOOLSETS.slice(0, TOOLSETS.indexOf('billing:'));
+const BILLING = TOOLSETS.slice(TOOLSETS.indexOf('billing:'), TOOLSETS.indexOf('calendar:'));
+const CALENDAR = TOOLSETS.slice(TOOLSETS.indexOf('calendar:'));
+
+/** The gate fixture's clean registry with the toolsets files given instead of toolsets.yaml. */
+function registry(toolsets: Record<string, string>): string {
+  const root = tempDir('capreg-toolsets-split-');
+  writeFiles(root, {
+    [REPORTS_FILE]: REPORTS,
+    'capabilities/notes/PROTOCOL.md': NOTES,
+    'capabilities/archive/PROTOCOL.md': ARCHIVE,
+    'capabilities/archive/references/sources.md': 'Where the archive comes from.\n',
+    ...toolsets,
+  });
+  return root;
+}
+
+function build(root: string): { manifest: string; stderr: string } {
+  const result = runBin(['build', '--no-cache'], { cwd: root });
+  expect(result.stderr).toMatch(/^capreg build: wrote /);
+  expect(result.code).toBe(0);
+  return { manifest: fs.readFileSync(path.join(root, 'dist/manifest.json'), 'utf8'), stderr: result.stderr };
+}
+
+function lint(root: string): { code: number; lines: string[]; stderr: string } {
+  const result = runBin(['lint', '--no-cache', '--format', 'json'], { cwd: root });
+  const report = JSON.parse(result.stdout) as { diagnostics: Diagnostic[] };
+  const lines = report.diagnostics.map((d) => {
+    const related = d.related ? ` (related ${d.related.file}:${d.related.line}:${d.related.column})` : '';
+    return `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}${related}`;
+  });
+  return { code: result.code, lines, stderr: result.stderr };
+}
+
+describe('split toolsets: capreg build', () => {
+  it('writes the same manifest, byte for byte, from one file, from the folder, and from both layouts at once', () => {
+    const single = build(registry({ 'capabilities/toolsets.yaml': TOOLSETS })).manifest;
+    const split = build(registry({ 'capabilities/toolsets/a-work.yaml': WORK_LOGS, 'capabilities/toolsets/b-money.yaml': BILLING + CALENDAR })).manifest;
+    const both = build(registry({ 'capabilities/toolsets.yaml': WORK_LOGS, 'capabilities/toolsets/more.yaml': BILLING, 'capabilities/toolsets/z.yaml': CALENDAR })).manifest;
+    expect((JSON.parse(single) as { toolsets: object }).toolsets).toHaveProperty('calendar');
+    expect(split).toBe(single);
+    expect(both).toBe(single);
+  });
+
+  it('merges in path order (toolsets.yaml first, then the folder by name), as one file in that order would be', () => {
+    const reordered = build(registry({ 'capabilities/toolsets.yaml': CALENDAR + BILLING + WORK_LOGS })).manifest;
+    const split = build(registry({ 'capabilities/toolsets/1.yaml': CALENDAR, 'capabilities/toolsets/2.yaml': BILLING, 'capabilities/toolsets/3.yaml': WORK_LOGS })).manifest;
+    expect(split).toBe(reordered);
+  });
+});
+
+describe('split toolsets: capreg lint', () => {
+  it('reports a toolset defined in two files at both definitions, each pointing at the other, and builds nothing', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': TOOLSETS, 'capabilities/toolsets/b.yaml': `# moved here\n${BILLING}` });
+    expect(lint(root)).toEqual({
+      code: 1,
+      stderr: '',
+      lines: [
+        'capabilities/toolsets/a.yaml:7:1 toolsets-schema toolset "billing" is also defined in capabilities/toolsets/b.yaml; define each toolset in one file (related capabilities/toolsets/b.yaml:2:1)',
+        'capabilities/toolsets/b.yaml:2:1 toolsets-schema toolset "billing" is also defined in capabilities/toolsets/a.yaml; define each toolset in one file (related capabilities/toolsets/a.yaml:7:1)',
+      ],
+    });
+    const result = runBin(['build', '--no-cache'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(fs.existsSync(path.join(root, 'dist/manifest.json'))).toBe(false);
+  });
+
+  it('reports a duplicate between toolsets.yaml and the folder the same way', () => {
+    const root = registry({ 'capabilities/toolsets.yaml': TOOLSETS, 'capabilities/toolsets/extra.yaml': CALENDAR });
+    expect(lint(root).lines).toEqual([
+      'capabilities/toolsets.yaml:11:1 toolsets-schema toolset "calendar" is also defined in capabilities/toolsets/extra.yaml; define each toolset in one file (related capabilities/toolsets/extra.yaml:1:1)',
+      'capabilities/toolsets/extra.yaml:1:1 toolsets-schema toolset "calendar" is also defined in capabilities/toolsets.yaml; define each toolset in one file (related capabilities/toolsets.yaml:11:1)',
+    ]);
+  });
+
+  it('checks every file against the schema, with positions in that file', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': WORK_LOGS, 'capabilities/toolsets/b.yaml': BILLING + CALENDAR.replace('description', 'descripton') });
+    const { code, lines } = lint(root);
+    expect(code).toBe(1);
+    expect(lines.filter((line) => line.includes('toolsets-schema'))).toEqual([expect.stringMatching(/^capabilities\/toolsets\/b\.yaml:6:\d+ toolsets-schema .*descripton/)]);
+  });
+
+  it('says which toolsets are known in the split layout when a capability names an unknown one', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': WORK_LOGS + BILLING + CALENDAR.replace('calendar:', 'calendars:') });
+    expect(lint(root).lines).toContainEqual(expect.stringContaining('toolset "calendar" in `optionalToolsets` is not defined in capabilities/toolsets/*.yaml'));
+  });
+
+  it('refuses a toolsets file over limits.maxFileBytes (registry-files) without also calling the toolsets missing', () => {
+    const root = registry({
+      'capreg.config.yaml': 'limits:\n  maxFileBytes: 4096\n',
+      'capabilities/toolsets/big.yaml': `${TOOLSETS}# ${'x'.repeat(5000)}\n`,
+    });
+    const { code, lines } = lint(root);
+    expect(code).toBe(1);
+    expect(lines).toContainEqual(expect.stringMatching(/^capabilities\/toolsets\/big\.yaml:1:1 registry-files file is 5\.\d KiB, over the 4\.0 KiB limit/));
+    expect(lines.filter((line) => line.includes('is missing'))).toEqual([]);
+  });
+
+  it(`refuses more than ${MAX_TOOLSETS_FILES} files in capabilities/toolsets/, naming the first one not read`, () => {
+    const files: Record<string, string> = { 'capabilities/toolsets/0000.yaml': TOOLSETS };
+    for (let i = 1; i <= MAX_TOOLSETS_FILES; i += 1) files[`capabilities/toolsets/${String(i).padStart(4, '0')}.yaml`] = '{}\n';
+    const { code, lines } = lint(registry(files));
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      `capabilities/toolsets/${String(MAX_TOOLSETS_FILES)}.yaml:1:1 toolsets-schema more than ${MAX_TOOLSETS_FILES} toolsets files in capabilities/toolsets/; this one and the ones after it are not read: merge toolsets into fewer files`,
+    ]);
+  });
+
+  it('treats a registry with neither layout as missing its toolsets', () => {
+    const { code, lines } = lint(registry({}));
+    expect(code).toBe(1);
+    expect(lines).toContainEqual(expect.stringContaining('capabilities/toolsets.yaml:1:1 toolsets-schema capabilities/toolsets.yaml is missing'));
+  });
+});
