@@ -5,7 +5,8 @@
 // capability and no longer does fails the gate (`routing-moved`). Pure: two lint registries in.
 import { canonicalJson } from '../canonical.js';
 import type { EvalKind } from '../evals/file.js';
-import { registryEvals, registryIndex, runRequests } from '../evals/run.js';
+import { registryEvals, registryIndex } from '../evals/run.js';
+import type { CapabilityIndex } from '../search/ranker.js';
 import { formatMessage, type LintRegistry } from '../rule.js';
 import type { Diagnostic } from '../types.js';
 import { GATE_MESSAGES, GATE_RULES } from './compare.js';
@@ -65,31 +66,31 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
   const baseOnly = registryEvals(base)
     .map(({ owner, evals }) => ({ owner, evals: { ...evals, requests: evals.requests.filter((each) => !known.has(key(owner.id, each.kind, each.request))) } }))
     .filter(({ evals }) => evals.requests.length > 0);
-  const suites = [...headSuites, ...baseOnly];
-  const before = runRequests(registryIndex(base), suites);
-  const after = runRequests(registryIndex(head), suites);
+  const [baseIndex, headIndex] = [registryIndex(base), registryIndex(head)];
+  // Only the first answer is compared, so each side asks for one hit (a third less work than the
+  // full ranking `capreg eval` needs to find a capability's rank).
+  const first = (index: CapabilityIndex, query: string): string | null => index.search({ query, limit: 1 })[0]?.id ?? null;
 
+  let requests = 0;
   const moved: MovedRequest[] = [];
   const diagnostics: Diagnostic[] = [];
-  after.forEach((now, index) => {
-    const was = before[index];
-    if (was === undefined) return;
-    const [first, next] = [was.ranking[0] ?? null, now.ranking[0] ?? null];
-    if (first === next) return;
-    const lost = now.kind === 'shouldMatch' && first === now.capabilityId;
-    moved.push({ capabilityId: now.capabilityId, kind: now.kind, request: now.request, file: now.file, line: now.line, column: now.column, before: first, after: next, lost });
-    if (!lost) return;
-    diagnostics.push({
-      file: now.file,
-      line: now.line,
-      column: now.column,
-      endLine: now.line,
-      endColumn: now.column + 1,
-      severity: 'error',
-      ruleId: GATE_RULES.routingMoved,
-      message: formatMessage(GATE_MESSAGES.routingMoved, { request: now.request, id: now.capabilityId, against, now: next === null ? 'nothing' : `\`${next}\`` }),
-      capabilityId: now.capabilityId,
-    });
-  });
-  return { status: 'compared', requests: after.length, moved, diagnostics };
+  for (const { owner, evals } of [...headSuites, ...baseOnly]) {
+    for (const { kind, request, range } of evals.requests) {
+      requests += 1;
+      const [was, now] = [first(baseIndex, request), first(headIndex, request)];
+      if (was === now) continue;
+      const lost = kind === 'shouldMatch' && was === owner.id;
+      moved.push({ capabilityId: owner.id, kind, request, file: evals.file, line: range.line, column: range.column, before: was, after: now, lost });
+      if (!lost) continue;
+      diagnostics.push({
+        file: evals.file,
+        ...range,
+        severity: 'error',
+        ruleId: GATE_RULES.routingMoved,
+        message: formatMessage(GATE_MESSAGES.routingMoved, { request, id: owner.id, against, now: now === null ? 'nothing' : `\`${now}\`` }),
+        capabilityId: owner.id,
+      });
+    }
+  }
+  return { status: 'compared', requests, moved, diagnostics };
 }

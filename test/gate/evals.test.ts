@@ -124,7 +124,7 @@ describe.concurrent('capreg check: routing', () => {
         line: 5,
         column: 5,
         endLine: 5,
-        endColumn: 6,
+        endColumn: 27,
         severity: 'error',
         ruleId: 'routing-moved',
         capabilityId: 'reports',

@@ -1,4 +1,7 @@
+import { describe, expect, it } from 'vitest';
 import { triggerCollision } from '../../compiler/rules/trigger-collision.js';
+import type { ManifestCapability } from '../../compiler/types.js';
+import { USER_CAPABILITY_FILE, compileUserCapability } from '../../compiler/user/compile-user.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
 
@@ -44,4 +47,37 @@ ruleTable(triggerCollision, {
       ],
     },
   ],
+});
+
+// The rule reads the catalog only (meta.reads), so it also runs on a user capability compiled
+// against the manifest: the user's trigger is the one reported, never the platform's.
+describe('trigger-collision on a user capability', () => {
+  const platform: ManifestCapability = {
+    id: 'work-reporting',
+    name: 'Work reporting',
+    description: 'Writes reports from the work log.',
+    whenToUse: ['write my weekly reports'],
+    requiredToolsets: [],
+    optionalToolsets: [],
+    protocolVersion: '1.0.0',
+    protocolUpdated: '2026-11-29',
+    digest: `sha256:${'0'.repeat(64)}`,
+    references: [],
+    protocol: 'Never invent figures.\n',
+  };
+  const user = (trigger: string): string =>
+    `---\nname: My reports\ndescription: My weekly report routine.\nwhenToUse:\n  - ${JSON.stringify(trigger)}\nuses: [work-reporting]\n---\nLoad [reports](capability:work-reporting). Never send a report unread.\n`;
+
+  it('warns at the user trigger, naming the platform capability', () => {
+    const result = compileUserCapability(user('Weekly report: write the'), { capabilities: [platform], toolsets: {} });
+    expect(result.diagnostics.filter((d) => d.ruleId === 'trigger-collision')).toEqual([
+      expect.objectContaining({ file: USER_CAPABILITY_FILE, line: 5, column: 5, severity: 'warning' }),
+    ]);
+    expect(result.diagnostics.find((d) => d.ruleId === 'trigger-collision')?.message).toContain('"write my weekly reports" of capability "work-reporting"');
+  });
+
+  it('says nothing for a trigger with other words', () => {
+    const result = compileUserCapability(user('write my daily summary'), { capabilities: [platform], toolsets: {} });
+    expect(result.diagnostics.filter((d) => d.ruleId === 'trigger-collision')).toEqual([]);
+  });
 });
