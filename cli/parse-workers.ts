@@ -76,7 +76,7 @@ export function startParseWorker(): void {
 /** One document serialized into a transferable buffer of its own. */
 export function serializeDocument(document: CapabilityDocument): ArrayBuffer {
   const bytes = serialize(document);
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
 /** How many parse workers to start for `fileCount` files. */

@@ -103,7 +103,7 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
         const hint = suggestion(id, ruleTable.keys()) || `; the rules are ${[...ruleTable.keys()].join(', ')}`;
         throw new ConfigError(file, at(path, 'key'), `unknown rule "${id}"${hint}`);
       }
-      const [level, options] = Array.isArray(value) ? [value[0], value[1]] : [value, undefined];
+      const [level, options] = Array.isArray(value) ? [value[0] as unknown, value[1] as unknown] : [value, undefined];
       if (Array.isArray(value) && (value.length < 1 || value.length > 2)) {
         throw new ConfigError(file, at(path), `rule "${id}" takes a level or [level, options]`);
       }

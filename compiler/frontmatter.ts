@@ -28,5 +28,5 @@ export function wellTypedFrontmatter(data: Record<string, unknown> | undefined):
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) fm[field] = value;
   }
   if (Array.isArray(data.constraints)) fm.constraints = data.constraints;
-  return fm as Partial<CapabilityFrontmatter>;
+  return fm;
 }

@@ -168,7 +168,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
   const refused = refusal(text);
   if (refused === undefined) {
     try {
-      tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text) as Root;
+      tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text);
       collected = collect(tree, text);
     } catch (error) {
       // Deep nesting below the pre-check can still overflow the recursion of the Markdown tools.
@@ -177,7 +177,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
   }
   if (tree === undefined || collected === undefined) {
     // Keep the frontmatter (short, parsed on its own) and report the body instead of crashing the run.
-    tree = markdownParser.parse(frontmatterBlock(text)) as Root;
+    tree = markdownParser.parse(frontmatterBlock(text));
     collected = { blocks: [], links: [], code: [], toolsTables: [], bodyProblems: [] };
     const bodyLine = (tree.children[0]?.type === 'yaml' ? (tree.children[0].position?.end.line ?? 0) : 0) + 1;
     const { line, message } = refused ?? {

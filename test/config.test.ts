@@ -103,7 +103,7 @@ describe('parseConfig: valid settings', () => {
     const withSchema = rules.find((rule) => rule.meta.optionsSchema !== undefined);
     expect(withSchema).toBeDefined();
     const config = parseConfig(`rules:\n  ${withSchema!.meta.id}: [warn, {}]\n`);
-    expect(config.rules.get(withSchema!.meta.id)).toEqual({ level: 'warn', options: withSchema!.meta.defaultOptions });
+    expect(config.rules.get(withSchema!.meta.id)).toEqual({ level: 'warn', options: withSchema!.meta.defaultOptions as unknown });
   });
 });
 
@@ -262,7 +262,7 @@ describe('parseConfig: errors name the file, line and column and say what is exp
 
   it('uses the options schema of the rule it is given, not another rule of the same id', () => {
     const other: Rule<{ size: number }> = {
-      meta: { ...withOptions.meta, optionsSchema: { type: 'object', properties: { size: { type: 'integer' } } }, defaultOptions: { size: 1 } } as never,
+      meta: { ...withOptions.meta, optionsSchema: { type: 'object', properties: { size: { type: 'integer' } } }, defaultOptions: { size: 1 } },
       check() {},
     };
     parse('rules:\n  fake-budget: [warn, { limit: 3 }]\n');

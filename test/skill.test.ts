@@ -48,7 +48,7 @@ describe('renderClientSkill', () => {
     const skill = renderClientSkill({ toolPrefix: '' });
     // catalogVersion arrives only with a listing, so it cannot be what prompts the next one.
     expect(skill).not.toMatch(/When `catalogVersion` differs[^.]*list again/);
-    expect(skill).toMatch(/List again at the start of each new task, and when a\n  protocol you were shown no longer loads/);
+    expect(skill).toMatch(/List again at the start of each new task, and when a\n {2}protocol you were shown no longer loads/);
   });
 
   it('says what to do when a protocol names a tool the agent lacks', () => {

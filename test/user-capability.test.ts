@@ -103,7 +103,7 @@ describe('compileUserCapability', () => {
 
   it('refuses markdown over the size limit without parsing it', () => {
     const result = compileUserCapability('x'.repeat(2000), catalog, { maxBytes: 1000 });
-    expect(result).toEqual({ ok: false, diagnostics: [expect.objectContaining({ ruleId: 'user-frontmatter', message: expect.stringContaining('2000 bytes, over the 1000-byte limit') })] });
+    expect(result).toEqual({ ok: false, diagnostics: [expect.objectContaining({ ruleId: 'user-frontmatter', message: expect.stringContaining('2000 bytes, over the 1000-byte limit') as unknown })] });
   });
 
   it('refuses markdown without frontmatter with a positioned diagnostic', () => {

@@ -41,7 +41,7 @@ describe('capreg build: the build cache', () => {
     const json = await run(['build', '--format', 'json'], { cwd: root });
     expect(JSON.parse(json.stdout)).toMatchObject({ errorCount: 0 });
     expect(json.stderr).toMatch(UP_TO_DATE);
-    const warnings = JSON.parse(json.stdout).warningCount as number;
+    const warnings = (JSON.parse(json.stdout) as { warningCount: number }).warningCount;
     if (warnings > 0) {
       const strict = await run(['build', '--max-warnings', '0'], { cwd: root });
       expect(strict.code).toBe(1);
@@ -88,7 +88,7 @@ describe('capreg build: the build cache', () => {
     expect((await run(['build', '--tool-prefix', 'yi_'], { cwd: root })).stderr).toMatch(WROTE);
     expect((await run(['build', '--tool-prefix', 'yi_'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
     expect((await run(['build'], { cwd: root, env: { SOURCE_DATE_EPOCH: '1700000000' } })).stderr).toMatch(WROTE);
-    expect(JSON.parse(manifest(root)).builtAt).toBe('2023-11-14T22:13:20.000Z');
+    expect((JSON.parse(manifest(root)) as { builtAt: string }).builtAt).toBe('2023-11-14T22:13:20.000Z');
     expect((await run(['build', '--out', 'other'], { cwd: root })).stderr).toMatch(/wrote other\/manifest\.json/);
   });
 
@@ -120,7 +120,7 @@ describe('capreg build: the build cache', () => {
     expect((await run(['build'], { cwd: root })).stderr).toMatch(UP_TO_DATE);
     git(root, 'commit', '-q', '--allow-empty', '-m', 'two');
     expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
-    const source = JSON.parse(manifest(root)).source as { commit: string };
+    const source = (JSON.parse(manifest(root)) as { source: { commit: string } }).source;
     expect(source.commit).toMatch(/^[0-9a-f]{40}$/);
   });
 

@@ -103,7 +103,7 @@ describe('capreg build: the manifest', () => {
       fs.writeFileSync(target, `\uFEFF${fs.readFileSync(target, 'utf8').replace(/\n/g, '\r\n')}`);
     }
     await run(['build'], { cwd: crlf });
-    expect(readManifest(crlf).revision).toBe(JSON.parse(lf).revision);
+    expect(readManifest(crlf).revision).toBe((JSON.parse(lf) as Manifest).revision);
   });
 
   it('changes revision, integrity and the digest of the changed capability only when a protocol changes', async () => {

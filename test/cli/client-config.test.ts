@@ -94,7 +94,7 @@ describe('paths and the printed client configuration', () => {
       expect(listed.capabilities.map((entry) => entry.id).sort()).toEqual(['personal-automation', 'test-driven-development', 'work-reporting']);
       const saved = await client.callTool({ name: 'save_user_capability', arguments: { markdown: USER_CAPABILITY } });
       expect(saved.isError ?? false).toBe(false);
-      expect(saved.structuredContent).toMatchObject({ success: true, capabilityId: expect.stringMatching(/^user:/) });
+      expect(saved.structuredContent).toMatchObject({ success: true, capabilityId: expect.stringMatching(/^user:/) as unknown });
     } finally {
       await client.close();
     }

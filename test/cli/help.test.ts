@@ -11,7 +11,7 @@ import { REPO_ROOT, run, runBin, tempDir, tempRegistry } from './helpers.js';
 const NAMES = Object.keys(COMMANDS) as CommandName[];
 
 function flagsOf(name: CommandName): [string, FlagSpec][] {
-  return Object.entries(COMMANDS[name].flags);
+  return Object.entries<FlagSpec>(COMMANDS[name].flags);
 }
 
 describe('--help', () => {

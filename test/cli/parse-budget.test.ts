@@ -12,6 +12,7 @@ import { refuseOverBudget } from '../../cli/compile-root.js';
 import { compileRegistry, protocolFiles } from '../../compiler/compile.js';
 import { parseConfig } from '../../compiler/config.js';
 import { parseCapability } from '../../compiler/parse.js';
+import type { CapabilityDocument } from '../../compiler/types.js';
 import { commitAll, git, initRepository } from '../gate/fixture.js';
 import { REPO_ROOT, cleanProtocol, runBin, tempRegistry, writeFiles, type JsonReport } from './helpers.js';
 
@@ -176,7 +177,7 @@ describe('parse workers in-process: the budget', () => {
     const { parseAndSerialize } = await compiledWorkers();
     const { documents, serialized } = await parseAndSerialize(files, { maxParseMs: 800, threads: 2 });
     expect(documents).toEqual(expected);
-    expect(serialized.map((bytes) => (bytes ? deserialize(bytes) : undefined))).toEqual(expected);
+    expect(serialized.map((bytes) => (bytes ? (deserialize(bytes) as CapabilityDocument) : undefined))).toEqual(expected);
   });
 
   it('a file over the budget is one registry-files error at 1:1 and no other rule sees it', () => {

@@ -3,7 +3,7 @@
 // own (version-bump, version-date, capability-removed); the fixture lints clean (fixture-sanity).
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
 import type { Diagnostic } from '../../compiler/types.js';
 import { ARCHIVE, commitAll, copyRepository, createBaseRepository, edit, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';

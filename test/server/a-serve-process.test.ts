@@ -188,7 +188,7 @@ describe('capreg serve --http as a process', () => {
       expect(await served.exit).toBe(0);
       const lines = served.stderr().trimEnd().split('\n');
       expect(JSON.parse(lines.at(-1) ?? '')).toMatchObject({ level: 'info', msg: 'shutting down' });
-      expect(served.stderr()).not.toMatch(/Error|    at /);
+      expect(served.stderr()).not.toMatch(/Error| {4}at /);
       expect(served.stdout()).toBe('');
     });
   }
@@ -260,7 +260,7 @@ describe('capreg serve --http as a process', () => {
       expect(await served.exit).toBe(2);
       const lines = served.stderr().trimEnd().split('\n');
       expect(lines.at(-1)).toBe(`capreg serve: port ${port} on 127.0.0.1 is already in use (pick another with --port, or --port 0 for a free one)`);
-      expect(served.stderr()).not.toMatch(/    at /);
+      expect(served.stderr()).not.toMatch(/ {4}at /);
     } finally {
       await new Promise<void>((resolve) => busy.close(() => resolve()));
     }

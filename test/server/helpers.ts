@@ -60,7 +60,7 @@ export function makeManifest(specs: CapabilitySpec[], options: { marker?: string
     toolsets,
     capabilities,
   };
-  return { ...body, integrity: manifestIntegrity(body as Manifest) };
+  return { ...body, integrity: manifestIntegrity(body) };
 }
 
 export const STANDARD_CAPABILITIES: CapabilitySpec[] = [
@@ -122,7 +122,7 @@ export function structured(result: unknown): Record<string, unknown> {
   if (JSON.stringify(JSON.parse(text.text)) !== JSON.stringify(call.structuredContent)) {
     throw new Error('text block and structuredContent differ');
   }
-  return call.structuredContent as Record<string, unknown>;
+  return call.structuredContent;
 }
 
 /** A client talking to an in-process server over linked in-memory transports. */

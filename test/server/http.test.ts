@@ -87,7 +87,7 @@ describe('authentication', () => {
   });
 
   const badTokens: { label: string; token: () => Promise<string> }[] = [
-    { label: 'an unknown API key', token: async () => 'not-a-key' },
+    { label: 'an unknown API key', token: () => Promise.resolve('not-a-key') },
     { label: 'a JWT for another audience', token: () => jwt({ sub: 'eve', scope: 'reports:read' }, { expiresIn: '5m', audience: 'someone-else' }) },
     { label: 'a JWT from another issuer', token: () => jwt({ sub: 'eve', scope: 'reports:read' }, { expiresIn: '5m', issuer: 'https://evil.test' }) },
     { label: 'an expired JWT', token: () => jwt({ sub: 'eve', scope: 'reports:read' }, { expiresIn: Math.floor(Date.now() / 1000) - 600 }) },
@@ -97,10 +97,10 @@ describe('authentication', () => {
     { label: 'a JWT without sub', token: () => jwt({ scope: 'reports:read' }, { expiresIn: '5m' }) },
     {
       label: 'an unsigned JWT (alg none)',
-      token: async () => {
+      token: () => {
         const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
         const exp = Math.floor(Date.now() / 1000) + 300;
-        return `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ sub: 'eve', iss: ISSUER, aud: AUDIENCE, exp, scope: 'reports:read' })}.`;
+        return Promise.resolve(`${encode({ alg: 'none', typ: 'JWT' })}.${encode({ sub: 'eve', iss: ISSUER, aud: AUDIENCE, exp, scope: 'reports:read' })}.`);
       },
     },
     {

@@ -63,7 +63,7 @@ export interface Session {
   json(tool: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The text block, byte for byte. */
   text(tool: string, args?: Record<string, unknown>): Promise<string>;
-  close(): Promise<void>;
+  close(this: void): Promise<void>;
 }
 
 export interface Harness {

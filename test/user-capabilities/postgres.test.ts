@@ -20,14 +20,16 @@ if (!url) {
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   afterAll(() => admin.end());
 
-  async function postgresBackend(): Promise<UserStoreBackend> {
+  function postgresBackend(): Promise<UserStoreBackend> {
     const schema = `capreg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
     const opened: UserCapabilityStore[] = [];
-    return {
-      async open(options = {}) {
-        const store = new PostgresUserStore(databaseUrl, { ...options, schema });
-        opened.push(store);
-        return store;
+    return Promise.resolve({
+      open(options = {}) {
+        return Promise.resolve().then(() => {
+          const store = new PostgresUserStore(databaseUrl, { ...options, schema });
+          opened.push(store);
+          return store;
+        });
       },
       async openUnreachable(log) {
         const store = await openUserStore(`postgres://capreg:Sup3r-s3cret@127.0.0.1:${await closedPort()}/capreg`, { root: '.', log });
@@ -38,7 +40,7 @@ if (!url) {
         await Promise.all(opened.map((store) => store.close()));
         await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       },
-    };
+    });
   }
 
   describeUserCapabilities('PostgreSQL', postgresBackend);

@@ -40,7 +40,7 @@ describe('duplicate-content on user capabilities', () => {
         severity: 'warning',
         line: 10,
         column: 1,
-        message: expect.stringContaining('is copied from capability "work-reporting" (capabilities/work-reporting/PROTOCOL.md:'),
+        message: expect.stringContaining('is copied from capability "work-reporting" (capabilities/work-reporting/PROTOCOL.md:') as unknown,
       }),
     ]);
   });
@@ -94,7 +94,7 @@ describe("the registry's capreg.config.yaml applies to user capabilities", () =>
     const manifest = registryManifest();
     for (const rules of [{ ...manifest.rules, 'no-such-rule': { level: 'error', options: {} } }, { ...manifest.rules, 'duplicate-content': { level: 'warn', options: { minLength: 'long' } } }]) {
       const { integrity: _old, ...rest } = { ...manifest, rules } as Manifest;
-      const tampered = { ...rest, integrity: manifestIntegrity(rest) } as Manifest;
+      const tampered = { ...rest, integrity: manifestIntegrity(rest) };
       const parsed = parseManifest(serializeManifest(tampered));
       expect(parsed.ok).toBe(false);
       if (!parsed.ok) expect(parsed.error).toMatch(/manifest sets (rule "no-such-rule"|invalid options for rule "duplicate-content")/);

@@ -13,15 +13,17 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'capreg-user-caps-sqlite-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let counter = 0;
 
-async function sqliteBackend(): Promise<UserStoreBackend> {
+function sqliteBackend(): Promise<UserStoreBackend> {
   counter += 1;
   const file = path.join(scratch, `run-${counter}`, 'user-capabilities.db');
   const opened: UserCapabilityStore[] = [];
-  return {
-    async open(options = {}) {
-      const store = new SqliteUserStore(file, options);
-      opened.push(store);
-      return store;
+  return Promise.resolve({
+    open(options = {}) {
+      return Promise.resolve().then(() => {
+        const store = new SqliteUserStore(file, options);
+        opened.push(store);
+        return store;
+      });
     },
     async openUnreachable(log) {
       // The parent "folder" is a file: the database can never be created.
@@ -34,7 +36,7 @@ async function sqliteBackend(): Promise<UserStoreBackend> {
     async dispose() {
       await Promise.all(opened.map((store) => store.close()));
     },
-  };
+  });
 }
 
 describeUserCapabilities('SQLite', sqliteBackend);

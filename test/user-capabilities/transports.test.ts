@@ -64,7 +64,7 @@ describe('user-defined capabilities over Streamable HTTP', () => {
     expect(await names(carol)).toEqual(['find_capabilities', 'get_capability_protocol', 'get_current_user', 'list_capabilities']);
 
     const saved = await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST });
-    expect(saved).toMatchObject({ success: true, capabilityId: expect.stringMatching(/^user:/) });
+    expect(saved).toMatchObject({ success: true, capabilityId: expect.stringMatching(/^user:/) as unknown });
     const capabilityId = saved['capabilityId'] as string;
     expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id)).toEqual([capabilityId]);
     expect(await alice.json('get_capability_protocol', { capabilityId })).toMatchObject({
