@@ -151,7 +151,7 @@ async function listTree(git: SimpleGit, commit: string, prefix: string): Promise
 /** Read blobs with one `git cat-file --batch` process; the result maps each oid to its bytes. */
 export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(oids)];
-  if (unique.length === 0) return Promise.resolve(new Map());
+  if (unique.length === 0) return Promise.resolve(new Map<string, Buffer>());
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
@@ -169,7 +169,7 @@ export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<str
       try {
         resolve(parseBatch(Buffer.concat(chunks)));
       } catch (error) {
-        reject(error);
+        reject(error instanceof Error ? error : new GitRegistryError('git-failed', String(error)));
       }
     });
     child.stdin.on('error', () => {
