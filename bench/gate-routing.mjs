@@ -51,7 +51,12 @@ const root = await mkdtemp(path.join(os.tmpdir(), 'capreg-routing-bench-'));
 try {
   const { ids } = await generateRegistry(root, { count });
   git(root, 'init', '-q', '-b', 'main');
-  for (const [key, value] of [['user.name', 'Bench'], ['user.email', 'bench@example.com'], ['commit.gpgsign', 'false']]) git(root, 'config', key, value);
+  for (const [key, value] of [
+    ['user.name', 'Bench'],
+    ['user.email', 'bench@example.com'],
+    ['commit.gpgsign', 'false'],
+  ])
+    git(root, 'config', key, value);
   await writeFile(path.join(root, '.gitignore'), '.capreg/\ndist/\n');
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'base registry');
@@ -62,7 +67,9 @@ try {
   const original = await readFile(file, 'utf8');
   const bump = (text, level) =>
     text
-      .replace(/protocol_version: (\d+)\.(\d+)\.(\d+)/, (_, a, b, c) => (level === 'minor' ? `protocol_version: ${a}.${Number(b) + 1}.0` : `protocol_version: ${a}.${b}.${Number(c) + 1}`))
+      .replace(/protocol_version: (\d+)\.(\d+)\.(\d+)/, (_, a, b, c) =>
+        level === 'minor' ? `protocol_version: ${a}.${Number(b) + 1}.0` : `protocol_version: ${a}.${b}.${Number(c) + 1}`,
+      )
       .replace(/protocol_updated: .*/, 'protocol_updated: 2026-12-31');
   const variants = {
     wording: bump(original.replace('Keep replies short', 'Keep every reply short'), 'patch'),
@@ -85,11 +92,15 @@ try {
     }
   }
   const base = median(times.wording);
-  console.log(`capreg check --against base, ${count} capabilities with evals (${4 * count} requests), node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`);
+  console.log(
+    `capreg check --against base, ${count} capabilities with evals (${4 * count} requests), node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`,
+  );
   console.log(`| change | median wall ms (rounds) | vs wording |`);
   console.log(`| --- | --- | --- |`);
   for (const name of ['wording', 'trigger']) {
-    console.log(`| ${name} | ${median(times[name]).toFixed(0)} (${times[name].map((t) => t.toFixed(0)).join(', ')}) | ${(median(times[name]) / base).toFixed(2)}× |`);
+    console.log(
+      `| ${name} | ${median(times[name]).toFixed(0)} (${times[name].map((t) => t.toFixed(0)).join(', ')}) | ${(median(times[name]) / base).toFixed(2)}× |`,
+    );
   }
 } finally {
   await rm(root, { recursive: true, force: true });

@@ -11,7 +11,6 @@ import { formatMessage, type LintRegistry } from '../rule.js';
 import type { Diagnostic } from '../types.js';
 import { GATE_MESSAGES, GATE_RULES } from './compare.js';
 
-
 /** `compared`: the evals ran on both sides; `unchanged`: nothing search ranks on changed (skipped); `lint-errors`: the new tree's catalog is unknown (skipped). */
 export type RoutingStatus = 'compared' | 'unchanged' | 'lint-errors';
 

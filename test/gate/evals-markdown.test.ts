@@ -9,12 +9,30 @@ function report(routing: RoutingSummary): GateReport {
     diagnostics: [],
     errorCount: 0,
     warningCount: 0,
-    gate: { against: 'origin/main', baseCommit: '0123456789abcdef0123456789abcdef01234567', passed: true, changes: [], lint: { errorCount: 0, warningCount: 0 }, routing },
+    gate: {
+      against: 'origin/main',
+      baseCommit: '0123456789abcdef0123456789abcdef01234567',
+      passed: true,
+      changes: [],
+      lint: { errorCount: 0, warningCount: 0 },
+      routing,
+    },
   };
 }
 
 function moved(index: number, overrides: Partial<MovedRequest> = {}): MovedRequest {
-  return { capabilityId: 'notes', kind: 'shouldMatch', request: `note ${index}`, file: 'capabilities/notes/evals.yaml', line: index + 2, column: 5, before: 'archive', after: 'reports', lost: false, ...overrides };
+  return {
+    capabilityId: 'notes',
+    kind: 'shouldMatch',
+    request: `note ${index}`,
+    file: 'capabilities/notes/evals.yaml',
+    line: index + 2,
+    column: 5,
+    before: 'archive',
+    after: 'reports',
+    lost: false,
+    ...overrides,
+  };
 }
 
 describe('markdown summary: routing', () => {

@@ -116,7 +116,17 @@ describe.concurrent('capreg check: routing', () => {
     expect(result.json.gate.passed).toBe(false);
     expect(result.json.gate.routing.status).toBe('compared');
     expect(result.json.gate.routing.moved).toEqual([
-      { capabilityId: 'reports', kind: 'shouldMatch', request: 'write my weekly report', file: REPORTS_EVALS, line: 5, column: 5, before: 'reports', after: 'notes', lost: true },
+      {
+        capabilityId: 'reports',
+        kind: 'shouldMatch',
+        request: 'write my weekly report',
+        file: REPORTS_EVALS,
+        line: 5,
+        column: 5,
+        before: 'reports',
+        after: 'notes',
+        lost: true,
+      },
     ]);
     expect(result.routingDiagnostics).toEqual([
       {
@@ -154,7 +164,9 @@ describe.concurrent('capreg check: routing', () => {
     stealWeeklyReport(dir);
     const result = await check(dir);
     expect(result.code).toBe(1);
-    expect(result.json.gate.routing.moved).toEqual([expect.objectContaining({ request: 'write my weekly report', before: 'reports', after: 'notes', lost: true })]);
+    expect(result.json.gate.routing.moved).toEqual([
+      expect.objectContaining({ request: 'write my weekly report', before: 'reports', after: 'notes', lost: true }),
+    ]);
   });
 
   it('through the real executable: exit 1 and the moved count on stderr', ({ expect }) => {
@@ -162,7 +174,9 @@ describe.concurrent('capreg check: routing', () => {
     stealWeeklyReport(dir);
     const result = spawnSync(process.execPath, [BIN, 'check', '--against', 'base'], { cwd: dir, encoding: 'utf8' });
     expect(result.stdout).toContain('routing-moved');
-    expect(result.stderr).toMatch(/1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right; 1 of 9 eval requests moved, 1 away from their capability\n$/);
+    expect(result.stderr).toMatch(
+      /1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right; 1 of 9 eval requests moved, 1 away from their capability\n$/,
+    );
     expect(result.status).toBe(1);
   });
 });
