@@ -61,6 +61,7 @@ function readableToolsets(parsed: ParsedToolsets): Toolsets | undefined {
 function describeRouting(routing: RoutingResult): string {
   if (routing.status === 'unchanged') return 'routing unchanged (no name, description, trigger or tag changed)';
   if (routing.status === 'lint-errors') return 'routing not compared (the new tree has lint errors)';
+  if (routing.status === 'too-many-requests') return `routing not compared (${routing.requests} eval requests, over the limit)`;
   const lost = routing.moved.filter((request) => request.lost).length;
   return `${routing.moved.length} of ${routing.requests} eval requests moved${lost === 0 ? '' : `, ${lost} away from their capability`}`;
 }

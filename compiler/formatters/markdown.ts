@@ -50,6 +50,7 @@ function firstCell(id: string | null): string {
 function routingLines(routing: RoutingSummary): string[] {
   if (routing.status === 'unchanged') return ['Routing: no name, description, trigger or tag changed, so the evals were not re-run.', ''];
   if (routing.status === 'lint-errors') return ['Routing: not compared, the new tree has lint errors.', ''];
+  if (routing.status === 'too-many-requests') return [`Routing: not compared, the evals hold ${routing.requests} requests, over the limit.`, ''];
   if (routing.moved.length === 0) return [`Routing: the first answer of every one of the ${plural(routing.requests, 'eval request')} stayed the same.`, ''];
   const lines = [
     `Routing: ${plural(routing.moved.length, 'eval request')} of ${routing.requests} now go${routing.moved.length === 1 ? 'es' : ''} first to another capability.`,

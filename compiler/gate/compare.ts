@@ -80,6 +80,8 @@ export const GATE_MESSAGES = {
     'capability folder `{{id}}` was renamed to `{{to}}`: agents and user capabilities that load `{{id}}` by id will no longer find it (a breaking change)',
   routingMoved:
     'request "{{request}}" went first to `{{id}}` at {{against}} and now goes first to {{now}}; make the trigger or description that drew it away more specific, or move the request to the evals of the capability that should answer it',
+  routingTooMany:
+    'routing not compared: the evals of both trees hold {{count}} requests, over the limit of {{limit}} the gate searches twice each; run `capreg eval` on both sides instead, or keep fewer requests',
 } as const;
 
 

@@ -8,11 +8,21 @@ import type { EvalKind } from '../evals/file.js';
 import { registryEvals, registryIndex } from '../evals/run.js';
 import type { CapabilityIndex } from '../search/ranker.js';
 import { formatMessage, type LintRegistry } from '../rule.js';
+import { FILE_START } from '../positions.js';
 import type { Diagnostic } from '../types.js';
 import { GATE_MESSAGES, GATE_RULES } from './compare.js';
 
-/** `compared`: the evals ran on both sides; `unchanged`: nothing search ranks on changed (skipped); `lint-errors`: the new tree's catalog is unknown (skipped). */
-export type RoutingStatus = 'compared' | 'unchanged' | 'lint-errors';
+/**
+ * At most this many requests are compared: each costs a search on each tree, about 1.5 ms over
+ * 1,000 capabilities on a loaded machine (docs/gate.md#routing), so 20,000 is about a minute.
+ */
+export const MAX_ROUTING_REQUESTS = 20_000;
+
+/**
+ * `compared`: the evals ran on both sides; skipped: `unchanged` (nothing search ranks on changed),
+ * `lint-errors` (the new tree's catalog is unknown), `too-many-requests` (over {@link MAX_ROUTING_REQUESTS}: a warning).
+ */
+export type RoutingStatus = 'compared' | 'unchanged' | 'lint-errors' | 'too-many-requests';
 
 export interface MovedRequest {
   /** The capability whose evals hold the request. */
@@ -32,7 +42,7 @@ export interface MovedRequest {
 
 export interface RoutingSummary {
   status: RoutingStatus;
-  /** Requests run on each side (0 unless compared). */
+  /** Requests run on each side (0 when skipped; the number found when there were too many). */
   requests: number;
   /** Every request whose first answer moved, in evals order (capability id, then file order). */
   moved: MovedRequest[];
@@ -57,7 +67,7 @@ export function routingChanged(base: LintRegistry, head: LintRegistry): boolean 
  * Run the evals of both trees (a request is keyed by capability, kind and text; the new tree's
  * position wins) over both catalogs and compare each request's first answer.
  */
-export function compareRouting(base: LintRegistry, head: LintRegistry, against: string): RoutingResult {
+export function compareRouting(base: LintRegistry, head: LintRegistry, against: string, options: { maxRequests?: number } = {}): RoutingResult {
   if (!routingChanged(base, head)) return { status: 'unchanged', requests: 0, moved: [], diagnostics: [] };
   const key = (id: string, kind: EvalKind, request: string): string => `${id}\0${kind}\0${request}`;
   const headSuites = registryEvals(head);
@@ -65,6 +75,20 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
   const baseOnly = registryEvals(base)
     .map(({ owner, evals }) => ({ owner, evals: { ...evals, requests: evals.requests.filter((each) => !known.has(key(owner.id, each.kind, each.request))) } }))
     .filter(({ evals }) => evals.requests.length > 0);
+  const suites = [...headSuites, ...baseOnly];
+  const total = suites.reduce((sum, { evals }) => sum + evals.requests.length, 0);
+  const limit = options.maxRequests ?? MAX_ROUTING_REQUESTS;
+  if (total > limit) {
+    // Not compared, and said so: a warning (like a removal), which `--max-warnings 0` makes fail.
+    const message = formatMessage(GATE_MESSAGES.routingTooMany, { count: total, limit });
+    const file = suites[0]?.evals.file ?? 'capabilities';
+    return {
+      status: 'too-many-requests',
+      requests: total,
+      moved: [],
+      diagnostics: [{ file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.routingMoved, message }],
+    };
+  }
   const [baseIndex, headIndex] = [registryIndex(base), registryIndex(head)];
   // Only the first answer is compared, so each side asks for one hit (a third less work than the
   // full ranking `capreg eval` needs to find a capability's rank).
@@ -73,7 +97,7 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
   let requests = 0;
   const moved: MovedRequest[] = [];
   const diagnostics: Diagnostic[] = [];
-  for (const { owner, evals } of [...headSuites, ...baseOnly]) {
+  for (const { owner, evals } of suites) {
     for (const { kind, request, range } of evals.requests) {
       requests += 1;
       const [was, now] = [first(baseIndex, request), first(headIndex, request)];

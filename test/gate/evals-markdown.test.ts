@@ -41,6 +41,9 @@ describe('markdown summary: routing', () => {
       'Routing: no name, description, trigger or tag changed, so the evals were not re-run.\n',
     );
     expect(formatMarkdown(report({ status: 'lint-errors', requests: 0, moved: [] }))).toContain('Routing: not compared, the new tree has lint errors.\n');
+    expect(formatMarkdown(report({ status: 'too-many-requests', requests: 20001, moved: [] }))).toContain(
+      'Routing: not compared, the evals hold 20001 requests, over the limit.\n',
+    );
     expect(formatMarkdown(report({ status: 'compared', requests: 12, moved: [] }))).toContain(
       'Routing: the first answer of every one of the 12 eval requests stayed the same.\n',
     );
