@@ -101,10 +101,10 @@ export const CASES = {
   'at signs': (b) => fill('a@', b),
   'www dots': (b) => fill('www.', b),
   'http run': (b) => fill('http://a', b),
-  'ampersands': (b) => fill('&a', b),
+  ampersands: (b) => fill('&a', b),
   'entity-like': (b) => fill('&#', b),
-  'backslashes': (b) => fill('\\', b),
-  'tildes': (b) => fill('~', b),
+  backslashes: (b) => fill('\\', b),
+  tildes: (b) => fill('~', b),
   'quote markers': (b) => lines('> ', b, 40),
   'list markers': (b) => lines('- ', b, 40),
   'special tokens': (b) => fill('<|endoftext|>', b),
@@ -134,7 +134,10 @@ async function measure({ lib, name, kib }) {
   const file = 'capabilities/adversarial/PROTOCOL.md';
   const content = FRONTMATTER + CASES[name](kib * 1024) + '\n';
   const input = {
-    files: [{ path: file, content }, { path: 'capabilities/toolsets.yaml', content: toolsets }],
+    files: [
+      { path: file, content },
+      { path: 'capabilities/toolsets.yaml', content: toolsets },
+    ],
     allPaths: [file, 'capabilities/toolsets.yaml'],
     foldersWithoutProtocol: [],
   };

@@ -136,7 +136,9 @@ async function main() {
   const changedId = capabilityIdentity(Math.floor(count / 2), makeToolsets()).id;
   const changedFile = path.join(root, 'capabilities', changedId, 'PROTOCOL.md');
   const log = (text) => process.stderr.write(`${text}\n`);
-  log(`bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`,
+  );
 
   /** cold / no change / one file of the checkout whose bin/capreg.js is `binPath`, on the registry at `registryRoot`. */
   const buildMeasures = (binPath, registryRoot) => {
@@ -190,7 +192,9 @@ async function main() {
     for (const [key, measure] of Object.entries(measures)) {
       const result = await measure(round);
       results[key].push(result);
-      log(`  round ${round} ${key.padEnd(16)} ${result.wallMs.toFixed(0).padStart(7)} ms wall ${result.cpuMs.toFixed(0).padStart(7)} ms cpu ${(result.maxRssKb / 1024).toFixed(0).padStart(5)} MiB`);
+      log(
+        `  round ${round} ${key.padEnd(16)} ${result.wallMs.toFixed(0).padStart(7)} ms wall ${result.cpuMs.toFixed(0).padStart(7)} ms cpu ${(result.maxRssKb / 1024).toFixed(0).padStart(5)} MiB`,
+      );
     }
   }
   await writeFile(changedFile, original);
@@ -201,7 +205,12 @@ async function main() {
   };
   const targets = { baseline: '', cold: '≤ 1.0×', noChange: '≤ 0.1×', oneFile: '' };
   const limits = { cold: 1.0, noChange: 0.1 };
-  const names = { baseline: 'baseline: bare parse (read + remark-parse + frontmatter, 1 thread)', cold: 'cold build (no cache)', noChange: 'rebuild, nothing changed', oneFile: 'rebuild, one file changed' };
+  const names = {
+    baseline: 'baseline: bare parse (read + remark-parse + frontmatter, 1 thread)',
+    cold: 'cold build (no cache)',
+    noChange: 'rebuild, nothing changed',
+    oneFile: 'rebuild, one file changed',
+  };
   for (const key of ['cold', 'noChange', 'oneFile']) {
     names[`${key}Against`] = `${names[key]} — ${values.against}`;
     targets[`${key}Against`] = targets[key];
@@ -245,7 +254,7 @@ async function main() {
     `baseline in-process (read + parse only, without node start-up and imports): ${baselineParse.toFixed(0)} ms`,
     '',
     table(rows, ['measure', 'wall ms (median)', 'runs (wall ms)', 'vs baseline', 'per round', 'cpu ms (median)', 'cpu vs baseline', 'target', 'ok']),
-    '(vs baseline: ratio of the medians; per round: median of each round\'s ratio to its own baseline; cpu: user + system time of the process, all threads)',
+    "(vs baseline: ratio of the medians; per round: median of each round's ratio to its own baseline; cpu: user + system time of the process, all threads)",
     '',
     table(memoryRows, ['measure', 'peak RSS MiB (median)', 'vs baseline', 'target', 'ok']),
     '',
@@ -253,7 +262,19 @@ async function main() {
   ].join('\n');
   console.log(output);
   if (values.json) {
-    console.log(JSON.stringify({ count, runs, node: process.version, cores: os.availableParallelism(), loadBefore, loadAfter, baselineParseMs: baselineParse, peakRssKb: peak, results: Object.fromEntries(Object.entries(results).map(([k, list]) => [k, list.map(({ stdout: _o, stderr: _e, ...rest }) => rest)])) }));
+    console.log(
+      JSON.stringify({
+        count,
+        runs,
+        node: process.version,
+        cores: os.availableParallelism(),
+        loadBefore,
+        loadAfter,
+        baselineParseMs: baselineParse,
+        peakRssKb: peak,
+        results: Object.fromEntries(Object.entries(results).map(([k, list]) => [k, list.map(({ stdout: _o, stderr: _e, ...rest }) => rest)])),
+      }),
+    );
   }
   if (!values.keep) await rm(root, { recursive: true, force: true });
 }

@@ -39,7 +39,6 @@ const { values } = parseArgs({
 const { analyze } = await import(`${lib}/compiler/search/analyze.js`);
 const { CapabilityIndex, analyzeCapability } = await import(`${lib}/compiler/search/ranker.js`);
 
-
 // ---------------------------------------------------------------------------------------------
 // Quality
 
@@ -66,7 +65,11 @@ function fieldsText(capability) {
 
 /** The baseline: TF-IDF (log tf, smoothed idf) cosine over all fields as one text. */
 function tfidfRanker(capabilities) {
-  const plain = (text) => text.normalize('NFKC').toLowerCase().match(/\p{Script=Han}|(?:(?!\p{Script=Han})[\p{L}\p{N}])+/gu) ?? [];
+  const plain = (text) =>
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/\p{Script=Han}|(?:(?!\p{Script=Han})[\p{L}\p{N}])+/gu) ?? [];
   const docs = capabilities.map((capability) => plain(fieldsText(capability)));
   const df = new Map();
   for (const terms of docs) for (const term of new Set(terms)) df.set(term, (df.get(term) ?? 0) + 1);
@@ -107,10 +110,20 @@ async function oramaRanker(capabilities, analyzed) {
     source.map((capability) =>
       analyzed
         ? { id: capability.id, ...capability.fields }
-        : { id: capability.id, name: capability.name, description: capability.description, whenToUse: capability.whenToUse.join('\n'), tags: (capability.tags ?? []).join(' '), protocol: capability.protocolText },
+        : {
+            id: capability.id,
+            name: capability.name,
+            description: capability.description,
+            whenToUse: capability.whenToUse.join('\n'),
+            tags: (capability.tags ?? []).join(' '),
+            protocol: capability.protocolText,
+          },
     );
   const db = analyzed
-    ? create({ schema, components: { tokenizer: { language: 'english', normalizationCache: new Map(), tokenize: (raw) => (raw === '' ? [] : raw.split(' ')) } } })
+    ? create({
+        schema,
+        components: { tokenizer: { language: 'english', normalizationCache: new Map(), tokenize: (raw) => (raw === '' ? [] : raw.split(' ')) } },
+      })
     : create({ schema });
   await insertMultiple(db, rows(analyzed ? capabilities.map(analyzeCapability) : capabilities));
   return async (query) => {
@@ -138,11 +151,16 @@ async function quality() {
       console.error(`orama ${analyzed ? 'analyzed' : 'default'}: ${error.message}`);
     }
   }
-  console.log(`\nRouting quality: ${capabilities.length} capabilities, ${requests.length} requests (${requests.filter((r) => r[3] === 'zh').length} Chinese)\n`);
+  console.log(
+    `\nRouting quality: ${capabilities.length} capabilities, ${requests.length} requests (${requests.filter((r) => r[3] === 'zh').length} Chinese)\n`,
+  );
   console.log('| ranker | recall@1 | recall@3 | recall@5 | MRR | zh recall@5 | zh MRR |');
   console.log('| --- | --- | --- | --- | --- | --- | --- |');
   const f = (x) => x.toFixed(3);
-  for (const [name, m] of Object.entries(rows)) console.log(`| ${name} | ${f(m.all['recall@1'])} | ${f(m.all['recall@3'])} | ${f(m.all['recall@5'])} | ${f(m.all.MRR)} | ${f(m.zh['recall@5'])} | ${f(m.zh.MRR)} |`);
+  for (const [name, m] of Object.entries(rows))
+    console.log(
+      `| ${name} | ${f(m.all['recall@1'])} | ${f(m.all['recall@3'])} | ${f(m.all['recall@5'])} | ${f(m.all.MRR)} | ${f(m.zh['recall@5'])} | ${f(m.zh.MRR)} |`,
+    );
   if (process.env.SHOW_MISSES) {
     requests.forEach(([query, expected], i) => {
       if (ours[i][0] !== expected) console.log(`miss: ${query} → ${ours[i].slice(0, 3).join(', ')} (want ${expected}, rank ${ours[i].indexOf(expected) + 1})`);
@@ -153,8 +171,45 @@ async function quality() {
 // ---------------------------------------------------------------------------------------------
 // Speed
 
-const VERBS = ['review', 'deploy', 'report', 'migrate', 'audit', 'schedule', 'analyze', 'refund', 'onboard', 'rotate', 'triage', 'forecast', 'translate', 'publish', 'archive'];
-const OBJECTS = ['invoice', 'database', 'release', 'ticket', 'budget', 'calendar', 'credential', 'dashboard', 'contract', 'laptop', 'campaign', 'backlog', 'incident', 'schema', 'survey', 'payroll', 'inventory', 'certificate', 'pipeline', 'newsletter'];
+const VERBS = [
+  'review',
+  'deploy',
+  'report',
+  'migrate',
+  'audit',
+  'schedule',
+  'analyze',
+  'refund',
+  'onboard',
+  'rotate',
+  'triage',
+  'forecast',
+  'translate',
+  'publish',
+  'archive',
+];
+const OBJECTS = [
+  'invoice',
+  'database',
+  'release',
+  'ticket',
+  'budget',
+  'calendar',
+  'credential',
+  'dashboard',
+  'contract',
+  'laptop',
+  'campaign',
+  'backlog',
+  'incident',
+  'schema',
+  'survey',
+  'payroll',
+  'inventory',
+  'certificate',
+  'pipeline',
+  'newsletter',
+];
 const ZH = ['周报', '发票', '数据库', '发布', '工单', '预算', '日程', '密钥', '合同', '电脑', '故障', '迁移', '报销', '审批', '面试'];
 
 async function buildManifest(count) {
@@ -270,8 +325,12 @@ async function inProcess(count) {
   console.log(`| background analysis after activation, prepare() (longest event-loop stall) | ${prepareMs.toFixed(0)} ms (${longestStall.toFixed(0)} ms) |`);
   console.log(`| first search after prepare() (MiniSearch build of the visible set) | ${preparedFirstMs.toFixed(0)} ms |`);
   console.log(`| heap of catalog + analyzed capabilities + one index | ${((after - before) / 1024 / 1024).toFixed(1)} MiB |`);
-  console.log(`| find p50 / p99, uncached (${times.length} searches, ${QUERIES.length} queries en+zh) | ${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 99).toFixed(2)} ms |`);
-  console.log(`| list_capabilities answer (compact: ${listing.structured.complete === false}) | ${listing.text.length} chars, built in ${listMs.toFixed(0)} ms |`);
+  console.log(
+    `| find p50 / p99, uncached (${times.length} searches, ${QUERIES.length} queries en+zh) | ${percentile(times, 50).toFixed(2)} ms / ${percentile(times, 99).toFixed(2)} ms |`,
+  );
+  console.log(
+    `| list_capabilities answer (compact: ${listing.structured.complete === false}) | ${listing.text.length} chars, built in ${listMs.toFixed(0)} ms |`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,18 +353,31 @@ async function load(url, bodies, { seconds, concurrency }) {
   const deadline = Date.now() + seconds * 1000;
   const one = (body) =>
     new Promise((resolve) => {
-      const req = http.request(target, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${BENCH_KEY}` } }, (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          if (res.statusCode !== 200 || !text.includes('"success":true')) {
-            if (failures === 0) console.error(`first failure: ${res.statusCode} ${text.slice(0, 200)}`);
-            failures += 1;
-          }
-          resolve();
-        });
-      });
+      const req = http.request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            'Content-Length': Buffer.byteLength(body),
+            Authorization: `Bearer ${BENCH_KEY}`,
+          },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (chunk) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if (res.statusCode !== 200 || !text.includes('"success":true')) {
+              if (failures === 0) console.error(`first failure: ${res.statusCode} ${text.slice(0, 200)}`);
+              failures += 1;
+            }
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {
         failures += 1;
         resolve();
@@ -339,8 +411,13 @@ async function overHttp(count) {
   const file = path.join(dir, 'manifest.json');
   fs.writeFileSync(file, (await buildManifest(count)).text);
   const principals = path.join(dir, 'principals.yaml');
-  fs.writeFileSync(principals, `principals:\n  - id: bench\n    name: Bench\n    keySha256: ${createHash('sha256').update(BENCH_KEY).digest('hex')}\n    scopes: []\n`);
-  const child = fork(fileURLToPath(import.meta.url), ['--role', 'server', '--manifest', file, '--principals', principals], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  fs.writeFileSync(
+    principals,
+    `principals:\n  - id: bench\n    name: Bench\n    keySha256: ${createHash('sha256').update(BENCH_KEY).digest('hex')}\n    scopes: []\n`,
+  );
+  const child = fork(fileURLToPath(import.meta.url), ['--role', 'server', '--manifest', file, '--principals', principals], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     const { url } = await new Promise((resolve, reject) => {
       child.once('message', resolve);
@@ -353,16 +430,26 @@ async function overHttp(count) {
     await load(url, find, { seconds: 1, concurrency }); // builds the index, warms the JIT
     await load(url, get, { seconds: 1, concurrency });
     // Every request a query not asked before: what a search costs when no answer is cached.
-    const fresh = Array.from({ length: 200_000 }, (_, i) => call('find_capabilities', { query: `${VERBS[i % VERBS.length]} the ${OBJECTS[(i >> 3) % OBJECTS.length]} for team${i % 997} #${i}`, limit: 10 }, i + 1));
+    const fresh = Array.from({ length: 200_000 }, (_, i) =>
+      call('find_capabilities', { query: `${VERBS[i % VERBS.length]} the ${OBJECTS[(i >> 3) % OBJECTS.length]} for team${i % 997} #${i}`, limit: 10 }, i + 1),
+    );
     const rounds = [];
     for (let round = 0; round < 2; round += 1) {
-      rounds.push({ find: await load(url, find, { seconds, concurrency }), get: await load(url, get, { seconds, concurrency }), fresh: await load(url, fresh.slice(round * 100_000), { seconds, concurrency }) });
+      rounds.push({
+        find: await load(url, find, { seconds, concurrency }),
+        get: await load(url, get, { seconds, concurrency }),
+        fresh: await load(url, fresh.slice(round * 100_000), { seconds, concurrency }),
+      });
     }
     console.log(`\nHTTP at concurrency ${concurrency}, ${count} visible capabilities, ${seconds} s per run, server in a child process\n`);
-    console.log('| round | find_capabilities req/s (12 repeated queries) | get_capability_protocol req/s | ratio | find, every query new, req/s | ratio | failures |');
+    console.log(
+      '| round | find_capabilities req/s (12 repeated queries) | get_capability_protocol req/s | ratio | find, every query new, req/s | ratio | failures |',
+    );
     console.log('| --- | --- | --- | --- | --- | --- | --- |');
     rounds.forEach(({ find: f, get: g, fresh: n }, i) =>
-      console.log(`| ${i + 1} | ${f.rps.toFixed(0)} | ${g.rps.toFixed(0)} | ${(f.rps / g.rps).toFixed(2)}× | ${n.rps.toFixed(0)} | ${(n.rps / g.rps).toFixed(2)}× | ${f.failures + g.failures + n.failures} |`),
+      console.log(
+        `| ${i + 1} | ${f.rps.toFixed(0)} | ${g.rps.toFixed(0)} | ${(f.rps / g.rps).toFixed(2)}× | ${n.rps.toFixed(0)} | ${(n.rps / g.rps).toFixed(2)}× | ${f.failures + g.failures + n.failures} |`,
+      ),
     );
   } finally {
     child.kill();

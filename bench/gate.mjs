@@ -73,7 +73,12 @@ async function main() {
 
   // The base commit, then one capability changed the way an author would: a trigger added, minor bump.
   git(root, 'init', '-q', '-b', 'main');
-  for (const [key, value] of [['user.name', 'Bench'], ['user.email', 'bench@example.com'], ['commit.gpgsign', 'false']]) git(root, 'config', key, value);
+  for (const [key, value] of [
+    ['user.name', 'Bench'],
+    ['user.email', 'bench@example.com'],
+    ['commit.gpgsign', 'false'],
+  ])
+    git(root, 'config', key, value);
   await writeFile(path.join(root, '.gitignore'), '.capreg/\ndist/\n');
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'base registry');
@@ -90,7 +95,9 @@ async function main() {
   git(root, 'commit', '-q', '-am', `change ${changedId}`);
   // A clone (what CI checks) keeps its objects in a pack, not as 2,000 loose files.
   git(root, 'repack', '-a', '-d', '-q');
-  log(`bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; changed ${changedId}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; changed ${changedId}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`,
+  );
 
   const cache = path.join(root, '.capreg', 'cache');
   const checkArgs = ['check', '--against', 'base', '--root', root];

@@ -34,12 +34,66 @@ import { fileURLToPath } from 'node:url';
 // Vocabulary
 
 const DOMAINS = [
-  'billing', 'inventory', 'payroll', 'tickets', 'calendar', 'contacts', 'invoices', 'shipments', 'expenses', 'assets',
-  'contracts', 'leads', 'campaigns', 'surveys', 'recipes', 'fleet', 'rooms', 'courses', 'grants', 'patents',
-  'vendors', 'audits', 'budgets', 'claims', 'donations', 'events', 'feedback', 'forms', 'hiring', 'incidents',
-  'leases', 'licenses', 'meetings', 'newsletters', 'orders', 'parcels', 'permits', 'policies', 'projects', 'quotes',
-  'refunds', 'rentals', 'returns', 'reviews', 'schedules', 'subscriptions', 'tasks', 'timesheets', 'trainings', 'warranties',
-  'backups', 'builds', 'datasets', 'deployments', 'domains', 'emails', 'feeds', 'glossaries', 'images', 'journals',
+  'billing',
+  'inventory',
+  'payroll',
+  'tickets',
+  'calendar',
+  'contacts',
+  'invoices',
+  'shipments',
+  'expenses',
+  'assets',
+  'contracts',
+  'leads',
+  'campaigns',
+  'surveys',
+  'recipes',
+  'fleet',
+  'rooms',
+  'courses',
+  'grants',
+  'patents',
+  'vendors',
+  'audits',
+  'budgets',
+  'claims',
+  'donations',
+  'events',
+  'feedback',
+  'forms',
+  'hiring',
+  'incidents',
+  'leases',
+  'licenses',
+  'meetings',
+  'newsletters',
+  'orders',
+  'parcels',
+  'permits',
+  'policies',
+  'projects',
+  'quotes',
+  'refunds',
+  'rentals',
+  'returns',
+  'reviews',
+  'schedules',
+  'subscriptions',
+  'tasks',
+  'timesheets',
+  'trainings',
+  'warranties',
+  'backups',
+  'builds',
+  'datasets',
+  'deployments',
+  'domains',
+  'emails',
+  'feeds',
+  'glossaries',
+  'images',
+  'journals',
 ];
 
 const TOOL_VERBS = [
@@ -67,7 +121,10 @@ const STATE_ADVICE = {
   QUEUED: ['wait for the job to start and poll again after the delay it returns', 'tell the user the job is queued and keep polling'],
   RUNNING: ['keep polling; report progress only when the user asks', 'poll again after `retryAfterSeconds` and keep the user informed'],
   COMPLETED: ['show the result exactly as returned, with the period it covers', 'present the outcome and offer the download link if there is one'],
-  FAILED: ['read `error.code`; retry once for a timeout, otherwise explain the error to the user', 'give the user the job id and the error message and ask how to proceed'],
+  FAILED: [
+    'read `error.code`; retry once for a timeout, otherwise explain the error to the user',
+    'give the user the job id and the error message and ask how to proceed',
+  ],
   PENDING: ['the run is accepted but not started; poll again later', 'wait and poll; starting a second run now creates a duplicate'],
   SYNCING: ['records are being transferred; do not edit them until the run finishes', 'keep polling and warn the user that results are incomplete'],
   DONE: ['report how many records changed, as returned', 'summarise the changes the run reports, nothing more'],
@@ -78,20 +135,82 @@ const STATE_ADVICE = {
 };
 
 const ADJECTIVES = [
-  'quarterly', 'regional', 'overdue', 'recurring', 'urgent', 'archived', 'shared', 'private', 'monthly', 'weekly',
-  'pending', 'external', 'internal', 'seasonal', 'flagged', 'disputed', 'verified', 'draft', 'bulk', 'single',
-  'annual', 'daily', 'partner', 'customer', 'team', 'personal', 'legacy', 'priority', 'scheduled', 'manual',
-  'automated', 'delegated', 'escalated', 'sampled', 'consolidated', 'expired', 'renewed', 'imported', 'exported', 'reviewed',
+  'quarterly',
+  'regional',
+  'overdue',
+  'recurring',
+  'urgent',
+  'archived',
+  'shared',
+  'private',
+  'monthly',
+  'weekly',
+  'pending',
+  'external',
+  'internal',
+  'seasonal',
+  'flagged',
+  'disputed',
+  'verified',
+  'draft',
+  'bulk',
+  'single',
+  'annual',
+  'daily',
+  'partner',
+  'customer',
+  'team',
+  'personal',
+  'legacy',
+  'priority',
+  'scheduled',
+  'manual',
+  'automated',
+  'delegated',
+  'escalated',
+  'sampled',
+  'consolidated',
+  'expired',
+  'renewed',
+  'imported',
+  'exported',
+  'reviewed',
 ];
 
 const VERBS_HUMAN = [
-  'review', 'reconcile', 'triage', 'prepare', 'clean up', 'summarise', 'audit', 'follow up on', 'plan', 'approve',
-  'track', 'compare', 'forecast', 'consolidate', 'verify', 'close out', 'hand over', 'prioritise', 'report on', 'tidy',
+  'review',
+  'reconcile',
+  'triage',
+  'prepare',
+  'clean up',
+  'summarise',
+  'audit',
+  'follow up on',
+  'plan',
+  'approve',
+  'track',
+  'compare',
+  'forecast',
+  'consolidate',
+  'verify',
+  'close out',
+  'hand over',
+  'prioritise',
+  'report on',
+  'tidy',
 ];
 
 const FILLER = [
-  'the user', 'the owner of the record', 'the requester', 'the account holder', 'the team lead', 'the reviewer',
-  'the person who asked', 'the assignee', 'the approver', 'the customer contact',
+  'the user',
+  'the owner of the record',
+  'the requester',
+  'the account holder',
+  'the team lead',
+  'the reviewer',
+  'the person who asked',
+  'the assignee',
+  'the approver',
+  'the customer contact',
 ];
 
 const REASONS = [
@@ -265,7 +384,13 @@ function capability(index, toolsets, { seed }) {
   );
 
   body.push('## Tools', '', '| Tool | Action | Use it to |', '| --- | --- | --- |');
-  for (const t of tools) body.push(`| \`${t.name}\` | ${t.action} | ${t.description.split(/[.;:(]/)[0].trim().toLowerCase()} |`);
+  for (const t of tools)
+    body.push(
+      `| \`${t.name}\` | ${t.action} | ${t.description
+        .split(/[.;:(]/)[0]
+        .trim()
+        .toLowerCase()} |`,
+    );
   body.push('');
   body.push(
     `Call \`${tool((t) => t.name.endsWith('_settings'))}\` once per conversation before you resolve a date for desk ${index}:`,
@@ -330,7 +455,12 @@ function capability(index, toolsets, { seed }) {
   if (index % 3 === 1) {
     body.push('## Example', '');
     body.push(`A request to ${verb()} ${me.subject} on desk ${index} resolves to a call like this:`, '');
-    body.push('```json', `{"tool": "${tool((t) => t.action === 'read')}", "arguments": {"from": "2026-${pad(1 + (index % 12), 2)}-01", "limit": ${10 + (index % 40)}}}`, '```', '');
+    body.push(
+      '```json',
+      `{"tool": "${tool((t) => t.action === 'read')}", "arguments": {"from": "2026-${pad(1 + (index % 12), 2)}-01", "limit": ${10 + (index % 40)}}}`,
+      '```',
+      '',
+    );
   }
 
   body.push(`## Notes for desk ${index}`, '');
@@ -380,12 +510,7 @@ export async function generateRegistry(dir, { count = 1000, toolsets: toolsetCou
   await mkdir(capabilitiesDir, { recursive: true });
   // A catalog of this size is over the default catalog token budget (8,000 tokens) by design; the
   // registry raises it, as a real registry of this size would, so that it lints clean.
-  const config = [
-    '# Generated by bench/generate-registry.mjs',
-    'rules:',
-    `  token-budget: [warn, {catalog: ${Math.max(8000, count * 200)}}]`,
-    '',
-  ].join('\n');
+  const config = ['# Generated by bench/generate-registry.mjs', 'rules:', `  token-budget: [warn, {catalog: ${Math.max(8000, count * 200)}}]`, ''].join('\n');
   await writeFile(path.join(dir, 'capreg.config.yaml'), config);
   const yaml = toolsetsYaml(toolsets);
   await writeFile(path.join(capabilitiesDir, 'toolsets.yaml'), yaml);
@@ -403,7 +528,10 @@ export async function generateRegistry(dir, { count = 1000, toolsets: toolsetCou
       const evalsText = evals ? capabilityEvals(index, toolsets, { seed, count }) : undefined;
       writes.push(
         mkdir(folder).then(() =>
-          Promise.all([writeFile(path.join(folder, 'PROTOCOL.md'), text), evalsText === undefined ? undefined : writeFile(path.join(folder, 'evals.yaml'), evalsText)]),
+          Promise.all([
+            writeFile(path.join(folder, 'PROTOCOL.md'), text),
+            evalsText === undefined ? undefined : writeFile(path.join(folder, 'evals.yaml'), evalsText),
+          ]),
         ),
       );
     }

@@ -228,7 +228,9 @@ async function main() {
   const visibleNarrow = manifest.capabilities.filter((c) => c.requiredToolsets.every((t) => t === 'toolset-1')).length;
 
   console.log(`capreg server benchmark — Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'})`);
-  console.log(`manifest: ${count} capabilities, ${(text.length / 1024 / 1024).toFixed(2)} MiB; concurrency ${concurrency}; at most ${requests} requests or ${seconds} s per run\n`);
+  console.log(
+    `manifest: ${count} capabilities, ${(text.length / 1024 / 1024).toFixed(2)} MiB; concurrency ${concurrency}; at most ${requests} requests or ${seconds} s per run\n`,
+  );
 
   const options = { requests, seconds, concurrency };
   const ok = (text) => text.includes('"result"') && !text.includes('"isError":true');
@@ -239,7 +241,9 @@ async function main() {
       await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up (JIT)
     }
     const result = await load(url, bodies, headers, { ...options, check: ok });
-    console.log(`${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s, answers of ${(result.bytes / 1024).toFixed(1)} KiB)`);
+    console.log(
+      `${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s, answers of ${(result.bytes / 1024).toFixed(1)} KiB)`,
+    );
     return result;
   };
 

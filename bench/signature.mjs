@@ -32,7 +32,8 @@ const { startRuntime } = await import(`${lib}/server/runtime.js`);
 /** Protocols of about 1.4 KB each, as in bench/server-throughput.mjs. */
 function manifestText(count, marker) {
   const toolsets = { docs: { description: 'Docs', tools: { read_doc: { action: 'read', description: 'Read a doc.' } } } };
-  const paragraph = 'Follow each step in order and record what you did. Do not skip the verification step, and never report success before the tool confirms it. ';
+  const paragraph =
+    'Follow each step in order and record what you did. Do not skip the verification step, and never report success before the tool confirms it. ';
   const capabilities = [];
   for (let i = 0; i < count; i += 1) {
     const id = `capability-${String(i).padStart(4, '0')}`;

@@ -73,7 +73,10 @@ fs.writeFileSync(manifestFile, serializeManifest({ ...body, integrity: manifestI
 
 const KEY = 'bench-key';
 const principalsFile = path.join(dir, 'principals.yaml');
-fs.writeFileSync(principalsFile, `principals:\n  - id: bench\n    name: Bench\n    keySha256: ${createHash('sha256').update(KEY).digest('hex')}\n    scopes: ["reports:read"]\n`);
+fs.writeFileSync(
+  principalsFile,
+  `principals:\n  - id: bench\n    name: Bench\n    keySha256: ${createHash('sha256').update(KEY).digest('hex')}\n    scopes: ["reports:read"]\n`,
+);
 const runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
 const client = new Client({ name: 'bench', version: '1.0.0' });
 let stop;
@@ -131,7 +134,15 @@ const firstSkills = await timed(skillsList);
 const firstList = await timed(listCapabilities);
 const perRound = { skills: [], list: [] };
 for (let round = 0; round < rounds; round += 1) {
-  for (const [key, call] of round % 2 === 0 ? [['skills', skillsList], ['list', listCapabilities]] : [['list', listCapabilities], ['skills', skillsList]]) {
+  for (const [key, call] of round % 2 === 0
+    ? [
+        ['skills', skillsList],
+        ['list', listCapabilities],
+      ]
+    : [
+        ['list', listCapabilities],
+        ['skills', skillsList],
+      ]) {
     let total = 0;
     for (let i = 0; i < calls; i += 1) total += await timed(call);
     perRound[key].push(total / calls);
@@ -142,11 +153,15 @@ const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length 
 const skills = median(perRound.skills);
 const list = median(perRound.list);
 const pages = Math.ceil(count / 200);
-console.log(`${values.transport}: caller sees ${count} capabilities; ${rounds} rounds x ${calls} calls each; node ${process.version}, ${os.cpus().length} cpus`);
+console.log(
+  `${values.transport}: caller sees ${count} capabilities; ${rounds} rounds x ${calls} calls each; node ${process.version}, ${os.cpus().length} cpus`,
+);
 console.log(`first call (renders this caller class): skills/list (${pages} pages) ${firstSkills.toFixed(1)} ms, list_capabilities ${firstList.toFixed(1)} ms`);
 console.log(`skills/list, all ${pages} pages:  ${skills.toFixed(2)} ms per full listing (median of round means)`);
 console.log(`list_capabilities (baseline):     ${list.toFixed(2)} ms per call`);
-console.log(`answer size: skills/list ${(bytes.skills / 1024).toFixed(0)} KiB in all pages, list_capabilities ${(bytes.list / 1024).toFixed(0)} KiB (${bytes.complete ? 'full listing' : 'compact form, complete: false'})`);
+console.log(
+  `answer size: skills/list ${(bytes.skills / 1024).toFixed(0)} KiB in all pages, list_capabilities ${(bytes.list / 1024).toFixed(0)} KiB (${bytes.complete ? 'full listing' : 'compact form, complete: false'})`,
+);
 console.log(`ratio skills/list / list_capabilities: ${(skills / list).toFixed(2)}x`);
 
 await client.close();

@@ -265,7 +265,15 @@ async function measureHttp(label, files, storeSpec, schema, perOwner) {
   const owns = (text) => ok(text) && countUserEntries(text) === perOwner;
   const none = (text) => ok(text) && countUserEntries(text) === 0;
 
-  const withStore = startChild('with-store', ['--manifest', files.manifest, '--principals', files.principals, '--store', storeSpec, ...(schema ? ['--schema', schema] : [])]);
+  const withStore = startChild('with-store', [
+    '--manifest',
+    files.manifest,
+    '--principals',
+    files.principals,
+    '--store',
+    storeSpec,
+    ...(schema ? ['--schema', schema] : []),
+  ]);
   const withoutStore = startChild('without-store', ['--manifest', files.manifest, '--principals', files.principals]);
   const [{ url }, { url: bareUrl }] = await Promise.all([withStore.ready, withoutStore.ready]);
 
@@ -286,7 +294,9 @@ async function measureHttp(label, files, storeSpec, schema, perOwner) {
   withStore.child.kill();
   withoutStore.child.kill();
 
-  console.log(`  HTTP, concurrency ${concurrency}, ${rounds} interleaved rounds of ${seconds} s (median req/s; ratio = Git-only rate / this rate, same round):`);
+  console.log(
+    `  HTTP, concurrency ${concurrency}, ${rounds} interleaved rounds of ${seconds} s (median req/s; ratio = Git-only rate / this rate, same round):`,
+  );
   for (const scenario of scenarios) {
     const rps = median(results[scenario.key].map((r) => r.rps));
     const ratio = median(results[scenario.key].map((r, i) => results.git[i].rps / r.rps));
@@ -308,7 +318,18 @@ async function measureStdio(files, storeSpec, schema, perOwner) {
   const connect = async (key) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [fileURLToPath(import.meta.url), '--role', 'stdio', '--', '--manifest', files.manifest, '--principals', files.principals, '--user-store', userStoreFlag(storeSpec, schema)],
+      args: [
+        fileURLToPath(import.meta.url),
+        '--role',
+        'stdio',
+        '--',
+        '--manifest',
+        files.manifest,
+        '--principals',
+        files.principals,
+        '--user-store',
+        userStoreFlag(storeSpec, schema),
+      ],
       env: { PATH: process.env.PATH ?? '', CAPREG_API_KEY: key },
       stderr: 'ignore',
     });
@@ -367,7 +388,12 @@ async function main() {
 
   const pgUrl = values.postgres ?? process.env.CAPREG_TEST_PG_URL;
   const stores = values.stores.split(',').map((s) => s.trim());
-  console.log(`capreg user-catalog benchmark — Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `capreg user-catalog benchmark — Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.log(`platform manifest: ${count} capabilities (the caller sees all); user store: ${owners * perOwner} user capabilities across ${owners} owners\n`);
 
   const summary = [];

@@ -7,7 +7,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error) => {
-    process.stderr.write(`capreg: internal error: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(`capreg: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 2;
   },
 );

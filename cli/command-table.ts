@@ -38,7 +38,12 @@ const formatHelp = (names: readonly string[]): string => `output format: ${names
 const FORMAT = { type: 'string', short: 'f', value: 'NAME', help: formatHelp(formatNames({ gate: false })), default: 'stylish' } as const satisfies FlagSpec;
 const MAX_WARNINGS = { type: 'string', value: 'N', help: 'exit 1 when there are more than N warnings' } as const satisfies FlagSpec;
 const NO_CACHE = { type: 'boolean', help: 'parse every file again instead of using <root>/.capreg/cache/' } as const satisfies FlagSpec;
-const TOOL_PREFIX = { type: 'string', value: 'P', help: 'prefix for every MCP tool name, e.g. yi_ gives yi_list_capabilities', default: "''" } as const satisfies FlagSpec;
+const TOOL_PREFIX = {
+  type: 'string',
+  value: 'P',
+  help: 'prefix for every MCP tool name, e.g. yi_ gives yi_list_capabilities',
+  default: "''",
+} as const satisfies FlagSpec;
 
 export const COMMANDS = {
   lint: {
@@ -54,9 +59,17 @@ export const COMMANDS = {
       format: FORMAT,
       'max-warnings': MAX_WARNINGS,
       'no-cache': NO_CACHE,
-      watch: { type: 'boolean', short: 'w', help: 'rebuild on every change under capabilities/ or to capreg.config.yaml; each line starts with the local time' },
+      watch: {
+        type: 'boolean',
+        short: 'w',
+        help: 'rebuild on every change under capabilities/ or to capreg.config.yaml; each line starts with the local time',
+      },
       'tool-prefix': { ...TOOL_PREFIX, help: `the tool prefix the server runs with (\`serve --tool-prefix\`), so dist/skill/SKILL.md names the right tools` },
-      'sign-key': { type: 'string', value: 'FILE', help: 'also write manifest.json.sig, a detached JWS over the manifest, with this private key (from `capreg keygen`)' },
+      'sign-key': {
+        type: 'string',
+        value: 'FILE',
+        help: 'also write manifest.json.sig, a detached JWS over the manifest, with this private key (from `capreg keygen`)',
+      },
     },
     load: async () => (await import('./commands/build.js')).buildCommand,
   },
@@ -87,13 +100,23 @@ export const COMMANDS = {
     summary: 'serve the manifest over MCP (stdio, or Streamable HTTP with --http)',
     flags: {
       root: ROOT,
-      manifest: { type: 'string', value: 'FILE|URL', help: 'the manifest to serve: a file (watched and reloaded) or an https:// URL (polled)', default: '<root>/dist/manifest.json' },
+      manifest: {
+        type: 'string',
+        value: 'FILE|URL',
+        help: 'the manifest to serve: a file (watched and reloaded) or an https:// URL (polled)',
+        default: '<root>/dist/manifest.json',
+      },
       principals: { type: 'string', value: 'FILE', help: 'API keys (as SHA-256) and their scopes (watched and reloaded)' },
       http: { type: 'boolean', help: 'serve Streamable HTTP instead of stdio', default: 'stdio' },
       port: { type: 'string', value: 'N', help: 'HTTP port; 0 picks a free one (--http only)', default: '8765' },
       host: { type: 'string', value: 'H', help: 'HTTP listen address (--http only)', default: '127.0.0.1' },
       'tool-prefix': TOOL_PREFIX,
-      'metrics-port': { type: 'string', value: 'N', help: 'serve Prometheus metrics on GET /metrics on this port (its own listener; 0 picks a free one)', default: 'off' },
+      'metrics-port': {
+        type: 'string',
+        value: 'N',
+        help: 'serve Prometheus metrics on GET /metrics on this port (its own listener; 0 picks a free one)',
+        default: 'off',
+      },
       'metrics-host': { type: 'string', value: 'H', help: 'listen address of the metrics port (needs --metrics-port)', default: '127.0.0.1' },
       'log-level': { type: 'string', value: 'LEVEL', help: 'fatal, error, warn, info, debug, trace or silent (JSON logs on stderr)', default: 'info' },
       'audit-log': { type: 'string', value: 'FILE', help: 'append one JSON line per protocol handed out or refused to FILE' },
@@ -102,20 +125,44 @@ export const COMMANDS = {
       'jwt-issuer': { type: 'string', value: 'ISS', help: 'the only accepted JWT iss (required with a JWT key)' },
       'jwt-audience': { type: 'string', value: 'AUD', help: 'the only accepted JWT aud (required with a JWT key)' },
       'allowed-origins': { type: 'string', value: 'A,B', help: 'exact browser origins allowed to call (--http only)', default: 'loopback origins' },
-      'max-connections': { type: 'string', value: 'N', help: 'open HTTP connections at most; past it the oldest idle one is closed, else 503 (--http only)', default: '512' },
+      'max-connections': {
+        type: 'string',
+        value: 'N',
+        help: 'open HTTP connections at most; past it the oldest idle one is closed, else 503 (--http only)',
+        default: '512',
+      },
       'headers-timeout': { type: 'string', value: 'SECONDS', help: 'time a client has to send the request headers (--http only)', default: '10' },
-      'request-timeout': { type: 'string', value: 'SECONDS', help: 'time a client has to send the whole request, and the most a connection may sit silent (--http only)', default: '30' },
-      'user-store': { type: 'string', value: 'sqlite:PATH|postgres://…', help: 'where user-defined capabilities are kept', default: 'sqlite:<root>/.capreg/user-capabilities.db' },
-      'verify-key': { type: 'string', value: 'FILE', multiple: true, help: 'a public JWKS (from `capreg keygen`); every manifest must then be signed by one of its keys (repeatable, for rotation)' },
+      'request-timeout': {
+        type: 'string',
+        value: 'SECONDS',
+        help: 'time a client has to send the whole request, and the most a connection may sit silent (--http only)',
+        default: '30',
+      },
+      'user-store': {
+        type: 'string',
+        value: 'sqlite:PATH|postgres://…',
+        help: 'where user-defined capabilities are kept',
+        default: 'sqlite:<root>/.capreg/user-capabilities.db',
+      },
+      'verify-key': {
+        type: 'string',
+        value: 'FILE',
+        multiple: true,
+        help: 'a public JWKS (from `capreg keygen`); every manifest must then be signed by one of its keys (repeatable, for rotation)',
+      },
       'require-signature': { type: 'boolean', help: 'refuse to start without --verify-key (a signature is required whenever a key is given)' },
       'poll-interval': { type: 'string', value: 'SECONDS', help: 'how often a manifest URL is polled, with up to 10% jitter (URL only)', default: '30' },
-      'manifest-cache': { type: 'string', value: 'DIR', help: 'keep every activated manifest (and signature) here; boot from it when the URL is unreachable (URL only)' },
+      'manifest-cache': {
+        type: 'string',
+        value: 'DIR',
+        help: 'keep every activated manifest (and signature) here; boot from it when the URL is unreachable (URL only)',
+      },
       'allow-insecure-manifest-url': { type: 'boolean', help: 'allow an http:// manifest URL that is not on loopback' },
     },
     load: async () => (await import('./commands/serve.js')).serveCommand,
   },
   export: {
-    summary: 'write the manifest\'s capabilities as Agent Skills folders (DIR/<name>/SKILL.md)',
+    summary: "write the manifest's capabilities as Agent Skills folders (DIR/<name>/SKILL.md)",
     flags: {
       format: { type: 'string', value: 'NAME', help: 'the export format: agent-skills (required)' },
       out: { type: 'string', value: 'DIR', help: 'the folder to write; replaced in one step, and only if empty or an earlier export (required)' },
@@ -142,8 +189,7 @@ export const GLOBAL_FLAGS = {
   help: { type: 'boolean', short: 'h', help: "print the command's usage and flags" },
 } as const satisfies Record<string, FlagSpec>;
 
-export const PATH_RULE =
-  'Relative paths given on the command line start from the working directory; defaults start from the registry root.';
+export const PATH_RULE = 'Relative paths given on the command line start from the working directory; defaults start from the registry root.';
 const EXIT_CODES = 'Exit codes: 0 success, 1 problems found, 2 usage, configuration or internal error.';
 
 export function isCommandName(name: string): name is CommandName {
@@ -172,7 +218,10 @@ function flagLabel(name: string, flag: FlagSpec): string {
 
 function optionsOf(flags: Readonly<Record<string, FlagSpec>>): Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> {
   return Object.fromEntries(
-    Object.entries(flags).map(([name, flag]) => [name, { type: flag.type, ...(flag.short ? { short: flag.short } : {}), ...(flag.multiple ? { multiple: true } : {}) }]),
+    Object.entries(flags).map(([name, flag]) => [
+      name,
+      { type: flag.type, ...(flag.short ? { short: flag.short } : {}), ...(flag.multiple ? { multiple: true } : {}) },
+    ]),
   );
 }
 
@@ -180,7 +229,10 @@ function optionsOf(flags: Readonly<Record<string, FlagSpec>>): Record<string, { 
  * The command's flags and positionals, strictly: an unknown flag (with a did-you-mean), a flag
  * given twice, a missing value or an unexpected argument is a usage error that points at --help.
  */
-export function parseFlags<N extends CommandName>(name: N, argv: readonly string[]): { values: FlagValues<(typeof COMMANDS)[N]['flags']>; positionals: string[] } {
+export function parseFlags<N extends CommandName>(
+  name: N,
+  argv: readonly string[],
+): { values: FlagValues<(typeof COMMANDS)[N]['flags']>; positionals: string[] } {
   const spec: CommandSpec = COMMANDS[name];
   const hint = `; \`capreg ${name} --help\` lists its flags`;
   const options = optionsOf(spec.flags);
@@ -210,7 +262,9 @@ export function parseFlags<N extends CommandName>(name: N, argv: readonly string
 }
 
 function rows(flags: Readonly<Record<string, FlagSpec>>): string[] {
-  const entries = Object.entries(flags).map(([name, flag]) => [flagLabel(name, flag), flag.default ? `${flag.help} (default: ${flag.default})` : flag.help] as const);
+  const entries = Object.entries(flags).map(
+    ([name, flag]) => [flagLabel(name, flag), flag.default ? `${flag.help} (default: ${flag.default})` : flag.help] as const,
+  );
   const width = Math.max(...entries.map(([label]) => label.length));
   return entries.map(([label, text]) => `  ${label.padEnd(width)}  ${text}`);
 }

@@ -86,7 +86,9 @@ async function similarRefs(git: SimpleGit, ref: string): Promise<string[]> {
   const output = await git
     .raw(['for-each-ref', `--count=${MAX_SUGGESTION_REFS}`, '--format=%(refname:short)', 'refs/heads', 'refs/tags', 'refs/remotes'])
     .catch(() => '');
-  const names = [...new Set(['HEAD', ...output.split('\n').map((line) => line.trim())])].filter((name) => name !== '' && !name.endsWith('/HEAD') && name.length <= MAX_SUGGESTION_LENGTH);
+  const names = [...new Set(['HEAD', ...output.split('\n').map((line) => line.trim())])].filter(
+    (name) => name !== '' && !name.endsWith('/HEAD') && name.length <= MAX_SUGGESTION_LENGTH,
+  );
   const ranked = names
     .filter((name) => didYouMean(ref, [name]) !== undefined)
     .map((name) => ({ name, distance: editDistance(ref.toLowerCase(), name.toLowerCase()) }))
@@ -122,7 +124,10 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
     remote !== undefined
       ? `fetch it with \`git fetch ${remote} ${refspec}\``
       : 'check the name with `git branch -a` or `git log --oneline`, and fetch it if it lives on a remote';
-  return new GitRegistryError('unknown-ref', `unknown Git ref "${ref}": no commit by that name in this repository; ${suggestion}${similar.length > 0 ? 'Otherwise ' : ''}${hint}`);
+  return new GitRegistryError(
+    'unknown-ref',
+    `unknown Git ref "${ref}": no commit by that name in this repository; ${suggestion}${similar.length > 0 ? 'Otherwise ' : ''}${hint}`,
+  );
 }
 
 async function listTree(git: SimpleGit, commit: string, prefix: string): Promise<TreeEntry[]> {
@@ -242,7 +247,10 @@ async function readTree(
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
 
   const textEntries = entries.filter((entry) => isTextInput(entry.path));
-  const firstRead = await readBlobs(root, textEntries.map((entry) => entry.oid));
+  const firstRead = await readBlobs(
+    root,
+    textEntries.map((entry) => entry.oid),
+  );
   // A symbolic link is stored as a blob holding its target: follow it when it stays inside capabilities/.
   const targets = new Map<string, TreeEntry | undefined>();
   for (const entry of textEntries.filter((candidate) => candidate.mode === SYMLINK_MODE)) {

@@ -96,7 +96,10 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
       const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
       files.push({ path: relative, ...result });
     } catch (error) {
-      files.push({ path: relative, problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file` });
+      files.push({
+        path: relative,
+        problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
+      });
     }
   };
 
@@ -116,7 +119,8 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
           target = await realpath(absolute);
         } catch {
           if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
-          if (isTextInput(relative)) files.push({ path: relative, problem: 'symbolic link is broken: its target does not exist; replace the link with the file' });
+          if (isTextInput(relative))
+            files.push({ path: relative, problem: 'symbolic link is broken: its target does not exist; replace the link with the file' });
           continue;
         }
         if (!isInside(realRoot, target)) {
@@ -124,7 +128,10 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
           // The folder has its PROTOCOL.md; it is refused, not missing.
           if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
           if (isTextInput(relative) || relativeDir === 'capabilities') {
-            files.push({ path: relative, problem: `symbolic link points outside the registry root (to ${target}); refused: put the file itself inside the registry` });
+            files.push({
+              path: relative,
+              problem: `symbolic link points outside the registry root (to ${target}); refused: put the file itself inside the registry`,
+            });
           }
           continue;
         }

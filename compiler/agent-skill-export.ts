@@ -35,9 +35,11 @@ export function planAgentSkillsExport(manifest: Manifest, capabilities: readonly
   for (const capability of capabilities) {
     const skill = renderAgentSkill(skillSourceOf(capability));
     const lines = skill.body.split('\n').length - (skill.body.endsWith('\n') ? 1 : 0);
-    if (lines >= MAX_SKILL_BODY_LINES) problems.push(`${skill.name}: the body is ${lines} lines; Agent Skills bodies stay under ${MAX_SKILL_BODY_LINES} (move detail to references)`);
+    if (lines >= MAX_SKILL_BODY_LINES)
+      problems.push(`${skill.name}: the body is ${lines} lines; Agent Skills bodies stay under ${MAX_SKILL_BODY_LINES} (move detail to references)`);
     const tokens = countTokens(skill.body);
-    if (tokens >= MAX_SKILL_BODY_TOKENS) problems.push(`${skill.name}: the body is ${tokens} tokens; Agent Skills bodies stay under ${MAX_SKILL_BODY_TOKENS} (move detail to references)`);
+    if (tokens >= MAX_SKILL_BODY_TOKENS)
+      problems.push(`${skill.name}: the body is ${tokens} tokens; Agent Skills bodies stay under ${MAX_SKILL_BODY_TOKENS} (move detail to references)`);
     files.push({ path: `${skill.name}/SKILL.md`, content: skill.text });
     skills.push(skill.name);
   }

@@ -42,9 +42,7 @@ export function tooDeepPath(value: unknown, maxDepth = MAX_JSON_DEPTH): (string 
       for (let step: Node | undefined = node; step?.parent !== undefined; step = step.parent) path.push(step.key);
       return path.reverse();
     }
-    const entries: [string | number, unknown][] = Array.isArray(node.value)
-      ? node.value.map((item, index) => [index, item])
-      : Object.entries(node.value);
+    const entries: [string | number, unknown][] = Array.isArray(node.value) ? node.value.map((item, index) => [index, item]) : Object.entries(node.value);
     for (const [key, member] of entries) {
       if (member !== null && typeof member === 'object') stack.push({ value: member, depth: node.depth + 1, key, parent: node });
     }

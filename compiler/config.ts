@@ -70,7 +70,11 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
 
   for (const key of Object.keys(data)) {
     if (!TOP_LEVEL_KEYS.includes(key)) {
-      throw new ConfigError(file, at(`/${escapePointer(key)}`, 'key'), `unknown setting "${key}" (expected one of ${TOP_LEVEL_KEYS.join(', ')})${suggestion(key, TOP_LEVEL_KEYS)}`);
+      throw new ConfigError(
+        file,
+        at(`/${escapePointer(key)}`, 'key'),
+        `unknown setting "${key}" (expected one of ${TOP_LEVEL_KEYS.join(', ')})${suggestion(key, TOP_LEVEL_KEYS)}`,
+      );
     }
   }
 
@@ -78,7 +82,11 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
     if (!isRecord(data.limits)) throw new ConfigError(file, at('/limits'), '`limits` must be a mapping');
     for (const [key, value] of Object.entries(data.limits)) {
       if (!LIMIT_KEYS.includes(key)) {
-        throw new ConfigError(file, at(`/limits/${escapePointer(key)}`, 'key'), `unknown limit "${key}" (expected one of ${LIMIT_KEYS.join(', ')})${suggestion(key, LIMIT_KEYS)}`);
+        throw new ConfigError(
+          file,
+          at(`/limits/${escapePointer(key)}`, 'key'),
+          `unknown limit "${key}" (expected one of ${LIMIT_KEYS.join(', ')})${suggestion(key, LIMIT_KEYS)}`,
+        );
       }
       if (key === 'maxParseMs') {
         if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARSE_MS) {

@@ -46,11 +46,7 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   );
 }
 
-export function runRules(
-  registry: LintRegistry,
-  rules: readonly AnyRule[],
-  settings: ReadonlyMap<string, ResolvedRuleSetting>,
-): Diagnostic[] {
+export function runRules(registry: LintRegistry, rules: readonly AnyRule[], settings: ReadonlyMap<string, ResolvedRuleSetting>): Diagnostic[] {
   const found: { diagnostic: Diagnostic; dependsOn?: Fact[] }[] = [];
   const broken = new BrokenFacts();
   for (const rule of rules) {

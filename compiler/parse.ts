@@ -190,7 +190,7 @@ export function parseCapability(file: string, content: string): CapabilityDocume
   const frontmatterNode = first?.type === 'yaml' ? first : undefined;
 
   const frontmatter = readFrontmatter(frontmatterNode, text);
-  const bodyStartOffset = frontmatterNode?.position ? frontmatterNode.position.end.offset ?? 0 : 0;
+  const bodyStartOffset = frontmatterNode?.position ? (frontmatterNode.position.end.offset ?? 0) : 0;
   // Skip the newline that closes the frontmatter fence.
   const bodyOffset = text.charCodeAt(bodyStartOffset) === 10 ? bodyStartOffset + 1 : bodyStartOffset;
   const body = text.slice(bodyOffset);
@@ -285,7 +285,10 @@ function collect(tree: Root, text: string): Collected {
         break;
       case 'listItem': {
         const own = node.children.filter((child) => child.type !== 'list');
-        const textOfItem = own.map((child) => plainText(child)).join(' ').trim();
+        const textOfItem = own
+          .map((child) => plainText(child))
+          .join(' ')
+          .trim();
         out.blocks.push({ kind: 'listItem', text: textOfItem, section, range: toRange(node) });
         break;
       }

@@ -33,7 +33,6 @@ export function renderProtocol(document: CapabilityDocument, version: string, up
   return `---\nprotocol_version: ${version}\nprotocol_updated: ${updated}\n---\n\n${text}`;
 }
 
-
 // The frontmatter an agent needs to follow the protocol (SPEC §9), rendered after the body so that
 // every surface serving the protocol text (get_capability_protocol, resources, skills, export)
 // carries it. Read defensively: evals render capabilities whose frontmatter may not have passed lint.
@@ -55,7 +54,9 @@ export function renderMetadata(frontmatter: Record<string, unknown> | undefined)
     const rows = constraints.map((item) => `| ${cell(item.rationalization)} | ${cell(item.rebuttal)} | ${cell(item.severity)} |`);
     const used = [...new Set(constraints.map((item) => item.severity))].filter((severity) => SEVERITY_MEANING[severity] !== undefined);
     const legend = used.map((severity) => `\`${severity}\`: ${SEVERITY_MEANING[severity] as string}`).join('; ');
-    sections.push(`## Rationalizations to reject\n\nIf you catch yourself thinking one of these, answer it with its rebuttal.${legend === '' ? '' : ` Severity ${legend}.`}\n\n| Rationalization | Rebuttal | Severity |\n| --- | --- | --- |\n${rows.join('\n')}`);
+    sections.push(
+      `## Rationalizations to reject\n\nIf you catch yourself thinking one of these, answer it with its rebuttal.${legend === '' ? '' : ` Severity ${legend}.`}\n\n| Rationalization | Rebuttal | Severity |\n| --- | --- | --- |\n${rows.join('\n')}`,
+    );
   }
   const evidence = stringsOf(data.evidenceTypes);
   if (evidence.length > 0) {
@@ -84,7 +85,8 @@ function schemaSummary(label: string, schema: unknown): string {
 function typeOf(schema: unknown): string {
   if (!isObject(schema)) return 'any';
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((value) => `\`${JSON.stringify(value)}\``).join(', ')}`;
-  const type = typeof schema.type === 'string' ? schema.type : Array.isArray(schema.type) ? schema.type.filter((t) => typeof t === 'string').join(' or ') : 'any';
+  const type =
+    typeof schema.type === 'string' ? schema.type : Array.isArray(schema.type) ? schema.type.filter((t) => typeof t === 'string').join(' or ') : 'any';
   return type === 'array' ? `array of ${typeOf(schema.items)}` : type;
 }
 

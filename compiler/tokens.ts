@@ -36,7 +36,7 @@ export function countTokens(text: string): number {
   let from = 0;
   for (const [start, end] of runs) {
     if (start > from) count += countBpeTokens(text.slice(from, start), SPECIAL_TOKENS_AS_TEXT);
-    for (let piece = start; piece < end; ) {
+    for (let piece = start; piece < end;) {
       let cut = Math.min(end, piece + MAX_COUNTED_WORD);
       // Never cut a surrogate pair in two.
       if (cut < end && (text.charCodeAt(cut) & 0xfc00) === 0xdc00) cut += 1;

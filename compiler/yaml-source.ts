@@ -113,7 +113,9 @@ function composeChecked(text: string, progress: Progress): Document.Parsed {
   for (const doc of new Composer(COMPOSE_OPTIONS).compose(tokens(), true, text.length)) {
     if (!first) first = doc;
     else {
-      first.errors.push(new YAMLParseError([doc.range[0], doc.range[1]], 'MULTIPLE_DOCS', 'a second document (after `---`); this file holds one YAML document'));
+      first.errors.push(
+        new YAMLParseError([doc.range[0], doc.range[1]], 'MULTIPLE_DOCS', 'a second document (after `---`); this file holds one YAML document'),
+      );
       break;
     }
   }

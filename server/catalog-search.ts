@@ -7,7 +7,14 @@
 // SDK code here.
 import { LRUCache } from 'lru-cache';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../compiler/contract.js';
-import { analyzeCapability, CapabilityIndex, protocolSearchText, type AnalyzedCapability, type SearchHit, type SearchRequest } from '../compiler/search/ranker.js';
+import {
+  analyzeCapability,
+  CapabilityIndex,
+  protocolSearchText,
+  type AnalyzedCapability,
+  type SearchHit,
+  type SearchRequest,
+} from '../compiler/search/ranker.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import type { CatalogListing } from './catalog.js';
 

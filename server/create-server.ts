@@ -34,10 +34,7 @@ export const CORE_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
 ]);
 
 /** Added when the server has a user store; each registers only for callers who may write. */
-export const USER_CAPABILITY_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([
-  registerSaveUserCapabilityTool,
-  registerDeleteUserCapabilityTool,
-]);
+export const USER_CAPABILITY_REGISTRARS: readonly ToolRegistrar[] = Object.freeze([registerSaveUserCapabilityTool, registerDeleteUserCapabilityTool]);
 
 export interface ServerDeps extends ToolDeps {
   /** Shared across servers so that compiled schemas are reused (HTTP builds one server per request). */

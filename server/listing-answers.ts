@@ -123,8 +123,7 @@ export class ListingAnswers {
     const own = JSON.stringify(user).slice(1, -1);
     const separator = shared !== '' && own !== '' ? ',' : '';
     const text =
-      `${answerHead(listing.catalogVersion)}${shared}${separator}${own}]` +
-      `${unavailable !== undefined ? `,"warning":${JSON.stringify(unavailable)}` : ''}}`;
+      `${answerHead(listing.catalogVersion)}${shared}${separator}${own}]` + `${unavailable !== undefined ? `,"warning":${JSON.stringify(unavailable)}` : ''}}`;
     // In the compact form the owner's own capabilities come first: they are few and theirs.
     return this.#disclosed({ structured, text }, `[${shared}${separator}${own}]`, listing.catalogVersion, [...user, ...platform.capabilities], unavailable);
   }

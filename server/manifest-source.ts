@@ -97,7 +97,14 @@ export async function openManifestSource(options: ManifestSourceOptions): Promis
   }
   if (!isManifestUrl(options.location)) {
     const file = options.location;
-    const store = await VerifiedManifestStore.open({ ...options, log, origin: 'file', label: 'manifest', file, read: () => readFilePair(file, options.limits ?? DEFAULT_READ_LIMITS) });
+    const store = await VerifiedManifestStore.open({
+      ...options,
+      log,
+      origin: 'file',
+      label: 'manifest',
+      file,
+      read: () => readFilePair(file, options.limits ?? DEFAULT_READ_LIMITS),
+    });
     return { store, watchFiles: [file, `${file}${MANIFEST_SIGNATURE_SUFFIX}`], close: async () => {} };
   }
   return openRemote(options, log);
@@ -133,7 +140,8 @@ async function readFilePair(file: string, limits: ReadLimits): Promise<PairRead>
   }
 }
 
-type FetchResult = { ok: true; status: 200; bytes: Buffer; etag: string | undefined } | { ok: true; status: 304 } | { ok: false; status?: number; reason: string };
+type FetchResult =
+  { ok: true; status: 200; bytes: Buffer; etag: string | undefined } | { ok: true; status: 304 } | { ok: false; status?: number; reason: string };
 
 /**
  * GET within limits: at most MAX_REDIRECTS redirects, never from https to http, every hop checked
@@ -211,7 +219,12 @@ async function readUrlPair(
   if (!options.signed) return { ok: true, bytes: manifest.bytes, signature: undefined, etag: manifest.etag };
   const signature = await fetchBounded(signatureUrl(url), { ...options, etag: undefined, limits: { ...options.limits, maxBytes: MAX_SIGNATURE_BYTES } });
   if (!signature.ok && signature.status !== 404) return { ok: false, reason: `cannot fetch its signature: ${signature.reason}`, unreachable: true };
-  return { ok: true, bytes: manifest.bytes, signature: signature.ok && signature.status === 200 ? signature.bytes.toString('utf8') : undefined, etag: manifest.etag };
+  return {
+    ok: true,
+    bytes: manifest.bytes,
+    signature: signature.ok && signature.status === 200 ? signature.bytes.toString('utf8') : undefined,
+    etag: manifest.etag,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,7 +384,13 @@ async function readAndVerify(options: VerifiedOptions, lastDigest: string | unde
     if (!pair.ok) return { kind: 'refuse', reason: pair.reason, digest: '' };
     if ('notModified' in pair) return { kind: 'not-modified' };
     // The origin is part of it: the same manifest from the URL replaces the cache's copy.
-    const digest = createHash('sha256').update(options.origin).update('\0').update(pair.bytes).update('\0').update(pair.signature ?? '').digest('hex');
+    const digest = createHash('sha256')
+      .update(options.origin)
+      .update('\0')
+      .update(pair.bytes)
+      .update('\0')
+      .update(pair.signature ?? '')
+      .digest('hex');
     if (digest === lastDigest) return { kind: 'same' };
     let signedBy: string | undefined;
     if (options.keys) {
@@ -439,7 +458,13 @@ async function openRemote(options: ManifestSourceOptions, log: (line: string) =>
     // if it still verifies now; polling goes on and replaces it.
     log(`capreg serve: manifest URL ${displayUrl(url)} unreachable at start (${unreachable}); booting from the cache ${cacheFile}`);
     try {
-      store = await VerifiedManifestStore.open({ ...fromUrl, origin: 'cache', file: cacheFile, persist: undefined, read: () => readFilePair(cacheFile, options.limits ?? DEFAULT_READ_LIMITS) });
+      store = await VerifiedManifestStore.open({
+        ...fromUrl,
+        origin: 'cache',
+        file: cacheFile,
+        persist: undefined,
+        read: () => readFilePair(cacheFile, options.limits ?? DEFAULT_READ_LIMITS),
+      });
     } catch (cacheError) {
       throw new LoadError('unreadable', `${error.message}; the cache cannot stand in: ${(cacheError as Error).message}`);
     }
@@ -452,18 +477,21 @@ async function openRemote(options: ManifestSourceOptions, log: (line: string) =>
   let closed = false;
   const schedule = (): void => {
     if (closed) return;
-    timer = setTimeout(() => {
-      polling = served
-        .reload()
-        .then(
-          (outcome) => options.onPoll?.(outcome),
-          (error: unknown) => {
-            options.onPoll?.('failed');
-            log(`capreg serve: manifest poll failed: ${(error as Error).message}`);
-          },
-        )
-        .finally(schedule);
-    }, pollMs * (1 - POLL_JITTER * Math.random()));
+    timer = setTimeout(
+      () => {
+        polling = served
+          .reload()
+          .then(
+            (outcome) => options.onPoll?.(outcome),
+            (error: unknown) => {
+              options.onPoll?.('failed');
+              log(`capreg serve: manifest poll failed: ${(error as Error).message}`);
+            },
+          )
+          .finally(schedule);
+      },
+      pollMs * (1 - POLL_JITTER * Math.random()),
+    );
     timer.unref();
   };
   schedule();

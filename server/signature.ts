@@ -97,8 +97,10 @@ export function parseVerificationKeys(texts: readonly { label: string; text: str
     const list: unknown[] = Array.isArray(keys) ? keys : [parsed];
     for (const key of list) {
       const jwk = key as JWK;
-      if (typeof jwk !== 'object' || jwk === null || !isEd25519(jwk)) throw new SigningKeyError('invalid-key', `${label}: every key must be an Ed25519 JWK (kty OKP, crv Ed25519)`);
-      if (typeof jwk.d === 'string') throw new SigningKeyError('public-key-expected', `${label} holds a private key; give the server the public JWKS written by \`capreg keygen\``);
+      if (typeof jwk !== 'object' || jwk === null || !isEd25519(jwk))
+        throw new SigningKeyError('invalid-key', `${label}: every key must be an Ed25519 JWK (kty OKP, crv Ed25519)`);
+      if (typeof jwk.d === 'string')
+        throw new SigningKeyError('public-key-expected', `${label} holds a private key; give the server the public JWKS written by \`capreg keygen\``);
       if (typeof jwk.kid !== 'string' || jwk.kid === '') throw new SigningKeyError('invalid-key', `${label}: a key has no \`kid\``);
       const existing = byKid.get(jwk.kid);
       if (existing && existing.x !== jwk.x) throw new SigningKeyError('duplicate-kid', `${label}: kid ${jwk.kid} names two different keys`);
@@ -134,11 +136,16 @@ export async function verifyDetached(payload: Uint8Array, signature: string | un
   } catch {
     return { ok: false, code: 'malformed', reason: 'its signature has an unreadable JWS header' };
   }
-  if (header.alg !== SIGNATURE_ALG) return { ok: false, code: 'algorithm', reason: `its signature uses an algorithm other than ${SIGNATURE_ALG}, which is refused` };
+  if (header.alg !== SIGNATURE_ALG)
+    return { ok: false, code: 'algorithm', reason: `its signature uses an algorithm other than ${SIGNATURE_ALG}, which is refused` };
   if (header.b64 !== false) return { ok: false, code: 'malformed', reason: 'its signature is not over the unencoded manifest (b64: false)' };
   const kid = header.kid;
   if (typeof kid !== 'string' || !keys.kids.includes(kid)) {
-    return { ok: false, code: 'unknown-kid', reason: `its signature names ${typeof kid === 'string' ? 'a kid' : 'no kid'} that is not among the verification keys` };
+    return {
+      ok: false,
+      code: 'unknown-kid',
+      reason: `its signature names ${typeof kid === 'string' ? 'a kid' : 'no kid'} that is not among the verification keys`,
+    };
   }
   try {
     await flattenedVerify({ protected: parts[0], payload, signature: parts[2] as string }, createLocalJWKSet(keys.jwks), {

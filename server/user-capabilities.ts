@@ -72,9 +72,7 @@ export type SaveOutcome =
 export type DeleteOutcome = { kind: 'deleted' } | { kind: 'not-accessible' } | { kind: 'failed'; code: UserCapabilityFailureCode; message: string };
 
 export type LoadOutcome =
-  | { kind: 'found'; capability: ServedUserCapability }
-  | { kind: 'not-accessible' }
-  | { kind: 'failed'; code: 'store-unavailable'; message: string };
+  { kind: 'found'; capability: ServedUserCapability } | { kind: 'not-accessible' } | { kind: 'failed'; code: 'store-unavailable'; message: string };
 
 /** What one caller sees: the platform listing (shared by the caller's class) plus their own entries. */
 export interface CallerListing {
@@ -221,7 +219,12 @@ export class UserCapabilities {
         if (existing === undefined || existing.ownerId !== caller.owner) return { kind: 'not-accessible' };
       }
       // Off the event loop, within a time budget: one author's save never stalls other callers.
-      const outcome = await this.#compiler.compile({ markdown: input.markdown, maxBytes: this.#maxBytes, manifest: catalog.manifest, visible: visibleIds(catalog, caller.grants) });
+      const outcome = await this.#compiler.compile({
+        markdown: input.markdown,
+        maxBytes: this.#maxBytes,
+        manifest: catalog.manifest,
+        visible: visibleIds(catalog, caller.grants),
+      });
       if (outcome.kind === 'busy') return { kind: 'failed', code: 'busy', message: BUSY_MESSAGE };
       const compiled = outcome.result;
       if (!compiled.ok) return { kind: 'invalid', diagnostics: compiled.diagnostics.map(toToolDiagnostic) };
@@ -303,7 +306,9 @@ function dependenciesVisible(catalog: Catalog, grants: Grants, dependencies: rea
 
 /** The ids of the capabilities the author may use now: a save is compiled against those alone. */
 function visibleIds(catalog: Catalog, grants: Grants): string[] {
-  return catalog.manifest.capabilities.filter((capability) => catalog.accessibleCapability(grants, capability.id) !== undefined).map((capability) => capability.id);
+  return catalog.manifest.capabilities
+    .filter((capability) => catalog.accessibleCapability(grants, capability.id) !== undefined)
+    .map((capability) => capability.id);
 }
 
 function toToolDiagnostic(diagnostic: Diagnostic): ToolDiagnostic {

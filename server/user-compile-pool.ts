@@ -52,10 +52,7 @@ export type StandIn = Omit<ManifestCapability, 'protocol'>;
 export type ToWorker =
   | { type: 'catalog'; key: string; capabilities: StandIn[]; toolsets: Manifest['toolsets']; settings: Manifest['rules'] }
   | { type: 'compile'; job: number; key: string; visible: readonly string[]; markdown: string; maxBytes: number };
-export type FromWorker =
-  | { type: 'ready' }
-  | { type: 'compiled'; job: number; result: UserCompileResult }
-  | { type: 'failed'; job: number; message: string };
+export type FromWorker = { type: 'ready' } | { type: 'compiled'; job: number; result: UserCompileResult } | { type: 'failed'; job: number; message: string };
 
 interface Job {
   request: CompileRequest;
@@ -115,7 +112,10 @@ export class UserCompilePool {
     if (this.#inline) {
       const visible = new Set(request.visible);
       const catalog = visibleCatalog(request.manifest, (id) => visible.has(id));
-      const result = compileUserCapability(request.markdown, catalog, { maxBytes: request.maxBytes, ...(request.manifest.rules ? { settings: request.manifest.rules } : {}) });
+      const result = compileUserCapability(request.markdown, catalog, {
+        maxBytes: request.maxBytes,
+        ...(request.manifest.rules ? { settings: request.manifest.rules } : {}),
+      });
       return Promise.resolve({ kind: 'compiled', result });
     }
     return new Promise<PoolOutcome>((resolve, reject) => {

@@ -19,11 +19,15 @@ if (port) {
     try {
       if (catalog?.key !== message.key) throw new Error('no catalog for this manifest');
       const visible = new Set(message.visible);
-      const result = compileUserCapability(message.markdown, visibleCatalog(catalog, (id) => visible.has(id)), {
-        maxBytes: message.maxBytes,
-        ...(catalog.settings ? { settings: catalog.settings } : {}),
-        ...(extraRules ? { extraRules } : {}),
-      });
+      const result = compileUserCapability(
+        message.markdown,
+        visibleCatalog(catalog, (id) => visible.has(id)),
+        {
+          maxBytes: message.maxBytes,
+          ...(catalog.settings ? { settings: catalog.settings } : {}),
+          ...(extraRules ? { extraRules } : {}),
+        },
+      );
       port.postMessage({ type: 'compiled', job: message.job, result } satisfies FromWorker);
     } catch (error) {
       port.postMessage({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);

@@ -60,9 +60,11 @@ describe('renderAgentSkill', () => {
     expect(skill.text).toBe(`---\n${skill.text.split('\n---\n')[0]?.slice(4)}\n---\n\n${skill.body}`);
   });
 
-  it('rewrites the compiler\'s catalog instruction (also with a prefixed tool) to name the skill', () => {
+  it("rewrites the compiler's catalog instruction (also with a prefixed tool) to name the skill", () => {
     const instruction = catalogInstruction('the automations', 'personal-automation', 'yi_get_capability_protocol');
-    const skill = renderAgentSkill(source({ dependencies: ['personal-automation'], protocol: `Use ${instruction}.\n` }), { protocolTool: 'yi_get_capability_protocol' });
+    const skill = renderAgentSkill(source({ dependencies: ['personal-automation'], protocol: `Use ${instruction}.\n` }), {
+      protocolTool: 'yi_get_capability_protocol',
+    });
     expect(skill.body).toBe(
       'Use the automations (`personal-automation`) (a separate skill: load the skill `personal-automation` and follow it; if it is not available to you or does not load, tell the user that this part cannot be done here and do not improvise it).\n',
     );

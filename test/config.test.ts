@@ -31,7 +31,15 @@ const withOptions: Rule<FakeOptions> = {
 };
 
 const withoutOptions: Rule = {
-  meta: { id: 'fake-shape', description: 'A rule without options.', defaultLevel: 'error', reads: 'document', docs: { url: 'https://example.com/fake-shape' }, defaultOptions: {}, messages: { bad: 'bad' } },
+  meta: {
+    id: 'fake-shape',
+    description: 'A rule without options.',
+    defaultLevel: 'error',
+    reads: 'document',
+    docs: { url: 'https://example.com/fake-shape' },
+    defaultOptions: {},
+    messages: { bad: 'bad' },
+  },
   check() {},
 };
 

@@ -35,14 +35,17 @@ const FILES = {
     { id: 'alpha', requiredToolsets: ['work-logs'] },
     `Never guess. Then follow [beta](capability:beta).\n\n- **PENDING**: wait; do not report it as done.\n- **DONE**: report it.\n\n${tools('work_log_record', 'work_log_list', 'work_log_generate')}`,
   ),
-  'capabilities/beta/PROTOCOL.md': protocol({
-    id: 'beta',
-    name: 'Bêta — 报告',
-    description: 'Writes "quoted" reports\nacross lines.',
-    whenToUse: ['write my weekly report', 'summarize 本月'],
-    requiredToolsets: ['automation'],
-    protocol_version: '2.3.4',
-  }, `Do not guess.\n\n${tools('automation_create_task', 'automation_list_tasks')}`),
+  'capabilities/beta/PROTOCOL.md': protocol(
+    {
+      id: 'beta',
+      name: 'Bêta — 报告',
+      description: 'Writes "quoted" reports\nacross lines.',
+      whenToUse: ['write my weekly report', 'summarize 本月'],
+      requiredToolsets: ['automation'],
+      protocol_version: '2.3.4',
+    },
+    `Do not guess.\n\n${tools('automation_create_task', 'automation_list_tasks')}`,
+  ),
 };
 
 function manifestOf(files: Record<string, string>): Manifest {
@@ -116,7 +119,11 @@ describe('tool names and the prefix rule', () => {
       } catch (error) {
         skillError = error;
       }
-      expect(skillError).toEqual(new RangeError(`tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and ".", may not start with "-" or ".", at most 64 characters`));
+      expect(skillError).toEqual(
+        new RangeError(
+          `tool prefix ${JSON.stringify(prefix)} may use only letters, digits, "_", "-" and ".", may not start with "-" or ".", at most 64 characters`,
+        ),
+      );
     }
   });
 

@@ -15,9 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function trackedMarkdown(): string[] {
   const listed = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*.md'], { cwd: ROOT, encoding: 'utf8' });
-  return listed
-    .split('\n')
-    .filter((file) => file !== '' && !file.startsWith('node_modules/') && fs.existsSync(path.join(ROOT, file)));
+  return listed.split('\n').filter((file) => file !== '' && !file.startsWith('node_modules/') && fs.existsSync(path.join(ROOT, file)));
 }
 
 /** Markdown links outside code blocks and code spans: `[text](target)`. */
@@ -54,13 +52,25 @@ describe('the docs', () => {
 describe('SARIF help links', () => {
   const ruleIds = [...rules.map((rule) => rule.meta.id), ...Object.values(GATE_RULES)];
   const report = {
-    diagnostics: ruleIds.map(
-      (ruleId): Diagnostic => ({ file: 'capabilities/x/PROTOCOL.md', line: 1, column: 1, endLine: 1, endColumn: 2, severity: 'error', ruleId, message: 'm', capabilityId: 'x' }),
-    ),
+    diagnostics: ruleIds.map((ruleId): Diagnostic => ({
+      file: 'capabilities/x/PROTOCOL.md',
+      line: 1,
+      column: 1,
+      endLine: 1,
+      endColumn: 2,
+      severity: 'error',
+      ruleId,
+      message: 'm',
+      capabilityId: 'x',
+    })),
     errorCount: ruleIds.length,
     warningCount: 0,
   };
-  const driver = (JSON.parse(formatSarif(report)) as { runs: [{ tool: { driver: { informationUri: string; rules: { id: string; helpUri: string; shortDescription: { text: string } }[] } } }] }).runs[0].tool.driver;
+  const driver = (
+    JSON.parse(formatSarif(report)) as {
+      runs: [{ tool: { driver: { informationUri: string; rules: { id: string; helpUri: string; shortDescription: { text: string } }[] } } }];
+    }
+  ).runs[0].tool.driver;
   const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
 
   it('name the repository package.json names', () => {

@@ -22,7 +22,10 @@ describe('evals', () => {
 
   it('rank each request over the whole catalog: rank, ranking and the scores', () => {
     const result = compileRegistry(
-      registryInput({ ...files, 'capabilities/alpha/evals.yaml': 'top: 1\nshouldMatch: [weekly report please, remind me to call mum]\nshouldNotMatch: [remind me]\n' }),
+      registryInput({
+        ...files,
+        'capabilities/alpha/evals.yaml': 'top: 1\nshouldMatch: [weekly report please, remind me to call mum]\nshouldNotMatch: [remind me]\n',
+      }),
     );
     const report = runEvals(result.registry);
     expect(report.requests.map(({ request, rank, ranking, passed }) => ({ request, rank, first: ranking[0], passed }))).toEqual([

@@ -75,7 +75,14 @@ describe('formatters', () => {
     const gate = { against: 'main', baseCommit: '0123456789abcdef', passed: false, changes: [], lint: { errorCount: 1, warningCount: 1 } };
     const report = { ...countsOf([...DIAGNOSTICS, gateDiagnostic]), gate };
     const json = JSON.parse(formatJson(report)) as Record<string, unknown>;
-    expect(json['gate']).toEqual({ against: 'main', baseCommit: '0123456789abcdef', passed: false, lint: { errorCount: 1, warningCount: 1 }, unchanged: 0, changes: [] });
+    expect(json['gate']).toEqual({
+      against: 'main',
+      baseCommit: '0123456789abcdef',
+      passed: false,
+      lint: { errorCount: 1, warningCount: 1 },
+      unchanged: 0,
+      changes: [],
+    });
     expect(formatJson({ ...report, gate: undefined })).not.toContain('"gate"');
     expect(formatMarkdown(report)).toContain('Compared with `main` (`0123456789ab`)');
     expect(formatStylish(report)).toBe(formatStylish({ ...report, gate: undefined }));

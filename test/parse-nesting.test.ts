@@ -28,7 +28,10 @@ describe('nesting pre-check', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(document.frontmatter.data).toEqual({ id: 'alpha' });
     expect(document.bodyProblems).toEqual([
-      { message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it`, range: expect.objectContaining({ line: 6 + MAX_NESTING, column: 1 }) as unknown },
+      {
+        message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it`,
+        range: expect.objectContaining({ line: 6 + MAX_NESTING, column: 1 }) as unknown,
+      },
     ]);
   });
 });

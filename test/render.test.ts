@@ -44,12 +44,18 @@ describe('renderProtocol: metadata sections', () => {
   it('renders evidence, scope and the input/output schema summary after the body, in that order', () => {
     expect(served).toContain('## Evidence before claiming done\n\nBefore you say the work is done, show: `test-results`, `build-output`.');
     expect(served).toContain('## Scope\n\nStay within these limits:\n\n- Only files inside the workspace root.\n');
-    expect(served).toContain('- `goal` (string, required): The behaviour to add or the bug to fix, in the user\'s words.');
+    expect(served).toContain("- `goal` (string, required): The behaviour to add or the bug to fix, in the user's words.");
     expect(served).toContain('- `outcome` (one of `"done"`, `"blocked"`, `"needs-decision"`, required)');
     expect(served).toContain('- `paths` (array of string): Files or directories the change is expected to touch.');
-    const order = ['## Finishing', '## Rationalizations to reject', '## Evidence before claiming done', '## Scope', '## Input and output'].map((heading) => served.indexOf(heading));
+    const order = ['## Finishing', '## Rationalizations to reject', '## Evidence before claiming done', '## Scope', '## Input and output'].map((heading) =>
+      served.indexOf(heading),
+    );
     expect(order.every((at, index) => at > 0 && (index === 0 || at > (order[index - 1] as number)))).toBe(true);
-    expect(served.endsWith('touch.\n\nOutput (object):\n\n- `outcome` (one of `"done"`, `"blocked"`, `"needs-decision"`, required)\n- `testsAdded` (array of string)\n- `failingRunId` (string): The test run that showed the new test failing for the expected reason.\n- `passingRunId` (string): The full-suite run that passed after the change.\n- `evidence` (array of object, required)\n')).toBe(true);
+    expect(
+      served.endsWith(
+        'touch.\n\nOutput (object):\n\n- `outcome` (one of `"done"`, `"blocked"`, `"needs-decision"`, required)\n- `testsAdded` (array of string)\n- `failingRunId` (string): The test run that showed the new test failing for the expected reason.\n- `passingRunId` (string): The full-suite run that passed after the change.\n- `evidence` (array of object, required)\n',
+      ),
+    ).toBe(true);
   });
 
   it('is deterministic and escapes table cells', () => {
@@ -68,7 +74,9 @@ describe('renderProtocol: metadata sections', () => {
       const document = parseCapability('capabilities/beta/PROTOCOL.md', protocol({ id: 'beta', tags: ['x'], lifecyclePhase: 'build' }, body));
       expect(renderMetadata(document.frontmatter.data)).toBe('');
       const rendered = renderBody(document).replace(/^\n+/, '');
-      expect(renderProtocol(document, '1.0.0', '2026-11-29')).toBe(`---\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n---\n\n${rendered.endsWith('\n') ? rendered : `${rendered}\n`}`);
+      expect(renderProtocol(document, '1.0.0', '2026-11-29')).toBe(
+        `---\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n---\n\n${rendered.endsWith('\n') ? rendered : `${rendered}\n`}`,
+      );
     }
   });
 

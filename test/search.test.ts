@@ -114,7 +114,11 @@ describe('CapabilityIndex.search', () => {
       source('b-description', { description: 'deploy' }),
       source('c-trigger', { whenToUse: ['deploy'] }),
     ];
-    expect(index(sources).search({ query: 'deploy', limit: 10 }).map((hit) => hit.id)).toEqual(['c-trigger', 'b-description', 'a-protocol']);
+    expect(
+      index(sources)
+        .search({ query: 'deploy', limit: 10 })
+        .map((hit) => hit.id),
+    ).toEqual(['c-trigger', 'b-description', 'a-protocol']);
   });
 
   it('finds an English capability from a Chinese request and the reverse', () => {

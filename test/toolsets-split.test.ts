@@ -48,7 +48,9 @@ describe('split toolsets: capreg build', () => {
   it('writes the same manifest, byte for byte, from one file, from the folder, and from both layouts at once', () => {
     const single = build(registry({ 'capabilities/toolsets.yaml': TOOLSETS })).manifest;
     const split = build(registry({ 'capabilities/toolsets/a-work.yaml': WORK_LOGS, 'capabilities/toolsets/b-money.yaml': BILLING + CALENDAR })).manifest;
-    const both = build(registry({ 'capabilities/toolsets.yaml': WORK_LOGS, 'capabilities/toolsets/more.yaml': BILLING, 'capabilities/toolsets/z.yaml': CALENDAR })).manifest;
+    const both = build(
+      registry({ 'capabilities/toolsets.yaml': WORK_LOGS, 'capabilities/toolsets/more.yaml': BILLING, 'capabilities/toolsets/z.yaml': CALENDAR }),
+    ).manifest;
     expect((JSON.parse(single) as { toolsets: object }).toolsets).toHaveProperty('calendar');
     expect(split).toBe(single);
     expect(both).toBe(single);
@@ -56,7 +58,9 @@ describe('split toolsets: capreg build', () => {
 
   it('merges in path order (toolsets.yaml first, then the folder by name), as one file in that order would be', () => {
     const reordered = build(registry({ 'capabilities/toolsets.yaml': CALENDAR + BILLING + WORK_LOGS })).manifest;
-    const split = build(registry({ 'capabilities/toolsets/1.yaml': CALENDAR, 'capabilities/toolsets/2.yaml': BILLING, 'capabilities/toolsets/3.yaml': WORK_LOGS })).manifest;
+    const split = build(
+      registry({ 'capabilities/toolsets/1.yaml': CALENDAR, 'capabilities/toolsets/2.yaml': BILLING, 'capabilities/toolsets/3.yaml': WORK_LOGS }),
+    ).manifest;
     expect(split).toBe(reordered);
   });
 });
@@ -86,10 +90,15 @@ describe('split toolsets: capreg lint', () => {
   });
 
   it('checks every file against the schema, with positions in that file', () => {
-    const root = registry({ 'capabilities/toolsets/a.yaml': WORK_LOGS, 'capabilities/toolsets/b.yaml': BILLING + CALENDAR.replace('description', 'descripton') });
+    const root = registry({
+      'capabilities/toolsets/a.yaml': WORK_LOGS,
+      'capabilities/toolsets/b.yaml': BILLING + CALENDAR.replace('description', 'descripton'),
+    });
     const { code, lines } = lint(root);
     expect(code).toBe(1);
-    expect(lines.filter((line) => line.includes('toolsets-schema'))).toEqual([expect.stringMatching(/^capabilities\/toolsets\/b\.yaml:6:\d+ toolsets-schema .*descripton/)]);
+    expect(lines.filter((line) => line.includes('toolsets-schema'))).toEqual([
+      expect.stringMatching(/^capabilities\/toolsets\/b\.yaml:6:\d+ toolsets-schema .*descripton/),
+    ]);
   });
 
   it('says which toolsets are known in the split layout when a capability names an unknown one', () => {

@@ -59,7 +59,10 @@ describe('compileUserCapability', () => {
 
   it('refuses a link to a capability not listed in uses, at the link', () => {
     const result = compileUserCapability(
-      markdown(GOOD_FRONTMATTER.replace('uses: [work-reporting, personal-automation]', 'uses: [work-reporting]'), '\nLoad [a](capability:personal-automation).\n\nNever guess.\n'),
+      markdown(
+        GOOD_FRONTMATTER.replace('uses: [work-reporting, personal-automation]', 'uses: [work-reporting]'),
+        '\nLoad [a](capability:personal-automation).\n\nNever guess.\n',
+      ),
       catalog,
     );
     expect(result.ok).toBe(false);
@@ -70,7 +73,10 @@ describe('compileUserCapability', () => {
   });
 
   it('reports an unknown or invisible `uses` entry the same way', () => {
-    const result = compileUserCapability(markdown(GOOD_FRONTMATTER.replace('uses: [work-reporting,', 'uses: [secret-payroll,'), '\nNever guess. [a](capability:personal-automation)\n'), catalog);
+    const result = compileUserCapability(
+      markdown(GOOD_FRONTMATTER.replace('uses: [work-reporting,', 'uses: [secret-payroll,'), '\nNever guess. [a](capability:personal-automation)\n'),
+      catalog,
+    );
     expect(result.ok).toBe(false);
     const unknown = result.diagnostics.find((d) => d.ruleId === 'user-uses');
     expect(unknown).toMatchObject({ line: 6, column: 8 });
@@ -79,7 +85,10 @@ describe('compileUserCapability', () => {
 
   it('refuses a bound tool outside the linked capability toolsets, with a position', () => {
     const result = compileUserCapability(
-      markdown(GOOD_FRONTMATTER.replace('tools: [automation_create_task]', 'tools: [work_log_generate_report]'), '\nUse [a](capability:personal-automation).\n\nNever guess.\n'),
+      markdown(
+        GOOD_FRONTMATTER.replace('tools: [automation_create_task]', 'tools: [work_log_generate_report]'),
+        '\nUse [a](capability:personal-automation).\n\nNever guess.\n',
+      ),
       catalog,
     );
     expect(result.ok).toBe(false);
@@ -91,11 +100,16 @@ describe('compileUserCapability', () => {
   it('refuses a binding to a capability the workflow does not link to', () => {
     const result = compileUserCapability(markdown(GOOD_FRONTMATTER, '\nNo links here. Never guess.\n'), catalog);
     expect(result.ok).toBe(false);
-    expect(result.diagnostics.find((d) => d.ruleId === 'user-tool-bindings')!.message).toContain('has no [personal-automation](capability:personal-automation) link');
+    expect(result.diagnostics.find((d) => d.ruleId === 'user-tool-bindings')!.message).toContain(
+      'has no [personal-automation](capability:personal-automation) link',
+    );
   });
 
   it('reports schema problems with did-you-mean and refuses an id field', () => {
-    const result = compileUserCapability(markdown(`${GOOD_FRONTMATTER}id: mine\nwhenToUes: [x]\n`, '\nNever guess. [a](capability:personal-automation)\n'), catalog);
+    const result = compileUserCapability(
+      markdown(`${GOOD_FRONTMATTER}id: mine\nwhenToUes: [x]\n`, '\nNever guess. [a](capability:personal-automation)\n'),
+      catalog,
+    );
     expect(result.ok).toBe(false);
     const messages = result.diagnostics.filter((d) => d.ruleId === 'user-frontmatter').map((d) => `${d.line}:${d.column} ${d.message}`);
     expect(messages).toEqual(['11:1 unknown field "id"', '12:1 unknown field "whenToUes"; did you mean "whenToUse"?']);
@@ -103,7 +117,12 @@ describe('compileUserCapability', () => {
 
   it('refuses markdown over the size limit without parsing it', () => {
     const result = compileUserCapability('x'.repeat(2000), catalog, { maxBytes: 1000 });
-    expect(result).toEqual({ ok: false, diagnostics: [expect.objectContaining({ ruleId: 'user-frontmatter', message: expect.stringContaining('2000 bytes, over the 1000-byte limit') as unknown })] });
+    expect(result).toEqual({
+      ok: false,
+      diagnostics: [
+        expect.objectContaining({ ruleId: 'user-frontmatter', message: expect.stringContaining('2000 bytes, over the 1000-byte limit') as unknown }),
+      ],
+    });
   });
 
   it('refuses markdown without frontmatter with a positioned diagnostic', () => {

@@ -50,7 +50,10 @@ describe('capreg lint on YAML nested too deep', () => {
   });
 
   it('capreg.config.yaml: a YAML-only type is refused at its position', () => {
-    const root = tempRegistry({ 'capreg.config.yaml': 'limits:\n  maxFileBytes: !!binary aGVsbG8=\n', 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxFileBytes: !!binary aGVsbG8=\n',
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+    });
     const result = runBin(['lint', '--no-cache'], { cwd: root });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('invalid configuration: capreg.config.yaml:2:26: YAML tag !!binary is not allowed');
@@ -61,7 +64,11 @@ describe('capreg lint on frontmatter values JSON cannot hold', () => {
   it('an impossible date, !!binary, !!omap and !!set: one diagnostic each, exit 1', () => {
     const root = tempRegistry({
       'capabilities/alpha/PROTOCOL.md': withFrontmatter('alpha', [], '2026-02-31'),
-      'capabilities/beta/PROTOCOL.md': withFrontmatter('beta', ['metadata: { logo: !!binary aGVsbG8= }', 'tags: !!set { a }', 'constraints: !!omap [ { a: 1 } ]']),
+      'capabilities/beta/PROTOCOL.md': withFrontmatter('beta', [
+        'metadata: { logo: !!binary aGVsbG8= }',
+        'tags: !!set { a }',
+        'constraints: !!omap [ { a: 1 } ]',
+      ]),
     });
     const { code, lines } = lint(root);
     expect(code).toBe(1);
@@ -95,7 +102,9 @@ describe('capreg lint on inputSchema/outputSchema', () => {
     const root = tempRegistry({
       'capabilities/alpha/PROTOCOL.md': withFrontmatter('alpha', ['inputSchema: { $schema: "http://json-schema.org/draft-04/schema#", type: object }']),
       'capabilities/beta/PROTOCOL.md': withFrontmatter('beta', ['outputSchema: { $schema: "http://json-schema.org/draft-06/schema#", type: object }']),
-      'capabilities/gamma/PROTOCOL.md': withFrontmatter('gamma', ['inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: array, prefixItems: [{ type: string }] }']),
+      'capabilities/gamma/PROTOCOL.md': withFrontmatter('gamma', [
+        'inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: array, prefixItems: [{ type: string }] }',
+      ]),
       'capabilities/delta/PROTOCOL.md': withFrontmatter('delta', ['inputSchema: { $schema: "https://json-schema.org/draft/2019-09/schema", type: objekt }']),
       'capabilities/eps/PROTOCOL.md': withFrontmatter('eps', [`inputSchema: { $ref: "${base}/schema.json" }`]),
     });

@@ -33,7 +33,12 @@ interface BuildSettings {
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
   const source = await gitSource(settings.root);
-  const keyOptions: BuildKeyOptions = { outDir: settings.outDir, builtAt: settings.builtAt, source, extra: { clientSkill: settings.clientSkill, signedBy: settings.signingKey?.kid ?? null } };
+  const keyOptions: BuildKeyOptions = {
+    outDir: settings.outDir,
+    builtAt: settings.builtAt,
+    source,
+    extra: { clientSkill: settings.clientSkill, signedBy: settings.signingKey?.kid ?? null },
+  };
   const key = settings.cache ? buildKey(settings.root, keyOptions) : undefined;
   const cached = key === undefined ? undefined : await cachedBuild(settings.root, key);
   if (cached && (cached.wroteOutputs || cached.report.errorCount > 0)) {

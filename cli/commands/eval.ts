@@ -20,7 +20,9 @@ export const evalCommand: Command = async (argv, context) => {
   const { compileRoot } = await import('../compile-root.js');
   const { result } = await compileRoot(root, { cache: !values['no-cache'] });
   if (result.errorCount > 0) {
-    context.stderr(`capreg eval: the registry has ${result.errorCount} lint error${result.errorCount === 1 ? '' : 's'}; run \`capreg lint\` and fix them first\n`);
+    context.stderr(
+      `capreg eval: the registry has ${result.errorCount} lint error${result.errorCount === 1 ? '' : 's'}; run \`capreg lint\` and fix them first\n`,
+    );
     return 1;
   }
   const report = runEvals(result.registry);

@@ -22,7 +22,8 @@ export const EXPORT_MARKER = '.capreg-export';
 export const exportCommand: Command = async (argv, context) => {
   const { values } = parseFlags('export', argv);
   if (values.format === undefined) throw new UsageError(`--format is required: ${EXPORT_FORMATS.join(', ')}`);
-  if (!(EXPORT_FORMATS as readonly string[]).includes(values.format)) throw new UsageError(`unknown --format ${JSON.stringify(values.format)}; use ${EXPORT_FORMATS.join(', ')}`);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(values.format))
+    throw new UsageError(`unknown --format ${JSON.stringify(values.format)}; use ${EXPORT_FORMATS.join(', ')}`);
   if (values.out === undefined) throw new UsageError('--out DIR is required: the folder to write the skills to');
   if (values.as !== undefined && values.principals === undefined) throw new UsageError('--as ID needs --principals FILE');
   if (values.principals !== undefined && values.as === undefined) throw new UsageError('--principals FILE needs --as ID: the principal whose view to export');
@@ -32,7 +33,8 @@ export const exportCommand: Command = async (argv, context) => {
   const manifest = await readManifest(manifestFile);
   const grants = await grantsFrom(values, context.cwd);
   const capabilities = manifest.capabilities.filter(
-    (capability) => typeof capability.protocol === 'string' && capability.protocol.trim() !== '' && (grants === undefined || canUse(grants, capability.requiredToolsets)),
+    (capability) =>
+      typeof capability.protocol === 'string' && capability.protocol.trim() !== '' && (grants === undefined || canUse(grants, capability.requiredToolsets)),
   );
   const plan = planAgentSkillsExport(manifest, capabilities, { marketplace: values.marketplace === true });
   if (!plan.ok) {
@@ -55,9 +57,17 @@ async function readManifest(file: string): Promise<Manifest> {
 }
 
 /** The grants whose view is exported; undefined exports every capability. */
-async function grantsFrom(values: { principals?: string | undefined; as?: string | undefined; scopes?: string | undefined }, cwd: string): Promise<Grants | undefined> {
+async function grantsFrom(
+  values: { principals?: string | undefined; as?: string | undefined; scopes?: string | undefined },
+  cwd: string,
+): Promise<Grants | undefined> {
   if (values.scopes !== undefined) {
-    return new Grants(values.scopes.split(',').map((scope) => scope.trim()).filter((scope) => scope !== ''));
+    return new Grants(
+      values.scopes
+        .split(',')
+        .map((scope) => scope.trim())
+        .filter((scope) => scope !== ''),
+    );
   }
   if (values.principals === undefined || values.as === undefined) return undefined;
   const file = existingFile(cwd, '--principals', values.principals);

@@ -11,13 +11,7 @@ import { isManifestUrl } from '../../server/manifest-source.js';
 import { readBoundedSync } from '../../server/read-file.js';
 import { parseVerificationKeys, SigningKeyError } from '../../server/signature.js';
 import { TOOL_PREFIX_RULE, isValidToolPrefix } from '../../compiler/contract.js';
-import {
-  DEFAULT_HEADERS_TIMEOUT_MS,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  MCP_PATH,
-  startHttpServer,
-} from '../../server/transports/http.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS, MCP_PATH, startHttpServer } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openAuditLog, type AuditLog } from '../../server/audit.js';
 import { DEFAULT_LOG_LEVEL, LOG_LEVELS, createLogger, isLogLevel, lineLogger, type LogLevel } from '../../server/log.js';
@@ -64,7 +58,9 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     root = findRegistryRoot(context.cwd, values.root);
     manifestFile = path.join(root, 'dist', 'manifest.json');
     if (!existsSync(manifestFile)) {
-      throw new UsageError(`no manifest at ${manifestFile} (the default for --manifest under the registry root): run \`capreg build\` first, or pass --manifest FILE`);
+      throw new UsageError(
+        `no manifest at ${manifestFile} (the default for --manifest under the registry root): run \`capreg build\` first, or pass --manifest FILE`,
+      );
     }
   } else {
     root = values.root !== undefined ? findRegistryRoot(context.cwd, values.root) : optionalRoot(context.cwd);
@@ -78,9 +74,20 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     throw new UsageError(`--tool-prefix "${toolPrefix}" ${TOOL_PREFIX_RULE}`);
   }
 
-  const httpOnly = (['port', 'host', 'allowed-origins', 'max-connections', 'headers-timeout', 'request-timeout', 'jwt-jwks', 'jwt-public-key', 'jwt-issuer', 'jwt-audience'] as const).filter(
-    (flag) => values[flag] !== undefined,
-  );
+  const httpOnly = (
+    [
+      'port',
+      'host',
+      'allowed-origins',
+      'max-connections',
+      'headers-timeout',
+      'request-timeout',
+      'jwt-jwks',
+      'jwt-public-key',
+      'jwt-issuer',
+      'jwt-audience',
+    ] as const
+  ).filter((flag) => values[flag] !== undefined);
   if (!values.http && httpOnly.length > 0) {
     throw new UsageError(`--${httpOnly[0]} applies only with --http (stdio takes its key from CAPREG_API_KEY)`);
   }

@@ -17,7 +17,14 @@ export function missText(result: RequestResult): string {
   const winner = first === undefined ? 'no capability matched' : `"${first}" came first`;
   if (result.kind === 'shouldNotMatch') return `shouldNotMatch request put "${result.capabilityId}" first`;
   const where = result.rank === null ? 'not found' : `ranked ${result.rank}`;
-  return `shouldMatch request ${where} (expected in the top ${result.top}); ${winner}${result.ranking.length > 1 ? ` (then ${result.ranking.slice(1).map((id) => `"${id}"`).join(', ')})` : ''}`;
+  return `shouldMatch request ${where} (expected in the top ${result.top}); ${winner}${
+    result.ranking.length > 1
+      ? ` (then ${result.ranking
+          .slice(1)
+          .map((id) => `"${id}"`)
+          .join(', ')})`
+      : ''
+  }`;
 }
 
 function stylish(report: EvalReport): string {

@@ -68,8 +68,7 @@ export const GATE_MESSAGES = {
   down: 'protocol_version went down from {{from}} to {{to}}; a version only increases (expected {{expected}} or higher)',
   invalid: 'protocol_version "{{value}}" is not a valid version: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
   missing: 'protocol_version is missing: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
-  dateUnchanged:
-    'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
+  dateUnchanged: 'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
   dateForgotten:
     'protocol_updated is still {{date}} though the capability changed ({{reasons}}); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version',
   dateMissing: 'protocol_updated is missing: expected the date of this change as YYYY-MM-DD',
@@ -83,7 +82,6 @@ export const GATE_MESSAGES = {
   routingTooMany:
     'routing not compared: the evals of both trees hold {{count}} requests, over the limit of {{limit}} the gate searches twice each; run `capreg eval` on both sides instead, or keep fewer requests',
 } as const;
-
 
 function versionFields(document: CapabilityDocument): VersionFields {
   const data = document.frontmatter.data ?? {};
@@ -131,7 +129,10 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
   const to = after.version !== undefined ? parseVersion(after.version) : undefined;
   const neededLevel: BumpLevel = required.level === 'none' ? 'patch' : required.level;
   const expected = from ? formatVersion(bumpVersion(from, neededLevel)) : '1.0.0';
-  const decisive = required.reasons.filter((reason) => reason.level === required.level).map((reason) => reason.text).join('; ');
+  const decisive = required.reasons
+    .filter((reason) => reason.level === required.level)
+    .map((reason) => reason.text)
+    .join('; ');
 
   let move: CapabilityChange['move'];
   if (after.version === undefined) {
@@ -239,7 +240,16 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
     const [beforeFields, afterFields] = [versionFields(before), versionFields(after)];
     const toolsetChanged = fromToolsets(before, after);
     if (before.contentHash === after.contentHash && toolsetChanged.length === 0) {
-      const unchanged: CapabilityChange = { id: after.folder, kind: 'unchanged', file: after.file, before: beforeFields, after: afterFields, required: none, verdict: 'pass', problems: [] };
+      const unchanged: CapabilityChange = {
+        id: after.folder,
+        kind: 'unchanged',
+        file: after.file,
+        before: beforeFields,
+        after: afterFields,
+        required: none,
+        verdict: 'pass',
+        problems: [],
+      };
       changes.push(unchanged);
       continue;
     }
@@ -280,9 +290,7 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
 
   for (const before of removedDocuments) {
     const to = renames.get(before.folder);
-    const message = to
-      ? formatMessage(GATE_MESSAGES.renamed, { id: before.folder, to })
-      : formatMessage(GATE_MESSAGES.removed, { id: before.folder });
+    const message = to ? formatMessage(GATE_MESSAGES.renamed, { id: before.folder, to }) : formatMessage(GATE_MESSAGES.removed, { id: before.folder });
     diagnostics.push({ file: before.file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.capabilityRemoved, message, capabilityId: before.folder });
     changes.push({
       id: before.folder,

@@ -69,9 +69,7 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
         // edits away nor a prefix match (the two kinds of suggestion `didYouMean` makes).
         const allowed = Math.max(1, Math.floor(id.length / 3));
         const lower = id.toLowerCase();
-        const plausible = knownIds.filter(
-          (known) => Math.abs(known.length - id.length) <= allowed || known.startsWith(lower) || lower.startsWith(known),
-        );
+        const plausible = knownIds.filter((known) => Math.abs(known.length - id.length) <= allowed || known.startsWith(lower) || lower.startsWith(known));
         hint = suggestion(id, plausible);
         hints.set(id, hint);
       }
@@ -150,12 +148,7 @@ function excludedSpans(capability: LintCapability, positions: LineIndex): [numbe
   return spans.sort((a, b) => a[0] - b[0]);
 }
 
-function reportMentions(
-  capability: LintCapability,
-  ids: ReadonlySet<string>,
-  pattern: RegExp,
-  report: (report: Report) => void,
-): void {
+function reportMentions(capability: LintCapability, ids: ReadonlySet<string>, pattern: RegExp, report: (report: Report) => void): void {
   const { document } = capability;
   let positions: LineIndex | undefined;
   let spans: [number, number][] = [];

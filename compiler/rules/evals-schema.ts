@@ -22,7 +22,8 @@ export const evalsSchema: Rule = {
     for (const parsed of registry.evals) {
       const capability = registry.capabilities.find((each) => each.document.folder === parsed.folder);
       const about = capability === undefined ? {} : { capability };
-      for (const problem of parsed.problems) report({ ...about, file: parsed.file, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
+      for (const problem of parsed.problems)
+        report({ ...about, file: parsed.file, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
       if (parsed.problems.length > 0) continue;
       for (const problem of evalsSchemaProblems(parsed)) {
         report({ ...about, file: parsed.file, range: problem.range, messageId: 'schema', data: { message: problem.message } });

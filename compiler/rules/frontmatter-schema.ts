@@ -71,7 +71,13 @@ export const frontmatterSchema: Rule = {
     for (const capability of registry.capabilities) {
       const { frontmatter } = capability.document;
       for (const problem of frontmatter.problems) {
-        report({ capability, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks: [{ kind: 'frontmatter', file: capability.document.file }] });
+        report({
+          capability,
+          range: problem.range,
+          messageId: 'yaml',
+          data: { message: problem.message },
+          marks: [{ kind: 'frontmatter', file: capability.document.file }],
+        });
       }
       if (!frontmatter.data) continue;
       if (!validateFrontmatter(frontmatter.data)) {
@@ -97,7 +103,13 @@ export const frontmatterSchema: Rule = {
         const value = frontmatter.data[field];
         if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
         for (const problem of jsonSchemaProblems(field, value, frontmatter.ranges, frontmatter.range)) {
-          report({ capability, range: problem.range, messageId: 'invalidJsonSchema', data: { field, detail: problem.message }, marks: [fieldFact(capability, `/${field}`)] });
+          report({
+            capability,
+            range: problem.range,
+            messageId: 'invalidJsonSchema',
+            data: { field, detail: problem.message },
+            marks: [fieldFact(capability, `/${field}`)],
+          });
         }
       }
     }
@@ -146,7 +158,13 @@ function fieldMarks(capability: LintCapability, path: string): Fact[] {
 function jsonSchemaProblems(field: string, value: object, ranges: YamlRanges, fallback: Range): SchemaProblem[] {
   const at = rangeForPath(ranges, `/${field}`, fallback);
   if (countValues(value, MAX_JSON_SCHEMA_VALUES) > MAX_JSON_SCHEMA_VALUES) {
-    return [{ path: `/${field}`, message: `it holds over ${MAX_JSON_SCHEMA_VALUES} values, more than capreg checks; keep the schema to what a caller passes`, range: at }];
+    return [
+      {
+        path: `/${field}`,
+        message: `it holds over ${MAX_JSON_SCHEMA_VALUES} values, more than capreg checks; keep the schema to what a caller passes`,
+        range: at,
+      },
+    ];
   }
   const declared = (value as Record<string, unknown>).$schema;
   const dialect = declared === undefined ? 'draft-07' : typeof declared === 'string' ? dialectOf(declared) : undefined;

@@ -21,8 +21,7 @@ export const links: Rule = {
     defaultOptions: {},
     messages: {
       empty: '{{what}} has an empty target; link to a file in this capability folder (e.g. references/notes.md) or remove the link',
-      absolute:
-        '{{what}} "{{url}}" is an absolute path; use a path relative to this PROTOCOL.md that stays inside {{folder}}/ (e.g. references/notes.md)',
+      absolute: '{{what}} "{{url}}" is an absolute path; use a path relative to this PROTOCOL.md that stays inside {{folder}}/ (e.g. references/notes.md)',
       escapes:
         '{{what}} "{{url}}" leaves the capability folder {{folder}}/ (resolves to {{resolved}}); keep linked files inside the folder, or link a web page with https:',
       missing: '{{what}} "{{url}}" does not resolve: {{resolved}} does not exist{{hint}}; link to an existing file inside {{folder}}/',

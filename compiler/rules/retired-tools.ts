@@ -2,7 +2,14 @@
 // inside a sentence that forbids it. Agents with old habits, or old conversations, keep calling a
 // removed tool; only an explicit "never call `x`" in the protocol stops them.
 import { findPattern, isRetiredEntry, retiredEntryPattern } from '../mentions.js';
-import { DEFAULT_PROHIBITION_MARKERS, MARKERS_OPTION_SCHEMA, exampleMarkers, prohibitionMatcher, splitSentences, type MarkersOptions } from '../prohibitions.js';
+import {
+  DEFAULT_PROHIBITION_MARKERS,
+  MARKERS_OPTION_SCHEMA,
+  exampleMarkers,
+  prohibitionMatcher,
+  splitSentences,
+  type MarkersOptions,
+} from '../prohibitions.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 

@@ -138,9 +138,7 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
   for (const id of own) for (const state of toolsetStates(registry, cache, id)) declared.add(state);
 
   const toolsTableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
-  const entries = document.blocks.filter(
-    (block) => block.kind === 'listItem' || (block.kind === 'tableRow' && !toolsTableLines.has(block.range.line)),
-  );
+  const entries = document.blocks.filter((block) => block.kind === 'listItem' || (block.kind === 'tableRow' && !toolsTableLines.has(block.range.line)));
 
   const documented = new Set<string>();
   const bare = new Map<string, TextBlock>();

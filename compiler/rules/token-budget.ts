@@ -93,7 +93,15 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
 
 /** The `list_capabilities` row the server will serve, from whatever frontmatter is well-typed. */
 function listedEntry({ id, fm }: LintCapability): CatalogEntry {
-  const facts = { id, name: fm.name ?? '', description: fm.description ?? '', whenToUse: fm.whenToUse ?? [], protocolVersion: fm.protocol_version ?? '', lifecyclePhase: fm.lifecyclePhase, tags: fm.tags };
+  const facts = {
+    id,
+    name: fm.name ?? '',
+    description: fm.description ?? '',
+    whenToUse: fm.whenToUse ?? [],
+    protocolVersion: fm.protocol_version ?? '',
+    lifecyclePhase: fm.lifecyclePhase,
+    tags: fm.tags,
+  };
   return catalogEntry(facts, PROTOCOL_TOOL);
 }
 

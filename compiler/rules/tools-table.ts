@@ -24,14 +24,11 @@ export const toolsTable: Rule = {
     docs: { url: ruleDocsUrl('tools-table') },
     defaultOptions: {},
     messages: {
-      unknownTool:
-        'tool `{{tool}}` is not defined in any toolset of {{toolsetsFile}}; list only tools of this capability\'s toolsets ({{own}}){{hint}}',
+      unknownTool: "tool `{{tool}}` is not defined in any toolset of {{toolsetsFile}}; list only tools of this capability's toolsets ({{own}}){{hint}}",
       foreignTool:
         'tool `{{tool}}` belongs to toolset {{owners}}, which this capability neither requires nor lists as optional ({{own}}); add {{owners}} to `optionalToolsets`, or remove the row and link the capability that owns the tool with a `capability:` link',
-      omitted:
-        'the tools table has no row for {{tools}} of {{toolsets}}; add a row for each (write "not used here" if one is not for this protocol)',
-      noTable:
-        'the protocol has no tools table; add a `## Tools` section with a table whose first header cell is `Tool`, listing {{tools}} of {{toolsets}}',
+      omitted: 'the tools table has no row for {{tools}} of {{toolsets}}; add a row for each (write "not used here" if one is not for this protocol)',
+      noTable: 'the protocol has no tools table; add a `## Tools` section with a table whose first header cell is `Tool`, listing {{tools}} of {{toolsets}}',
     },
   },
   check({ registry, report }) {

@@ -25,7 +25,10 @@ const NAME_HINTS: Record<string, string> = {
  * the top breaks the whole file when it is not a mapping of toolsets.
  */
 function brokenBy(path: string, data: unknown): Fact[] {
-  const [toolset, key, tool] = path.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const [toolset, key, tool] = path
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (toolset === undefined) return typeof data === 'object' && data !== null && !Array.isArray(data) ? [] : [{ kind: 'toolsets-file' }];
   const marks: Fact[] = [{ kind: 'toolset', id: toolset }];
   if (key === 'tools' && tool !== undefined) marks.push({ kind: 'tool', name: tool });
@@ -92,10 +95,17 @@ function checkFile(source: ParsedToolsets, report: (entry: Report) => void): voi
   if (source.problems.length > 0) return;
   const data = source.data ?? {};
   if (!validateToolsets(data)) {
-    const problems = schemaProblems(validateToolsets.errors, source.ranges, FILE_START, (path) => {
-      const depth = path.split('/').length - 1;
-      return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
-    }, NAME_HINTS);
-    for (const problem of problems) report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: brokenBy(problem.path, data) });
+    const problems = schemaProblems(
+      validateToolsets.errors,
+      source.ranges,
+      FILE_START,
+      (path) => {
+        const depth = path.split('/').length - 1;
+        return depth === 1 ? toolsetKeys : depth === 3 ? toolKeys : [];
+      },
+      NAME_HINTS,
+    );
+    for (const problem of problems)
+      report({ file, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: brokenBy(problem.path, data) });
   }
 }

@@ -66,7 +66,10 @@ function toolPrefixes(toolsets: Toolsets): ToolPrefixes {
 function inCompound(text: string, start: number, end: number): boolean {
   const before = text.charAt(start - 1);
   const after = text.charAt(end);
-  return ('./-'.includes(before) && before !== '' && WORD_CHAR.test(text.charAt(start - 2))) || ('./-'.includes(after) && after !== '' && WORD_CHAR.test(text.charAt(end + 1)));
+  return (
+    ('./-'.includes(before) && before !== '' && WORD_CHAR.test(text.charAt(start - 2))) ||
+    ('./-'.includes(after) && after !== '' && WORD_CHAR.test(text.charAt(end + 1)))
+  );
 }
 
 /** Written as a whole code span: `` `name` `` or a call `` `name(…)` ``. */
@@ -155,7 +158,13 @@ export const unknownTools: Rule = {
         });
       }
       if (skipped.size > 0 && lastRange) {
-        report({ capability, range: lastRange, messageId: 'more', data: { count: skipped.size, limit: MAX_REPORTED_NAMES }, dependsOn: [{ kind: 'toolsets-file' }] });
+        report({
+          capability,
+          range: lastRange,
+          messageId: 'more',
+          data: { count: skipped.size, limit: MAX_REPORTED_NAMES },
+          dependsOn: [{ kind: 'toolsets-file' }],
+        });
       }
     }
   },

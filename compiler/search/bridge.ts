@@ -25,8 +25,7 @@ function loadConcepts(): readonly Concept[] {
       // One character is too common a substring to name a concept ("月" is in every date).
       if (isHan(word)) {
         if ([...word].length > 1) chinese.push(normalizeText(word));
-      }
-      else {
+      } else {
         const terms = analyze(word);
         if (terms.length > 0) english.push(terms);
       }

@@ -45,9 +45,7 @@ export interface CompiledUserCapability {
   protocol: string;
 }
 
-export type UserCompileResult =
-  | { ok: true; capability: CompiledUserCapability; diagnostics: Diagnostic[] }
-  | { ok: false; diagnostics: Diagnostic[] };
+export type UserCompileResult = { ok: true; capability: CompiledUserCapability; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] };
 
 function sizeDiagnostic(bytes: number, limit: number): Diagnostic {
   return {
@@ -126,10 +124,7 @@ export function compileUserCapability(
  * The catalog an author compiles against: the capabilities `visible` allows and the toolsets those
  * name, and nothing else. Links to anything outside it are reported like links to missing ones.
  */
-export function visibleCatalog(
-  manifest: { capabilities: readonly CatalogCapability[]; toolsets: Toolsets },
-  visible: (id: string) => boolean,
-): CatalogContext {
+export function visibleCatalog(manifest: { capabilities: readonly CatalogCapability[]; toolsets: Toolsets }, visible: (id: string) => boolean): CatalogContext {
   const capabilities = manifest.capabilities.filter((capability) => visible(capability.id));
   // No prototype: a toolset id is data, never a key that could reach Object.prototype.
   const toolsets = Object.create(null) as Toolsets;

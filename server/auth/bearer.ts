@@ -5,9 +5,7 @@ import type { PrincipalRegistry } from '../principals.js';
 import { apiKeyCaller } from './api-key.js';
 import type { JwtVerifier } from './jwt.js';
 
-export type BearerResult =
-  | { ok: true; caller: Caller }
-  | { ok: false; reason: 'missing' | 'invalid' };
+export type BearerResult = { ok: true; caller: Caller } | { ok: false; reason: 'missing' | 'invalid' };
 
 export interface BearerAuthenticator {
   authenticate(authorization: string | undefined): Promise<BearerResult>;
@@ -17,10 +15,7 @@ export interface BearerAuthenticator {
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 
-export function createBearerAuthenticator(deps: {
-  principals: () => PrincipalRegistry;
-  jwt?: JwtVerifier | undefined;
-}): BearerAuthenticator {
+export function createBearerAuthenticator(deps: { principals: () => PrincipalRegistry; jwt?: JwtVerifier | undefined }): BearerAuthenticator {
   return {
     async authenticate(authorization) {
       if (authorization === undefined || authorization.trim() === '') return { ok: false, reason: 'missing' };

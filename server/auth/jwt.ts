@@ -47,8 +47,7 @@ export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifie
   return {
     async verify(token) {
       try {
-        const { payload } =
-          typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions);
+        const { payload } = typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions);
         return callerFromClaims(payload);
       } catch {
         return undefined;

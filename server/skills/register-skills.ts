@@ -46,11 +46,18 @@ function toMcpError(error: unknown): never {
 /** Looks the skill up for the caller now, and records the handout in the audit log (if any). */
 async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<ServedSkill> {
   const revision = deps.catalog().revision;
-  const asked = typeof uri === 'string' ? uri : JSON.stringify(uri) ?? '';
+  const asked = typeof uri === 'string' ? uri : (JSON.stringify(uri) ?? '');
   try {
     const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri);
     const { metadata } = skill.entry.frontmatter;
-    deps.audit?.({ via, capabilityId: metadata['capreg-id'] ?? asked, outcome: 'served', revision, protocolVersion: metadata['version'], digest: skill.entry.resources[0]?.digest });
+    deps.audit?.({
+      via,
+      capabilityId: metadata['capreg-id'] ?? asked,
+      outcome: 'served',
+      revision,
+      protocolVersion: metadata['version'],
+      digest: skill.entry.resources[0]?.digest,
+    });
     return skill;
   } catch (error) {
     const failed = error instanceof SkillsError && error.code === 'store-unavailable';

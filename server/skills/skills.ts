@@ -70,7 +70,11 @@ export function capabilityIdOfSkillUri(uri: string): string | undefined {
   if (!uri.startsWith(SKILL_URI_PREFIX) || !uri.endsWith(`/${SKILL_FILE}`)) return undefined;
   const segments = uri.slice(SKILL_URI_PREFIX.length, -`/${SKILL_FILE}`.length).split('/');
   const id =
-    segments.length === 1 ? segments[0] : segments.length === 2 && segments[0] === USER_SKILL_PATH ? `user:${(segments[1] ?? '').replace(/^user-/, '')}` : undefined;
+    segments.length === 1
+      ? segments[0]
+      : segments.length === 2 && segments[0] === USER_SKILL_PATH
+        ? `user:${(segments[1] ?? '').replace(/^user-/, '')}`
+        : undefined;
   return id !== undefined && skillUri(id) === uri ? id : undefined;
 }
 
@@ -209,7 +213,8 @@ export function skillsPage(entries: readonly SkillEntry[], cursor: unknown): Ski
   let start = 0;
   if (cursor !== undefined) {
     const offset = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH ? decodeCursor(cursor) : undefined;
-    if (offset === undefined || offset > entries.length) throw new SkillsError('invalid-cursor', 'invalid cursor: pass back a nextCursor from skills/list, or none for the first page');
+    if (offset === undefined || offset > entries.length)
+      throw new SkillsError('invalid-cursor', 'invalid cursor: pass back a nextCursor from skills/list, or none for the first page');
     start = offset;
   }
   const end = Math.min(entries.length, start + SKILLS_PAGE_SIZE);

@@ -9,9 +9,7 @@ import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 import { jsonResult, servedTimestamp, uniformError } from './results.js';
 import { userProtocolResult } from './user-capability-results.js';
 
-const inputSchema = z
-  .object({ capabilityId: z.string().describe('The capabilityId from the catalog entry (its protocolInput).') })
-  .strict();
+const inputSchema = z.object({ capabilityId: z.string().describe('The capabilityId from the catalog entry (its protocolInput).') }).strict();
 
 // Loose on purpose: the same schema has to admit the uniform error, which carries only `success`
 // and `error`.

@@ -45,8 +45,7 @@ export interface OpenUserStoreOptions extends UserStoreOptions {
 export async function openUserStore(spec: string | undefined, options: OpenUserStoreOptions): Promise<UserCapabilityStore> {
   const location = parseUserStoreSpec(spec, options.root);
   const storeOptions: UserStoreOptions = { maxPerOwner: options.maxPerOwner, log: options.log };
-  const store =
-    location.kind === 'sqlite' ? new SqliteUserStore(location.file, storeOptions) : new PostgresUserStore(location.url, storeOptions);
+  const store = location.kind === 'sqlite' ? new SqliteUserStore(location.file, storeOptions) : new PostgresUserStore(location.url, storeOptions);
   try {
     await store.ping();
   } catch (error) {

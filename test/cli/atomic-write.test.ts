@@ -41,7 +41,9 @@ describe('cache writes go through writeFileAtomic', () => {
     const result = runBin(['build'], { cwd: root });
     expect(result.stderr).toMatch(/^capreg build: wrote dist\/manifest\.json \(20 capabilities/);
     expect(result.code).toBe(0);
-    const left = (fs.readdirSync(cache, { recursive: true }) as string[]).filter((entry) => !entry.endsWith('in-the-way') && !/^(?:build\.json|documents|documents\/\d+\.bin)$/.test(entry));
+    const left = (fs.readdirSync(cache, { recursive: true }) as string[]).filter(
+      (entry) => !entry.endsWith('in-the-way') && !/^(?:build\.json|documents|documents\/\d+\.bin)$/.test(entry),
+    );
     expect(left).toEqual([]);
   });
 });

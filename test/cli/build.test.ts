@@ -13,7 +13,9 @@ const BETA = 'capabilities/beta/PROTOCOL.md';
 
 function registry(extra: Record<string, string | null> = {}): string {
   return tempRegistry({
-    [ALPHA]: cleanProtocol('alpha', { body: 'Ask first, then record the alpha entry.\n\n- Never guess an alpha value.\n\nFor reminders, load [beta](capability:beta).\n' }),
+    [ALPHA]: cleanProtocol('alpha', {
+      body: 'Ask first, then record the alpha entry.\n\n- Never guess an alpha value.\n\nFor reminders, load [beta](capability:beta).\n',
+    }),
     [BETA]: cleanProtocol('beta'),
     ...extra,
   });
@@ -70,7 +72,7 @@ describe('capreg build: the manifest', () => {
 
   it('reports an output folder that cannot be written as exit 2 with a message, not a crash', async () => {
     const root = registry();
-    writeFiles(root, { 'blocker': 'a file where the output folder should be' });
+    writeFiles(root, { blocker: 'a file where the output folder should be' });
     const result = await run(['build', '--out', 'blocker/dist', '--no-cache'], { cwd: root });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('cannot write the build output in');

@@ -38,7 +38,11 @@ interface StdioConfig {
 
 /** Start `serve --http`, wait for the printed configurations, stop it; the stdio one, parsed. */
 async function printedStdioConfig(argv: string[], cwd: string): Promise<{ stderr: string; config: StdioConfig }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', ...argv], { cwd, env: { PATH: process.env['PATH'] ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', ...argv], {
+    cwd,
+    env: { PATH: process.env['PATH'] ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   const block = await new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (chunk: Buffer) => {
@@ -86,7 +90,13 @@ describe('paths and the printed client configuration', () => {
     expect(fs.existsSync(path.join(work, 'store/user.db'))).toBe(true);
     expect(fs.existsSync(path.join(root, 'store'))).toBe(false);
 
-    const transport = new StdioClientTransport({ command: config.command, args: config.args, env: { ...config.env, PATH: process.env['PATH'] ?? '' }, cwd: '/', stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...config.env, PATH: process.env['PATH'] ?? '' },
+      cwd: '/',
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'newcomer', version: '1.0.0' });
     await client.connect(transport);
     try {

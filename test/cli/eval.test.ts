@@ -51,7 +51,10 @@ describe('capreg eval', () => {
     expect(stylish.code).toBe(1);
     const json = runBin(['eval', '--format', 'json', '--no-cache'], { cwd: root });
     expect(json.code).toBe(1);
-    const report = JSON.parse(json.stdout) as { requests: { request: string; passed: boolean; rank: number | null; ranking: string[]; line: number; column: number; file: string }[]; total: { failed: number } };
+    const report = JSON.parse(json.stdout) as {
+      requests: { request: string; passed: boolean; rank: number | null; ranking: string[]; line: number; column: number; file: string }[];
+      total: { failed: number };
+    };
     const failed = report.requests.filter((request) => !request.passed);
     expect(report.total.failed).toBe(failed.length);
     expect(failed.map((miss) => `${miss.file}:${miss.line} ${miss.request}`)).toEqual([
@@ -91,8 +94,14 @@ describe('capreg eval', () => {
     const result = runBin(['eval', '--format', 'json', '--no-cache'], { cwd: REPO_ROOT });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as { capabilities: { id: string; shouldMatch: number; shouldNotMatch: number }[]; requests: { capabilityId: string; request: string }[] };
-    const bundled = fs.readdirSync(path.join(REPO_ROOT, 'capabilities'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const report = JSON.parse(result.stdout) as {
+      capabilities: { id: string; shouldMatch: number; shouldNotMatch: number }[];
+      requests: { capabilityId: string; request: string }[];
+    };
+    const bundled = fs
+      .readdirSync(path.join(REPO_ROOT, 'capabilities'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
     expect(report.capabilities.map((each) => each.id).sort()).toEqual(bundled.sort());
     for (const id of bundled) {
       const requests = report.requests.filter((request) => request.capabilityId === id);

@@ -76,7 +76,8 @@ describe('capreg export of the bundled registry (the real bin)', () => {
 
   it('is deterministic: two exports of one manifest are byte-identical', () => {
     const [a, b] = [path.join(scratchDir(), 'a'), path.join(scratchDir(), 'b')];
-    for (const out of [a, b]) expect(runBin(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--marketplace'], { cwd: REPO_ROOT }).code).toBe(0);
+    for (const out of [a, b])
+      expect(runBin(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--marketplace'], { cwd: REPO_ROOT }).code).toBe(0);
     expect(tree(a)).toEqual(tree(b));
   });
 });
@@ -84,21 +85,29 @@ describe('capreg export of the bundled registry (the real bin)', () => {
 describe('capreg export: who sees what', () => {
   it('--scopes exports only what those scopes may see', async () => {
     const out = path.join(scratchDir(), 'skills');
-    const result = await run(['export', '--format', 'agent-skills', '--manifest', manifestFile(STANDARD_CAPABILITIES), '--out', out, '--scopes', 'reports:read'], { cwd: scratchDir() });
+    const result = await run(
+      ['export', '--format', 'agent-skills', '--manifest', manifestFile(STANDARD_CAPABILITIES), '--out', out, '--scopes', 'reports:read'],
+      { cwd: scratchDir() },
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(skillFolders(out)).toEqual(['open-help', 'work-reporting']);
   });
 
-  it('--principals FILE --as ID exports that principal\'s view; an unknown id is a usage error', async () => {
+  it("--principals FILE --as ID exports that principal's view; an unknown id is a usage error", async () => {
     const dir = scratchDir();
     const principals = path.join(dir, 'principals.yaml');
     fs.writeFileSync(principals, principalsYaml([{ id: 'carol', key: 'k', scopes: ['calendar:read', 'automation:read'] }]));
     const manifest = manifestFile(STANDARD_CAPABILITIES);
     const out = path.join(dir, 'skills');
-    const result = await run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--principals', principals, '--as', 'carol'], { cwd: dir });
+    const result = await run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--principals', principals, '--as', 'carol'], {
+      cwd: dir,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(skillFolders(out)).toEqual(['calendar-digest', 'open-help', 'personal-automation']);
-    const unknown = await run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', path.join(dir, 'x'), '--principals', principals, '--as', 'mallory'], { cwd: dir });
+    const unknown = await run(
+      ['export', '--format', 'agent-skills', '--manifest', manifest, '--out', path.join(dir, 'x'), '--principals', principals, '--as', 'mallory'],
+      { cwd: dir },
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no principal with id "mallory"');
     expect(fs.existsSync(path.join(dir, 'x'))).toBe(false);
@@ -153,7 +162,9 @@ describe('capreg export: budgets and atomicity', () => {
 
 describe('capreg export --marketplace', () => {
   function version(out: string): string {
-    const marketplace = JSON.parse(fs.readFileSync(path.join(out, '.claude-plugin', 'marketplace.json'), 'utf8')) as { plugins: { version: string; skills: string[] }[] };
+    const marketplace = JSON.parse(fs.readFileSync(path.join(out, '.claude-plugin', 'marketplace.json'), 'utf8')) as {
+      plugins: { version: string; skills: string[] }[];
+    };
     return marketplace.plugins[0]?.version ?? '';
   }
 
@@ -162,7 +173,8 @@ describe('capreg export --marketplace', () => {
     const file = manifestFile(STANDARD_CAPABILITIES);
     const revision = (JSON.parse(fs.readFileSync(file, 'utf8')) as { revision: string }).revision;
     const [a, b, c] = ['a', 'b', 'c'].map((name) => path.join(dir, name)) as [string, string, string];
-    for (const out of [a, b]) expect((await run(['export', '--format', 'agent-skills', '--manifest', file, '--out', out, '--marketplace'], { cwd: dir })).code).toBe(0);
+    for (const out of [a, b])
+      expect((await run(['export', '--format', 'agent-skills', '--manifest', file, '--out', out, '--marketplace'], { cwd: dir })).code).toBe(0);
     expect(version(a)).toBe(`0.0.0-${revision.slice('sha256:'.length, 'sha256:'.length + 16)}`);
     expect(version(b)).toBe(version(a));
     const changed = manifestFile(STANDARD_CAPABILITIES.map((spec) => (spec.id === 'open-help' ? { ...spec, description: 'Changed.' } : spec)));

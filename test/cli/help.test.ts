@@ -66,7 +66,9 @@ describe('flag parsing', () => {
       stdout: '',
       stderr: 'capreg build: unknown option --tool-prefx; did you mean "--tool-prefix"?; `capreg build --help` lists its flags\n',
     });
-    expect(runBin(['serve', '--max-conections', '5'], { cwd: root }).stderr).toMatch(/^capreg serve: unknown option --max-conections.*`capreg serve --help` lists its flags\n$/);
+    expect(runBin(['serve', '--max-conections', '5'], { cwd: root }).stderr).toMatch(
+      /^capreg serve: unknown option --max-conections.*`capreg serve --help` lists its flags\n$/,
+    );
     expect(runBin(['lint', '-x'], { cwd: root })).toMatchObject({ code: 2, stderr: 'capreg lint: unknown option -x; `capreg lint --help` lists its flags\n' });
   });
 
@@ -92,13 +94,18 @@ describe('flag parsing', () => {
 describe('docs/cli.md', () => {
   const text = fs.readFileSync(path.join(REPO_ROOT, 'docs/cli.md'), 'utf8');
   const sections = new Map(
-    text.split(/^## /m).slice(1).map((section) => [section.slice(0, section.indexOf('\n')).trim(), section] as const),
+    text
+      .split(/^## /m)
+      .slice(1)
+      .map((section) => [section.slice(0, section.indexOf('\n')).trim(), section] as const),
   );
   /** Flags in a section's table rows, as `-s/--long` or `--long`. */
   const documented = (section: string): string[] =>
     [...section.matchAll(/^\| (?:`-(\w)`, )?`--([a-z][a-z-]*)[` ]/gm)].map((match) => `${match[1] ? `-${match[1]}/` : ''}--${match[2]}`).sort();
   const accepted = (flags: Record<string, FlagSpec>): string[] =>
-    Object.entries(flags).map(([name, spec]) => `${spec.short ? `-${spec.short}/` : ''}--${name}`).sort();
+    Object.entries(flags)
+      .map(([name, spec]) => `${spec.short ? `-${spec.short}/` : ''}--${name}`)
+      .sort();
 
   for (const name of NAMES) {
     it(`documents exactly the flags capreg ${name} accepts (add a row to docs/cli.md with each new flag)`, () => {
@@ -130,9 +137,13 @@ function codeBlocks(markdown: string): string[] {
 }
 
 describe('client configurations in the docs', () => {
-  const files = [path.join(REPO_ROOT, 'README.md'), ...fs.readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.md'))
-    .map((file) => path.join(REPO_ROOT, 'docs', file))];
+  const files = [
+    path.join(REPO_ROOT, 'README.md'),
+    ...fs
+      .readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.md'))
+      .map((file) => path.join(REPO_ROOT, 'docs', file)),
+  ];
 
   it('never start capreg with npx, and start it with node and an absolute bin/capreg.js', () => {
     let stdioConfigs = 0;

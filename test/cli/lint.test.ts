@@ -54,9 +54,7 @@ describe('capreg lint: bad input', () => {
   it('a binary file, at its first NUL byte', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': Buffer.from('---\nid: beta\nx: a\0b\n') });
     const { code, report } = await lintJson(root);
-    expect(described(report)).toEqual([
-      'capabilities/beta/PROTOCOL.md:3:5 registry-files file is binary (NUL byte at offset 17); it must be UTF-8 text',
-    ]);
+    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:3:5 registry-files file is binary (NUL byte at offset 17); it must be UTF-8 text']);
     expect(code).toBe(1);
   });
 
@@ -84,7 +82,11 @@ describe('capreg lint: bad input', () => {
   });
 
   it('a toolsets.yaml over the size limit is refused once, not also reported as missing', async () => {
-    const root = tempRegistry({ 'capreg.config.yaml': 'limits: { maxFileBytes: 600 }\n', [ALPHA]: cleanProtocol('alpha'), 'capabilities/toolsets.yaml': `# ${'x'.repeat(700)}\n{}\n` });
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits: { maxFileBytes: 600 }\n',
+      [ALPHA]: cleanProtocol('alpha'),
+      'capabilities/toolsets.yaml': `# ${'x'.repeat(700)}\n{}\n`,
+    });
     const { report } = await lintJson(root);
     expect(described(report)).toEqual([
       'capabilities/toolsets.yaml:1:1 registry-files file is 706 bytes, over the 600 bytes limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
@@ -125,7 +127,9 @@ describe('capreg lint: bad input', () => {
     fs.mkdirSync(path.join(root, 'capabilities/beta'));
     fs.symlinkSync(path.join(root, 'nowhere.md'), path.join(root, 'capabilities/beta/PROTOCOL.md'));
     const { report } = await lintJson(root);
-    expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link is broken: its target does not exist; replace the link with the file']);
+    expect(described(report)).toEqual([
+      'capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link is broken: its target does not exist; replace the link with the file',
+    ]);
   });
 
   it('a FIFO named PROTOCOL.md is refused instead of blocking the read', async () => {
@@ -164,7 +168,10 @@ describe('capreg lint: bad input', () => {
       'capabilities/tabs/PROTOCOL.md': fm('tabs', 'metadata:\n\towner: me\n'),
       'capabilities/bare/PROTOCOL.md': '# No frontmatter\n\nNever guess.\n',
       'capabilities/typo/PROTOCOL.md': fm('typo', 'whenToUes: [x]\n'),
-      'capabilities/bomb/PROTOCOL.md': fm('bomb', 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n'),
+      'capabilities/bomb/PROTOCOL.md': fm(
+        'bomb',
+        'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n',
+      ),
       'capabilities/proto/PROTOCOL.md': fm('proto', '__proto__:\n  polluted: yes\nconstructor: x\n'),
       'capabilities/crlf/PROTOCOL.md': fm('crlf', 'colour: blue\n').replace(/\n/g, '\r\n'),
     });

@@ -29,7 +29,9 @@ describe('capreg new', () => {
   it('in a registry without toolsets.yaml, also writes an empty one so the scaffold passes', async () => {
     const root = tempRegistry({ 'capabilities/toolsets.yaml': null });
     const created = await run(['new', 'first'], { cwd: root });
-    expect(created.stdout).toBe('created capabilities/first/PROTOCOL.md\ncreated capabilities/toolsets.yaml (no toolsets yet)\nnext: fill it in, then run `capreg lint`\n');
+    expect(created.stdout).toBe(
+      'created capabilities/first/PROTOCOL.md\ncreated capabilities/toolsets.yaml (no toolsets yet)\nnext: fill it in, then run `capreg lint`\n',
+    );
     const lint = await lintJson(root);
     expect({ code: lint.code, diagnostics: lint.report.diagnostics }).toEqual({ code: 0, diagnostics: [] });
   });

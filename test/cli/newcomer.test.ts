@@ -26,10 +26,15 @@ describe('capreg new', () => {
     const elapsed = performance.now() - started;
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    const loaded = fs.readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith('file:'));
+    const loaded = fs
+      .readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((url) => url.startsWith('file:'));
     expect(loaded.some((url) => url.endsWith('/cli/commands/new.js'))).toBe(true);
     expect(loaded.filter((url) => url.includes('/node_modules/'))).toEqual([]);
-    expect(loaded.filter((url) => /\/compiler\/(parse|compile|lint|toolsets)\.js$|\/cli\/(parse-cache|build-cache|code-fingerprint)\.js$/.test(url))).toEqual([]);
+    expect(loaded.filter((url) => /\/compiler\/(parse|compile|lint|toolsets)\.js$|\/cli\/(parse-cache|build-cache|code-fingerprint)\.js$/.test(url))).toEqual(
+      [],
+    );
     // Generous: a node start-up is ~0.1 s; loading the compiler took several times more.
     expect(elapsed).toBeLessThan(10_000);
   });
@@ -42,7 +47,11 @@ describe('capreg build --watch', () => {
     const timeZone = 'Pacific/Kiritimati';
     const hour = (): string => new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', hourCycle: 'h23' }).format(new Date());
     const before = hour();
-    const child = spawn(process.execPath, [BIN, 'build', '--watch'], { cwd: root, env: { PATH: process.env['PATH'] ?? '', TZ: timeZone }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'build', '--watch'], {
+      cwd: root,
+      env: { PATH: process.env['PATH'] ?? '', TZ: timeZone },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     const waitFor = (pattern: RegExp): Promise<void> =>
       new Promise((resolve, reject) => {

@@ -22,9 +22,7 @@ function registry(): string {
 async function parse(root: string, enabled = true) {
   const input = await readRegistry(root, { maxFileBytes: 1024 * 1024 });
   const documents = await parseWithCache(root, input, { enabled, maxParseMs: DEFAULT_MAX_PARSE_MS });
-  const fresh = input.files
-    .filter((file) => file.path.endsWith('/PROTOCOL.md'))
-    .map((file) => parseCapability(file.path, file.content!));
+  const fresh = input.files.filter((file) => file.path.endsWith('/PROTOCOL.md')).map((file) => parseCapability(file.path, file.content!));
   return { documents, fresh };
 }
 

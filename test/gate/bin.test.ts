@@ -39,9 +39,10 @@ it('exits 2 for a mistyped ref and suggests the closest names', () => {
   const result = capreg('check', '--against', 'mian');
   expect(result.status).toBe(2);
   expect(result.stdout).toBe('');
-  expect(result.stderr).toContain('capreg check: unknown Git ref "mian": no commit by that name in this repository; did you mean "main"? Otherwise check the name');
+  expect(result.stderr).toContain(
+    'capreg check: unknown Git ref "mian": no commit by that name in this repository; did you mean "main"? Otherwise check the name',
+  );
 });
-
 
 it('offers the formats of one table: check adds markdown to the four of lint, in help and in the refusal', () => {
   const help = capreg('check', '--help');

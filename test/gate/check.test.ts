@@ -29,12 +29,20 @@ function scenario(): string {
 /** Set the fixture capability's version fields. */
 function setVersion(root: string, version: string, updated = '2026-02-01'): void {
   const text = read(root, REPORTS_FILE);
-  write(root, REPORTS_FILE, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`));
+  write(
+    root,
+    REPORTS_FILE,
+    text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`),
+  );
 }
 
 /** The line of `protocol_version` in the fixture capability as it is now. */
 function versionLine(root: string): number {
-  return read(root, REPORTS_FILE).split('\n').findIndex((line) => line.startsWith('protocol_version:')) + 1;
+  return (
+    read(root, REPORTS_FILE)
+      .split('\n')
+      .findIndex((line) => line.startsWith('protocol_version:')) + 1
+  );
 }
 
 interface JsonOutput {
@@ -73,7 +81,13 @@ const edits = {
     edit(root, REPORTS_FILE, '[PENDING, DONE]', '[PENDING, DONE, FAILED]');
     edit(root, REPORTS_FILE, '- **DONE**', '- **FAILED**: tell the user what failed; do not retry more than once.\n- **DONE**');
   },
-  toolAdded: (root: string) => edit(root, REPORTS_FILE, '| `work_log_generate` | start a report |\n', '| `work_log_generate` | start a report |\n| `calendar_list` | find the days of a week |\n'),
+  toolAdded: (root: string) =>
+    edit(
+      root,
+      REPORTS_FILE,
+      '| `work_log_generate` | start a report |\n',
+      '| `work_log_generate` | start a report |\n| `calendar_list` | find the days of a week |\n',
+    ),
   sectionAdded: (root: string) => write(root, REPORTS_FILE, `${read(root, REPORTS_FILE)}\n## Sources\n\nCite the date of every entry you use.\n`),
   wording: (root: string) => edit(root, REPORTS_FILE, 'add an entry', 'add one entry'),
 };
@@ -192,7 +206,9 @@ describe.concurrent('capreg check: failures', () => {
       message: 'protocol_updated "2026-02-30" is not a date: expected the date of this change as YYYY-MM-DD',
     },
   ];
-  it('a forgotten protocol_updated is its own version-date problem: with the version bumped, or with both version fields left as they were', async ({ expect }) => {
+  it('a forgotten protocol_updated is its own version-date problem: with the version bumped, or with both version fields left as they were', async ({
+    expect,
+  }) => {
     const dir = scenario();
     edits.wording(dir);
     commitAll(dir, 'body changed, frontmatter unchanged');

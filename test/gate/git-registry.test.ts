@@ -41,7 +41,7 @@ describe('readGitRegistry', () => {
     expect(fromGit.input.foldersWithoutProtocol).toEqual(['capabilities/empty']);
   });
 
-  it('refuses a file over the size limit with the disk reader\'s message', async () => {
+  it("refuses a file over the size limit with the disk reader's message", async () => {
     const dir = repository();
     const fromGit = await readGitRegistry(dir, 'base', { maxFileBytes: 64 });
     const fromDisk = await readRegistry(dir, { maxFileBytes: 64 });

@@ -21,9 +21,15 @@ function report(): GateReport {
   ];
   const head = [
     parseCapability('capabilities/archive-search/PROTOCOL.md', ARCHIVE.replace('id: archive', 'id: archive-search')),
-    parseCapability('capabilities/notes/PROTOCOL.md', NOTES.replace('0.3.0', '0.4.0').replace('2026-01-02', '2026-02-01').replace('  - take a note\n', '  - take a note\n  - jot this | down\n')),
+    parseCapability(
+      'capabilities/notes/PROTOCOL.md',
+      NOTES.replace('0.3.0', '0.4.0').replace('2026-01-02', '2026-02-01').replace('  - take a note\n', '  - take a note\n  - jot this | down\n'),
+    ),
     parseCapability(REPORTS_FILE, REPORTS.replace('[work-logs]', '[work-logs, billing]').replace('1.2.3', '1.2.4').replace('2026-01-10', '2026-02-01')),
-    parseCapability('capabilities/meetings/PROTOCOL.md', NOTES.replace(/notes/g, 'meetings').replace('name: Notes', 'name: Meetings').replace('0.3.0', '1.0.0').replace('Write down', 'Record')),
+    parseCapability(
+      'capabilities/meetings/PROTOCOL.md',
+      NOTES.replace(/notes/g, 'meetings').replace('name: Notes', 'name: Meetings').replace('0.3.0', '1.0.0').replace('Write down', 'Record'),
+    ),
   ];
   // A toolset change: a row of its own for every capability that uses the toolset.
   const toolsets = {

@@ -18,20 +18,55 @@ function changed(...edits: Edit[]): string {
 const cases: { name: string; after: string; level: BumpLevel | 'none'; reasons: string[] }[] = [
   { name: 'identical', after: REPORTS, level: 'none', reasons: [] },
   { name: 'CRLF line endings only', after: REPORTS.replace(/\n/g, '\r\n'), level: 'none', reasons: [] },
-  { name: 'YAML layout and comments only', after: changed(['requiredToolsets: [work-logs]', '# who may see it\nrequiredToolsets:\n  - work-logs']), level: 'none', reasons: [] },
+  {
+    name: 'YAML layout and comments only',
+    after: changed(['requiredToolsets: [work-logs]', '# who may see it\nrequiredToolsets:\n  - work-logs']),
+    level: 'none',
+    reasons: [],
+  },
   { name: 'version fields only', after: changed(['1.2.3', '1.2.4'], ['2026-01-10', '2026-02-01']), level: 'none', reasons: [] },
   // major
   { name: 'requiredToolsets gained', after: changed(['[work-logs]', '[work-logs, billing]']), level: 'major', reasons: ['requiredToolsets gained `billing`'] },
-  { name: 'tool removed from the tools table', after: changed(['| `work_log_list` | list entries |\n', '']), level: 'major', reasons: ['tools table lost `work_log_list`', 'protocol wording changed'] },
+  {
+    name: 'tool removed from the tools table',
+    after: changed(['| `work_log_list` | list entries |\n', '']),
+    level: 'major',
+    reasons: ['tools table lost `work_log_list`', 'protocol wording changed'],
+  },
   { name: 'state removed', after: changed(['[PENDING, DONE]', '[PENDING]']), level: 'major', reasons: ['states lost `DONE`'] },
   { name: 'trigger removed', after: changed(['  - log my work\n', '']), level: 'major', reasons: ['whenToUse lost `log my work`'] },
-  { name: 'retiredTools gained', after: changed(['states:', 'retiredTools: [work_log_archive]\nstates:']), level: 'major', reasons: ['retiredTools gained `work_log_archive`'] },
-  { name: 'outputSchema added (judgement: minor)', after: changed(['states:', 'outputSchema: { type: object }\nstates:']), level: 'minor', reasons: ['outputSchema added'] },
+  {
+    name: 'retiredTools gained',
+    after: changed(['states:', 'retiredTools: [work_log_archive]\nstates:']),
+    level: 'major',
+    reasons: ['retiredTools gained `work_log_archive`'],
+  },
+  {
+    name: 'outputSchema added (judgement: minor)',
+    after: changed(['states:', 'outputSchema: { type: object }\nstates:']),
+    level: 'minor',
+    reasons: ['outputSchema added'],
+  },
   // minor
-  { name: 'trigger added', after: changed(['  - log my work\n', '  - log my work\n  - send my report\n']), level: 'minor', reasons: ['whenToUse gained `send my report`'] },
+  {
+    name: 'trigger added',
+    after: changed(['  - log my work\n', '  - log my work\n  - send my report\n']),
+    level: 'minor',
+    reasons: ['whenToUse gained `send my report`'],
+  },
   { name: 'optional toolset added', after: changed(['[calendar]', '[calendar, billing]']), level: 'minor', reasons: ['optionalToolsets gained `billing`'] },
-  { name: 'optional toolset removed (judgement: minor)', after: changed(['optionalToolsets: [calendar]\n', '']), level: 'minor', reasons: ['optionalToolsets lost `calendar`'] },
-  { name: 'requiredToolsets lost (judgement: minor, more callers see it)', after: changed(['[work-logs]', '[]']), level: 'minor', reasons: ['requiredToolsets lost `work-logs` (more callers can see it)'] },
+  {
+    name: 'optional toolset removed (judgement: minor)',
+    after: changed(['optionalToolsets: [calendar]\n', '']),
+    level: 'minor',
+    reasons: ['optionalToolsets lost `calendar`'],
+  },
+  {
+    name: 'requiredToolsets lost (judgement: minor, more callers see it)',
+    after: changed(['[work-logs]', '[]']),
+    level: 'minor',
+    reasons: ['requiredToolsets lost `work-logs` (more callers can see it)'],
+  },
   { name: 'state added', after: changed(['[PENDING, DONE]', '[PENDING, DONE, FAILED]']), level: 'minor', reasons: ['states gained `FAILED`'] },
   {
     name: 'tool added to the tools table',
@@ -39,14 +74,44 @@ const cases: { name: string; after: string; level: BumpLevel | 'none'; reasons: 
     level: 'minor',
     reasons: ['tools table gained `calendar_list`', 'protocol wording changed'],
   },
-  { name: 'section added', after: `${REPORTS}\n## Sources\n\nCite the date of every entry.\n`, level: 'minor', reasons: ['section added: `Sources`', 'protocol wording changed'] },
-  { name: 'section removed (judgement: minor)', after: changed(['## Rules\n\n', '']), level: 'minor', reasons: ['section removed: `Rules`', 'protocol wording changed'] },
+  {
+    name: 'section added',
+    after: `${REPORTS}\n## Sources\n\nCite the date of every entry.\n`,
+    level: 'minor',
+    reasons: ['section added: `Sources`', 'protocol wording changed'],
+  },
+  {
+    name: 'section removed (judgement: minor)',
+    after: changed(['## Rules\n\n', '']),
+    level: 'minor',
+    reasons: ['section removed: `Rules`', 'protocol wording changed'],
+  },
   // patch
   { name: 'wording', after: changed(['add an entry', 'add one entry']), level: 'patch', reasons: ['protocol wording changed'] },
-  { name: 'section renamed', after: changed(['## Rules', '## Ground rules']), level: 'patch', reasons: ['section renamed: `Rules → Ground rules`', 'protocol wording changed'] },
-  { name: 'trigger reworded in case only', after: changed(['write my report', 'Write my report']), level: 'patch', reasons: ['whenToUse reworded (case or spacing): `write my report → Write my report`'] },
-  { name: 'triggers reordered', after: changed(['  - write my report\n  - log my work', '  - log my work\n  - write my report']), level: 'patch', reasons: ['whenToUse reordered'] },
-  { name: 'description changed', after: changed(['Writes work reports', 'Writes work reports and summaries']), level: 'patch', reasons: ['description changed'] },
+  {
+    name: 'section renamed',
+    after: changed(['## Rules', '## Ground rules']),
+    level: 'patch',
+    reasons: ['section renamed: `Rules → Ground rules`', 'protocol wording changed'],
+  },
+  {
+    name: 'trigger reworded in case only',
+    after: changed(['write my report', 'Write my report']),
+    level: 'patch',
+    reasons: ['whenToUse reworded (case or spacing): `write my report → Write my report`'],
+  },
+  {
+    name: 'triggers reordered',
+    after: changed(['  - write my report\n  - log my work', '  - log my work\n  - write my report']),
+    level: 'patch',
+    reasons: ['whenToUse reordered'],
+  },
+  {
+    name: 'description changed',
+    after: changed(['Writes work reports', 'Writes work reports and summaries']),
+    level: 'patch',
+    reasons: ['description changed'],
+  },
   { name: 'tags added', after: changed(['states:', 'tags: [reports]\nstates:']), level: 'patch', reasons: ['tags changed'] },
 ];
 
@@ -64,7 +129,12 @@ describe('requiredBump', () => {
   const judged: { name: string; edit: Edit; level: BumpLevel; reason: string }[] = [
     { name: 'retiredTools entry dropped', edit: ['retiredTools: [work_log_archive]\n', ''], level: 'minor', reason: 'retiredTools lost `work_log_archive`' },
     { name: 'scopeConstraints lost (narrower reach)', edit: ['[work log, reports]', '[work log]'], level: 'major', reason: 'scopeConstraints lost `reports`' },
-    { name: 'scopeConstraints gained', edit: ['[work log, reports]', '[work log, reports, calendar]'], level: 'minor', reason: 'scopeConstraints gained `calendar`' },
+    {
+      name: 'scopeConstraints gained',
+      edit: ['[work log, reports]', '[work log, reports, calendar]'],
+      level: 'minor',
+      reason: 'scopeConstraints gained `calendar`',
+    },
     { name: 'outputSchema changed', edit: ['{ type: object }', '{ type: array }'], level: 'major', reason: 'outputSchema changed' },
     { name: 'outputSchema removed', edit: ['outputSchema: { type: object }\n', ''], level: 'major', reason: 'outputSchema removed' },
   ];
@@ -77,7 +147,10 @@ describe('requiredBump', () => {
   }
 
   it('puts the decisive reasons first and keeps the lesser ones', () => {
-    const result = requiredBump(before, parseCapability(REPORTS_FILE, changed(['add an entry', 'add one entry'], ['  - log my work\n', ''], ['[calendar]', '[calendar, billing]'])));
+    const result = requiredBump(
+      before,
+      parseCapability(REPORTS_FILE, changed(['add an entry', 'add one entry'], ['  - log my work\n', ''], ['[calendar]', '[calendar, billing]'])),
+    );
     expect(result.reasons.map((reason) => [reason.level, reason.text])).toEqual([
       ['major', 'whenToUse lost `log my work`'],
       ['minor', 'optionalToolsets gained `billing`'],

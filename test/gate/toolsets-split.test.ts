@@ -52,7 +52,10 @@ describe('capreg check with split toolsets', () => {
     edit(dir, 'capabilities/toolsets/a-work.yaml', 'work_log_list: { action: read', 'work_log_list: { action: write');
     const { code, gate } = check(dir);
     expect(code).toBe(1);
-    expect(gate.map((d) => `${d.file} ${d.ruleId}`)).toEqual(['capabilities/reports/PROTOCOL.md version-bump', 'capabilities/reports/PROTOCOL.md version-date']);
+    expect(gate.map((d) => `${d.file} ${d.ruleId}`)).toEqual([
+      'capabilities/reports/PROTOCOL.md version-bump',
+      'capabilities/reports/PROTOCOL.md version-date',
+    ]);
     expect(gate[0]!.message).toContain('toolset `work-logs`: tool `work_log_list` action read → write');
   });
 

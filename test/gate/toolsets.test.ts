@@ -28,7 +28,11 @@ function scenario(): string {
 
 function setVersion(root: string, version: string, updated = '2026-02-01'): void {
   const text = read(root, REPORTS_FILE);
-  write(root, REPORTS_FILE, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`));
+  write(
+    root,
+    REPORTS_FILE,
+    text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`),
+  );
 }
 
 interface JsonOutput {
@@ -71,7 +75,13 @@ const cases: { name: string; apply: (root: string) => void; level: 'major' | 'mi
   },
   {
     name: 'a tool added to an optional toolset',
-    apply: (root) => edit(root, TOOLSETS_FILE, '    calendar_list: { action: read, description: List events. }\n', '    calendar_list: { action: read, description: List events. }\n    calendar_create: { action: write, description: Create an event. }\n'),
+    apply: (root) =>
+      edit(
+        root,
+        TOOLSETS_FILE,
+        '    calendar_list: { action: read, description: List events. }\n',
+        '    calendar_list: { action: read, description: List events. }\n    calendar_create: { action: write, description: Create an event. }\n',
+      ),
     level: 'minor',
     reason: 'toolset `calendar` gained tool `calendar_create`',
     expected: '1.3.0',
@@ -104,7 +114,12 @@ describe.concurrent('capreg check: toolsets.yaml changes are changes of the capa
       const failing = await check(dir);
       expect(failing.code).toBe(1);
       expect(failing.gate.map((d) => [d.ruleId, d.file, d.line, d.message])).toEqual([
-        ['version-bump', REPORTS_FILE, 11, `needs ${testCase.level}: ${testCase.reason}; protocol_version is still 1.2.3 (expected ${testCase.expected} or higher)`],
+        [
+          'version-bump',
+          REPORTS_FILE,
+          11,
+          `needs ${testCase.level}: ${testCase.reason}; protocol_version is still 1.2.3 (expected ${testCase.expected} or higher)`,
+        ],
         [
           'version-date',
           REPORTS_FILE,

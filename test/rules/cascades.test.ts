@@ -83,7 +83,10 @@ describe('lint cascades: one cause, one diagnostic', () => {
   });
 
   it('a toolset with `toolz` for `tools` is reported once, not as a missing field nor again for every tool a protocol lists', () => {
-    const toolsets = DEFAULT_TOOLSETS.replace(/work-logs:\n {2}description: Work log entries and reports.\n {2}tools:/, 'work-logs:\n  description: Work log entries and reports.\n  toolz:');
+    const toolsets = DEFAULT_TOOLSETS.replace(
+      /work-logs:\n {2}description: Work log entries and reports.\n {2}tools:/,
+      'work-logs:\n  description: Work log entries and reports.\n  toolz:',
+    );
     const found = lint({ [A]: clean(), [TOOLSETS]: toolsets });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/toolsets-schema/);

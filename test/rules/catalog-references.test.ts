@@ -79,7 +79,8 @@ ruleTable(catalogReferences, {
           line: 11,
           column: 11,
           endColumn: 46,
-          message: 'link target "capability:personal-automaton" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?',
+          message:
+            'link target "capability:personal-automaton" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?',
         },
       ],
     },
@@ -91,7 +92,15 @@ ruleTable(catalogReferences, {
     {
       name: 'unknown target that is a prefix of an id',
       files: { [PA]: pa(), [DR]: protocol({ id: 'daily-report' }, 'Load [x](capability:personal).\n') },
-      errors: [{ messageId: 'unknown', file: DR, line: 11, column: 6, message: '"capability:personal" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?' }],
+      errors: [
+        {
+          messageId: 'unknown',
+          file: DR,
+          line: 11,
+          column: 6,
+          message: '"capability:personal" is not a capability in this registry; link to the id of an existing capability; did you mean "personal-automation"?',
+        },
+      ],
     },
     {
       name: 'empty capability: target',
@@ -114,8 +123,21 @@ ruleTable(catalogReferences, {
         ),
       },
       errors: [
-        { messageId: 'relative', file: DR, line: 11, column: 6, message: 'relative link "../personal-automation/PROTOCOL.md" points into the folder of capability "personal-automation"; reference another capability only through the catalog: [personal-automation](capability:personal-automation)' },
-        { messageId: 'relative', file: DR, line: 13, column: 1, message: '"../personal-automation/references/a.md" points into the folder of capability "personal-automation"' },
+        {
+          messageId: 'relative',
+          file: DR,
+          line: 11,
+          column: 6,
+          message:
+            'relative link "../personal-automation/PROTOCOL.md" points into the folder of capability "personal-automation"; reference another capability only through the catalog: [personal-automation](capability:personal-automation)',
+        },
+        {
+          messageId: 'relative',
+          file: DR,
+          line: 13,
+          column: 1,
+          message: '"../personal-automation/references/a.md" points into the folder of capability "personal-automation"',
+        },
         { messageId: 'relative', file: DR, line: 15, column: 1, message: '"./../personal-automation" points into the folder' },
       ],
     },
@@ -126,7 +148,13 @@ ruleTable(catalogReferences, {
         [DR]: protocol({ id: 'daily-report' }, 'Load [automation][pa].\n\n[pa]: capability:personal-automation\n\n![x](capability:personal-automation)\n'),
       },
       errors: [
-        { messageId: 'notInline', file: DR, line: 13, column: 1, message: '`capability:personal-automation` in a reference-style link definition is not rendered' },
+        {
+          messageId: 'notInline',
+          file: DR,
+          line: 13,
+          column: 1,
+          message: '`capability:personal-automation` in a reference-style link definition is not rendered',
+        },
         { messageId: 'notInline', file: DR, line: 15, column: 1, message: 'in an image is not rendered' },
       ],
     },
@@ -158,7 +186,15 @@ ruleTable(catalogReferences, {
         ),
       },
       errors: [
-        { messageId: 'mention', file: DR, line: 11, column: 8, endColumn: 27, severity: 'warning', message: 'capability "personal-automation" is named in plain text' },
+        {
+          messageId: 'mention',
+          file: DR,
+          line: 11,
+          column: 8,
+          endColumn: 27,
+          severity: 'warning',
+          message: 'capability "personal-automation" is named in plain text',
+        },
         { messageId: 'mention', file: DR, line: 13, column: 9, severity: 'warning', message: 'capability "personal-automation"' },
         { messageId: 'mention', file: DR, line: 14, column: 8, severity: 'warning', message: 'capability "personal-automation"' },
       ],

@@ -190,7 +190,14 @@ describe.each(pages.filter((id) => !NOT_TEXT.has(id)))('docs/rules/%s.md', (id) 
 
   it.each(found.map((example) => [`${example.section} example ending on line ${example.line}`, example] as const))('%s', (_, example) => {
     const diagnostics = diagnosticsOf(rule!, example, user);
-    const rows = diagnostics.map((d): Row => ({ file: user ? undefined : d.file, line: d.line, column: d.column, severity: d.severity, message: d.message, ruleId: d.ruleId }));
+    const rows = diagnostics.map((d): Row => ({
+      file: user ? undefined : d.file,
+      line: d.line,
+      column: d.column,
+      severity: d.severity,
+      message: d.message,
+      ruleId: d.ruleId,
+    }));
     if (example.output) {
       expect(rows).toEqual(example.output.map((row) => ({ ...row, file: user ? undefined : (row.file ?? example.main) })));
     } else {

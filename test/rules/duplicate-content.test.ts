@@ -14,8 +14,11 @@ const CHINESE = '在执行任何写入操作之前，先向用户展示完整的
 ruleTable(duplicateContent, {
   valid: [
     { name: 'different paragraphs', files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n`), [B]: protocol({ id: 'beta' }, `${LONG} Then log it.\n`) } },
-    { name: 'short stock phrases may repeat', files: { [A]: protocol({ id: 'alpha' }, 'Never guess; ask the user.\n'), [B]: protocol({ id: 'beta' }, 'Never guess; ask the user.\n') } },
-    { name: 'a repeat inside one protocol is not this rule\'s business', files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n\n- ${LONG}\n`) } },
+    {
+      name: 'short stock phrases may repeat',
+      files: { [A]: protocol({ id: 'alpha' }, 'Never guess; ask the user.\n'), [B]: protocol({ id: 'beta' }, 'Never guess; ask the user.\n') },
+    },
+    { name: "a repeat inside one protocol is not this rule's business", files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n\n- ${LONG}\n`) } },
     {
       name: 'headings, table rows and code are not compared',
       files: {
@@ -23,7 +26,11 @@ ruleTable(duplicateContent, {
         [B]: protocol({ id: 'beta' }, `# ${LONG}\n\n| Tool | Use |\n| --- | --- |\n| a | ${LONG} |\n\n\`\`\`\n${LONG}\n\`\`\`\n`),
       },
     },
-    { name: 'below a raised minLength', options: { minLength: 200 }, files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n`), [B]: protocol({ id: 'beta' }, `${LONG}\n`) } },
+    {
+      name: 'below a raised minLength',
+      options: { minLength: 200 },
+      files: { [A]: protocol({ id: 'alpha' }, `${LONG}\n`), [B]: protocol({ id: 'beta' }, `${LONG}\n`) },
+    },
     { name: 'empty bodies and broken frontmatter', files: { [A]: '---\nid: [\n---\n', [B]: '' } },
   ],
   invalid: [
@@ -53,7 +60,13 @@ ruleTable(duplicateContent, {
       },
       errors: [
         { messageId: 'duplicate', file: B, line: 13, column: 1, message: 'is copied from capability "alpha" (capabilities/alpha/PROTOCOL.md:11)' },
-        { messageId: 'duplicate', file: C, line: 11, column: 3, message: 'paragraph "在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明…" is copied from capability "alpha"' },
+        {
+          messageId: 'duplicate',
+          file: C,
+          line: 11,
+          column: 3,
+          message: 'paragraph "在执行任何写入操作之前，先向用户展示完整的变更内容，包括旧值和新值，并等待用户明…" is copied from capability "alpha"',
+        },
       ],
     },
     {
@@ -80,7 +93,11 @@ describe('duplicate-content documented example and without positions', () => {
   };
 
   it('prints what docs/rules/duplicate-content.md shows', () => {
-    expect(lintWith(duplicateContent, registryInput(files)).map((d) => `${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.line}:${d.related?.column}`)).toEqual([
+    expect(
+      lintWith(duplicateContent, registryInput(files)).map(
+        (d) => `${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.line}:${d.related?.column}`,
+      ),
+    ).toEqual([
       '15:1 list item "Before any write, show the user the exac…" is copied from capability "personal-automation" (capabilities/personal-automation/PROTOCOL.md:13); reference it instead of copying it: [personal-automation](capability:personal-automation) | first written here: 13:1',
     ]);
   });

@@ -10,7 +10,10 @@ const long = 'x'.repeat(501);
 ruleTable(evalsSchema, {
   valid: [
     { name: 'no evals file', files: { [A]: alpha } },
-    { name: 'shouldMatch, shouldNotMatch and top', files: { [A]: alpha, [EVALS]: 'top: 5\nshouldMatch: [write my report, 写日报]\nshouldNotMatch:\n  - remind me\n' } },
+    {
+      name: 'shouldMatch, shouldNotMatch and top',
+      files: { [A]: alpha, [EVALS]: 'top: 5\nshouldMatch: [write my report, 写日报]\nshouldNotMatch:\n  - remind me\n' },
+    },
   ],
   invalid: [
     {
@@ -49,4 +52,3 @@ ruleTable(evalsSchema, {
     },
   ],
 });
-

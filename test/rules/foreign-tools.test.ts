@@ -47,7 +47,8 @@ ruleTable(foreignTools, {
     {
       name: 'a tool that two toolsets define, one of them own',
       files: {
-        'capabilities/toolsets.yaml': 'a:\n  description: A.\n  tools:\n    shared_tool: { description: S. }\nb:\n  description: B.\n  tools:\n    shared_tool: { description: S. }\n',
+        'capabilities/toolsets.yaml':
+          'a:\n  description: A.\n  tools:\n    shared_tool: { description: S. }\nb:\n  description: B.\n  tools:\n    shared_tool: { description: S. }\n',
         [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['a'] }, 'Call shared_tool.\n'),
       },
     },
@@ -72,7 +73,14 @@ ruleTable(foreignTools, {
     {
       name: 'no capability requires the toolset',
       files: { [ALPHA]: alpha('Use automation_create_task.\n') },
-      errors: [{ messageId: 'foreignUnowned', line: 12, column: 5, message: 'link the capability that uses that toolset with a `capability:` link (none requires it yet), or add automation to `optionalToolsets`' }],
+      errors: [
+        {
+          messageId: 'foreignUnowned',
+          line: 12,
+          column: 5,
+          message: 'link the capability that uses that toolset with a `capability:` link (none requires it yet), or add automation to `optionalToolsets`',
+        },
+      ],
     },
     {
       name: 'second best: a capability that lists the toolset as optional',
@@ -110,7 +118,8 @@ ruleTable(foreignTools, {
     {
       name: 'a dotted tool name',
       files: {
-        'capabilities/toolsets.yaml': 'fs:\n  description: Files.\n  tools:\n    files.read: { description: Read. }\nown:\n  description: Own.\n  tools:\n    own_tool: { description: O. }\n',
+        'capabilities/toolsets.yaml':
+          'fs:\n  description: Files.\n  tools:\n    files.read: { description: Read. }\nown:\n  description: Own.\n  tools:\n    own_tool: { description: O. }\n',
         [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['own'] }, 'Call own_tool, then files.read. Not files.readme.\n'),
       },
       errors: [{ messageId: 'foreignUnowned', line: 12, column: 21, endColumn: 31, message: 'tool `files.read` belongs to toolset fs' }],

@@ -75,9 +75,18 @@ ruleTable(frontmatterSchema, {
         ]),
       ),
     },
-    { name: 'a yaml-language-server comment, CRLF line endings and a BOM', files: only(`\uFEFF${doc(['# yaml-language-server: $schema=../../compiler/schema/capability.schema.json']).replace(/\n/g, '\r\n')}`) },
+    {
+      name: 'a yaml-language-server comment, CRLF line endings and a BOM',
+      files: only(`\uFEFF${doc(['# yaml-language-server: $schema=../../compiler/schema/capability.schema.json']).replace(/\n/g, '\r\n')}`),
+    },
     { name: 'a display name in Chinese', files: only(doc([], { name: 'name: 工作汇报' })) },
-    { name: 'a leap day in a leap year (2024, 2000)', files: { [A]: doc([], { protocol_updated: 'protocol_updated: 2024-02-29' }), 'capabilities/beta/PROTOCOL.md': doc([], { id: 'id: beta', protocol_updated: 'protocol_updated: 2000-02-29' }) } },
+    {
+      name: 'a leap day in a leap year (2024, 2000)',
+      files: {
+        [A]: doc([], { protocol_updated: 'protocol_updated: 2024-02-29' }),
+        'capabilities/beta/PROTOCOL.md': doc([], { id: 'id: beta', protocol_updated: 'protocol_updated: 2000-02-29' }),
+      },
+    },
     {
       name: 'schemas in each dialect ajv checks: draft-07 (named or not), 2019-09, 2020-12',
       files: only(
@@ -88,7 +97,10 @@ ruleTable(frontmatterSchema, {
         ]),
       ),
     },
-    { name: 'a draft-07 $schema without the trailing #', files: only(doc(['inputSchema: { $schema: "http://json-schema.org/draft-07/schema", type: object }'])) },
+    {
+      name: 'a draft-07 $schema without the trailing #',
+      files: only(doc(['inputSchema: { $schema: "http://json-schema.org/draft-07/schema", type: object }'])),
+    },
     {
       name: 'two capabilities whose schemas share an $id (compiled schemas are not kept)',
       files: {
@@ -103,7 +115,9 @@ ruleTable(frontmatterSchema, {
       name: 'malformed YAML (an unclosed flow sequence)',
       files: only(doc(['tags: [reports, daily'])),
       // Reported where the `]` is missing: the end of the line.
-      errors: [{ messageId: 'yaml', line: 10, column: 22, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
+      errors: [
+        { messageId: 'yaml', line: 10, column: 22, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' },
+      ],
     },
     {
       name: 'a duplicate key, at its second occurrence',
@@ -123,12 +137,21 @@ ruleTable(frontmatterSchema, {
     {
       name: 'a frontmatter that is never closed',
       files: only('---\nid: alpha\nname: Alpha\n\n# Alpha\n'),
-      errors: [{ messageId: 'yaml', line: 1, column: 1, message: 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field' }],
+      errors: [
+        {
+          messageId: 'yaml',
+          line: 1,
+          column: 1,
+          message: 'the frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last field',
+        },
+      ],
     },
     {
       name: 'frontmatter that is a list, not a mapping',
       files: only('---\n- id\n- alpha\n---\nDo not.\n'),
-      errors: [{ messageId: 'yaml', line: 1, column: 1, endLine: 4, endColumn: 4, message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)' }],
+      errors: [
+        { messageId: 'yaml', line: 1, column: 1, endLine: 4, endColumn: 4, message: 'frontmatter must be a YAML mapping of fields (`key: value` lines)' },
+      ],
     },
     {
       name: 'frontmatter that is a plain string',
@@ -143,12 +166,21 @@ ruleTable(frontmatterSchema, {
     {
       name: 'a YAML alias bomb ("billion laughs") is refused at its first alias',
       files: only(doc(BILLION_LAUGHS)),
-      errors: [{ messageId: 'yaml', line: 11, column: 8, message: 'YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors' }],
+      errors: [
+        {
+          messageId: 'yaml',
+          line: 11,
+          column: 8,
+          message: 'YAML aliases expand too much (over 100 alias expansions); write the values out instead of anchors',
+        },
+      ],
     },
     {
       name: 'a __proto__ key',
       files: only(doc(['__proto__:', '  polluted: yes'])),
-      errors: [{ messageId: 'yaml', line: 10, column: 1, endColumn: 10, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' }],
+      errors: [
+        { messageId: 'yaml', line: 10, column: 1, endColumn: 10, message: 'key "__proto__" is not allowed: it could change object prototypes; rename it' },
+      ],
     },
     {
       name: 'constructor and prototype keys, nested too',
@@ -198,12 +230,22 @@ ruleTable(frontmatterSchema, {
     {
       name: 'protocol_version "latest"',
       files: only(doc([], { protocol_version: 'protocol_version: latest' })),
-      errors: [{ messageId: 'schema', line: 8, column: 19, endColumn: 25, message: '`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"' }],
+      errors: [
+        {
+          messageId: 'schema',
+          line: 8,
+          column: 19,
+          endColumn: 25,
+          message: '`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0"',
+        },
+      ],
     },
     {
       name: 'protocol_version a range "^1.2.0"',
       files: only(doc([], { protocol_version: 'protocol_version: "^1.2.0"' })),
-      errors: [{ messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "^1.2.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH' }],
+      errors: [
+        { messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "^1.2.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH' },
+      ],
     },
     {
       name: 'protocol_version "1.2" (quoted)',
@@ -213,19 +255,39 @@ ruleTable(frontmatterSchema, {
     {
       name: 'protocol_version 1.2 (a YAML number) says what is expected',
       files: only(doc([], { protocol_version: 'protocol_version: 1.2' })),
-      errors: [{ messageId: 'unquotedVersion', line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.2.0", not 1.2 (YAML reads it as the number 1.2)' }],
+      errors: [
+        {
+          messageId: 'unquotedVersion',
+          line: 8,
+          column: 19,
+          message: '`protocol_version` must be a quoted semver string like "1.2.0", not 1.2 (YAML reads it as the number 1.2)',
+        },
+      ],
     },
     {
       name: 'protocol_version 1.0 is quoted as written, not as the number 1 YAML makes of it',
       files: only(doc([], { protocol_version: 'protocol_version: 1.0' })),
-      errors: [{ messageId: 'unquotedVersion', line: 8, column: 19, endColumn: 22, message: /^`protocol_version` must be a quoted semver string like "1\.0\.0", not 1\.0 \(YAML reads it as the number 1\)$/ }],
+      errors: [
+        {
+          messageId: 'unquotedVersion',
+          line: 8,
+          column: 19,
+          endColumn: 22,
+          message: /^`protocol_version` must be a quoted semver string like "1\.0\.0", not 1\.0 \(YAML reads it as the number 1\)$/,
+        },
+      ],
     },
     {
       name: 'protocol_version 2 and other scalars that YAML reads as numbers or booleans',
       files: only(doc([], { protocol_version: 'protocol_version: 0x2', name: 'name: true' })),
       errors: [
         { messageId: 'unquoted', line: 3, column: 7, message: '`name` must be a quoted string, not true (YAML reads it as the boolean true): write "true"' },
-        { messageId: 'unquotedVersion', line: 8, column: 19, message: '`protocol_version` must be a quoted semver string like "1.0.0", not 0x2 (YAML reads it as the number 2)' },
+        {
+          messageId: 'unquotedVersion',
+          line: 8,
+          column: 19,
+          message: '`protocol_version` must be a quoted semver string like "1.0.0", not 0x2 (YAML reads it as the number 2)',
+        },
       ],
     },
     {
@@ -236,7 +298,15 @@ ruleTable(frontmatterSchema, {
     {
       name: 'a month that does not exist',
       files: only(doc([], { protocol_updated: 'protocol_updated: 2026-13-01' })),
-      errors: [{ messageId: 'schema', line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-13-01" has the wrong form: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+      errors: [
+        {
+          messageId: 'schema',
+          line: 9,
+          column: 19,
+          endColumn: 29,
+          message: '`protocol_updated` "2026-13-01" has the wrong form: use an ISO date YYYY-MM-DD such as "2026-11-29"',
+        },
+      ],
     },
     {
       name: 'a date in another format',
@@ -244,19 +314,39 @@ ruleTable(frontmatterSchema, {
       errors: [{ messageId: 'schema', line: 9, column: 19, message: '`protocol_updated` "29.11.2026" has the wrong form: use an ISO date YYYY-MM-DD' }],
     },
     {
-      name: 'an $id equal to a meta-schema\'s does not break the next capability\'s check',
+      name: "an $id equal to a meta-schema's does not break the next capability's check",
       files: {
         [A]: doc(['inputSchema: { $id: "http://json-schema.org/draft-07/schema", type: object }']),
-        'capabilities/beta/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], { id: 'id: beta' }),
-        'capabilities/gamma/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], { id: 'id: gamma' }),
+        'capabilities/beta/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], {
+          id: 'id: beta',
+        }),
+        'capabilities/gamma/PROTOCOL.md': doc(['inputSchema: { type: object, properties: { a: { $id: "https://example.com/a", type: string } } }'], {
+          id: 'id: gamma',
+        }),
       },
       // The first is refused (it would replace the meta-schema); the two same nested $ids are fine.
-      errors: [{ messageId: 'invalidJsonSchema', file: A, line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: schema with key or id "http://json-schema.org/draft-07/schema" already exists' }],
+      errors: [
+        {
+          messageId: 'invalidJsonSchema',
+          file: A,
+          line: 10,
+          column: 14,
+          message: '`inputSchema` is not a valid JSON Schema: schema with key or id "http://json-schema.org/draft-07/schema" already exists',
+        },
+      ],
     },
     {
       name: 'a day that does not exist in its month (February 31)',
       files: only(doc([], { protocol_updated: 'protocol_updated: 2026-02-31' })),
-      errors: [{ messageId: 'schema', line: 9, column: 19, endColumn: 29, message: '`protocol_updated` "2026-02-31" is not a real calendar date: use an ISO date YYYY-MM-DD such as "2026-11-29"' }],
+      errors: [
+        {
+          messageId: 'schema',
+          line: 9,
+          column: 19,
+          endColumn: 29,
+          message: '`protocol_updated` "2026-02-31" is not a real calendar date: use an ISO date YYYY-MM-DD such as "2026-11-29"',
+        },
+      ],
     },
     {
       name: 'February 29 of years that are not leap years (2025, 2100), April 31',
@@ -267,13 +357,27 @@ ruleTable(frontmatterSchema, {
       },
       errors: [
         { messageId: 'schema', file: A, line: 9, column: 19, message: '`protocol_updated` "2025-02-29" is not a real calendar date' },
-        { messageId: 'schema', file: 'capabilities/beta/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2100-02-29" is not a real calendar date' },
-        { messageId: 'schema', file: 'capabilities/gamma/PROTOCOL.md', line: 9, column: 19, message: '`protocol_updated` "2026-04-31" is not a real calendar date' },
+        {
+          messageId: 'schema',
+          file: 'capabilities/beta/PROTOCOL.md',
+          line: 9,
+          column: 19,
+          message: '`protocol_updated` "2100-02-29" is not a real calendar date',
+        },
+        {
+          messageId: 'schema',
+          file: 'capabilities/gamma/PROTOCOL.md',
+          line: 9,
+          column: 19,
+          message: '`protocol_updated` "2026-04-31" is not a real calendar date',
+        },
       ],
     },
     {
       name: 'YAML-only types are refused, not rewritten: !!binary, !!omap, !!set, !!timestamp',
-      files: only(doc(['metadata: { logo: !!binary aGVsbG8= }', 'tags: !!set { a, b }', 'constraints: !!omap', '  - a: 1', 'evidenceTypes: [!!timestamp 2026-11-29]'])),
+      files: only(
+        doc(['metadata: { logo: !!binary aGVsbG8= }', 'tags: !!set { a, b }', 'constraints: !!omap', '  - a: 1', 'evidenceTypes: [!!timestamp 2026-11-29]']),
+      ),
       errors: [
         { messageId: 'yaml', line: 10, column: 28, message: 'YAML tag !!binary is not allowed: only JSON-compatible YAML is read' },
         { messageId: 'yaml', line: 11, column: 13, message: 'YAML tag !!set is not allowed' },
@@ -305,28 +409,62 @@ ruleTable(frontmatterSchema, {
           message:
             '`inputSchema` is not a valid JSON Schema: `$schema` "http://json-schema.org/draft-04/schema#" names no JSON Schema dialect capreg checks; use one of draft-07 ("http://json-schema.org/draft-07/schema#"), 2019-09 ("https://json-schema.org/draft/2019-09/schema"), 2020-12 ("https://json-schema.org/draft/2020-12/schema"), or leave `$schema` out for draft-07',
         },
-        { messageId: 'invalidJsonSchema', line: 11, column: 26, message: '`outputSchema` is not a valid JSON Schema: `$schema` that is not a URI names no JSON Schema dialect' },
+        {
+          messageId: 'invalidJsonSchema',
+          line: 11,
+          column: 26,
+          message: '`outputSchema` is not a valid JSON Schema: `$schema` that is not a URI names no JSON Schema dialect',
+        },
       ],
     },
     {
       name: 'an invalid 2020-12 schema is checked against the 2020-12 meta-schema',
       files: only(doc(['inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", prefixItems: 3 }'])),
-      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 86, message: '`inputSchema` is not a valid JSON Schema: `inputSchema.prefixItems` must be a list, not number 3' }],
+      errors: [
+        {
+          messageId: 'invalidJsonSchema',
+          line: 10,
+          column: 86,
+          message: '`inputSchema` is not a valid JSON Schema: `inputSchema.prefixItems` must be a list, not number 3',
+        },
+      ],
     },
     {
       name: 'a $ref to a remote URL is unresolved, not fetched',
       files: only(doc(['inputSchema: { $ref: "https://example.com/schema.json" }'])),
-      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 14, message: "`inputSchema` is not a valid JSON Schema: can't resolve reference https://example.com/schema.json" }],
+      errors: [
+        {
+          messageId: 'invalidJsonSchema',
+          line: 10,
+          column: 14,
+          message: "`inputSchema` is not a valid JSON Schema: can't resolve reference https://example.com/schema.json",
+        },
+      ],
     },
     {
       name: 'an inputSchema too big to compile in reasonable time',
       files: only(doc([`inputSchema: { type: object, properties: { ${Array.from({ length: 600 }, (_, i) => `p${i}: { type: string }`).join(', ')} } }`])),
-      errors: [{ messageId: 'invalidJsonSchema', line: 10, column: 14, message: '`inputSchema` is not a valid JSON Schema: it holds over 1000 values, more than capreg checks' }],
+      errors: [
+        {
+          messageId: 'invalidJsonSchema',
+          line: 10,
+          column: 14,
+          message: '`inputSchema` is not a valid JSON Schema: it holds over 1000 values, more than capreg checks',
+        },
+      ],
     },
     {
       name: 'an id that breaks the pattern',
       files: only(doc([], { id: 'id: Alpha_1' })),
-      errors: [{ messageId: 'schema', line: 2, column: 5, endColumn: 12, message: '`id` "Alpha_1" has the wrong form: use lowercase letters and digits in words joined by single hyphens' }],
+      errors: [
+        {
+          messageId: 'schema',
+          line: 2,
+          column: 5,
+          endColumn: 12,
+          message: '`id` "Alpha_1" has the wrong form: use lowercase letters and digits in words joined by single hyphens',
+        },
+      ],
     },
     {
       name: 'an id over 64 characters',
@@ -349,12 +487,26 @@ ruleTable(frontmatterSchema, {
     {
       name: 'lifecyclePhase with a "did you mean"',
       files: only(doc(['lifecyclePhase: verfy'])),
-      errors: [{ messageId: 'schema', line: 10, column: 17, message: '`lifecyclePhase` must be one of "define", "plan", "build", "verify", "review", "ship", not "verfy"; did you mean "verify"?' }],
+      errors: [
+        {
+          messageId: 'schema',
+          line: 10,
+          column: 17,
+          message: '`lifecyclePhase` must be one of "define", "plan", "build", "verify", "review", "ship", not "verfy"; did you mean "verify"?',
+        },
+      ],
     },
     {
       name: 'metadata values must be strings',
       files: only(doc(['metadata:', '  priority: 3'])),
-      errors: [{ messageId: 'unquoted', line: 11, column: 13, message: '`metadata.priority` must be a quoted string, not 3 (YAML reads it as the number 3): write "3"' }],
+      errors: [
+        {
+          messageId: 'unquoted',
+          line: 11,
+          column: 13,
+          message: '`metadata.priority` must be a quoted string, not 3 (YAML reads it as the number 3): write "3"',
+        },
+      ],
     },
     {
       name: 'a constraint with a bad severity (did you mean) and a misspelt key',
@@ -370,8 +522,19 @@ ruleTable(frontmatterSchema, {
         ]),
       ),
       errors: [
-        { messageId: 'schema', line: 13, column: 15, message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?' },
-        { messageId: 'schema', line: 14, column: 5, endColumn: 20, message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?' },
+        {
+          messageId: 'schema',
+          line: 13,
+          column: 15,
+          message: '`constraints.0.severity` must be one of "must-ignore", "warn", "block", not "blok"; did you mean "block"?',
+        },
+        {
+          messageId: 'schema',
+          line: 14,
+          column: 5,
+          endColumn: 20,
+          message: 'unknown field "rationalisation" in `constraints.1`; did you mean "rationalization"?',
+        },
       ],
     },
     {
@@ -390,7 +553,14 @@ ruleTable(frontmatterSchema, {
     {
       name: 'an outputSchema with a $ref that does not resolve',
       files: only(doc(['outputSchema:', '  $ref: "#/definitions/missing"'])),
-      errors: [{ messageId: 'invalidJsonSchema', line: 11, column: 3, message: "`outputSchema` is not a valid JSON Schema: can't resolve reference #/definitions/missing" }],
+      errors: [
+        {
+          messageId: 'invalidJsonSchema',
+          line: 11,
+          column: 3,
+          message: "`outputSchema` is not a valid JSON Schema: can't resolve reference #/definitions/missing",
+        },
+      ],
     },
     {
       name: 'an inputSchema that is a list',

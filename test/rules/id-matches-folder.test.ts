@@ -5,7 +5,7 @@ import { ruleTable } from './harness.js';
 ruleTable(idMatchesFolder, {
   valid: [
     { name: 'id equals folder', files: { 'capabilities/alpha/PROTOCOL.md': protocol({ id: 'alpha' }) } },
-    { name: 'id missing is the schema rule\'s business', files: { 'capabilities/alpha/PROTOCOL.md': '---\nname: A\n---\nDo not.\n' } },
+    { name: "id missing is the schema rule's business", files: { 'capabilities/alpha/PROTOCOL.md': '---\nname: A\n---\nDo not.\n' } },
   ],
   invalid: [
     {

@@ -13,7 +13,9 @@ ruleTable(links, {
     {
       name: 'links, images and definitions to files in the folder',
       files: {
-        [A]: alpha('See [notes](references/notes.md), [again](./references/notes.md#why) and [q](references/notes.md?plain=1).\n\n![diagram](img/flow%20chart.png)\n\n[ref]: references/notes.md\n'),
+        [A]: alpha(
+          'See [notes](references/notes.md), [again](./references/notes.md#why) and [q](references/notes.md?plain=1).\n\n![diagram](img/flow%20chart.png)\n\n[ref]: references/notes.md\n',
+        ),
         'capabilities/alpha/references/notes.md': 'notes',
         'capabilities/alpha/img/flow chart.png': 'png',
       },
@@ -21,7 +23,9 @@ ruleTable(links, {
     {
       name: 'URLs with a scheme, anchors, capability: links and protocol-relative URLs are not checked',
       files: {
-        [A]: alpha('[a](https://example.com/x) [b](http://x) [c](mailto:a@b.c) [d](#tools) [e](capability:beta) [f](//cdn.example.com/x) <https://example.com>\n'),
+        [A]: alpha(
+          '[a](https://example.com/x) [b](http://x) [c](mailto:a@b.c) [d](#tools) [e](capability:beta) [f](//cdn.example.com/x) <https://example.com>\n',
+        ),
       },
     },
     {
@@ -50,7 +54,8 @@ ruleTable(links, {
           line: 13,
           column: 5,
           endColumn: 36,
-          message: 'link "references/note.md" does not resolve: capabilities/alpha/references/note.md does not exist (did you mean references/notes.md?); link to an existing file inside capabilities/alpha/',
+          message:
+            'link "references/note.md" does not resolve: capabilities/alpha/references/note.md does not exist (did you mean references/notes.md?); link to an existing file inside capabilities/alpha/',
         },
       ],
     },
@@ -70,7 +75,12 @@ ruleTable(links, {
         'README.md': 'x',
       },
       errors: [
-        { messageId: 'escapes', line: 11, column: 1, message: 'link "../toolsets.yaml" leaves the capability folder capabilities/alpha/ (resolves to capabilities/toolsets.yaml)' },
+        {
+          messageId: 'escapes',
+          line: 11,
+          column: 1,
+          message: 'link "../toolsets.yaml" leaves the capability folder capabilities/alpha/ (resolves to capabilities/toolsets.yaml)',
+        },
         { messageId: 'escapes', line: 12, column: 1, message: 'resolves to README.md' },
         { messageId: 'escapes', line: 13, column: 1, message: 'resolves to capabilities/shared/common.md' },
       ],
@@ -78,7 +88,14 @@ ruleTable(links, {
     {
       name: 'an absolute path',
       files: { [A]: alpha('- [x](/capabilities/alpha/references/a.md)\n'), 'capabilities/alpha/references/a.md': 'x' },
-      errors: [{ messageId: 'absolute', line: 11, column: 3, message: 'link "/capabilities/alpha/references/a.md" is an absolute path; use a path relative to this PROTOCOL.md' }],
+      errors: [
+        {
+          messageId: 'absolute',
+          line: 11,
+          column: 3,
+          message: 'link "/capabilities/alpha/references/a.md" is an absolute path; use a path relative to this PROTOCOL.md',
+        },
+      ],
     },
     {
       name: 'an empty target and a folder',

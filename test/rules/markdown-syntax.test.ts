@@ -29,8 +29,7 @@ ruleTable(markdownSyntax, {
           line: 13,
           column: 1,
           endLine: 15,
-          message:
-            'code fence opened with ``` on line 13 is never closed, so the text after it is read as code, not as instructions; close it with a ``` line',
+          message: 'code fence opened with ``` on line 13 is never closed, so the text after it is read as code, not as instructions; close it with a ``` line',
         },
       ],
     },
@@ -42,7 +41,15 @@ ruleTable(markdownSyntax, {
     {
       name: 'closed by a shorter fence (which does not close it)',
       files: withBody('~~~~\ncode\n~~~\n'),
-      errors: [{ messageId: 'problem', line: 11, column: 1, message: 'code fence opened with ~~~~ on line 11 is never closed, so the text after it is read as code, not as instructions; close it with a ~~~~ line' }],
+      errors: [
+        {
+          messageId: 'problem',
+          line: 11,
+          column: 1,
+          message:
+            'code fence opened with ~~~~ on line 11 is never closed, so the text after it is read as code, not as instructions; close it with a ~~~~ line',
+        },
+      ],
     },
     {
       name: 'a fence that is only an opening line',

@@ -110,7 +110,10 @@ describe('prohibitions', () => {
 });
 
 describe('negative-rules options', () => {
-  const config = (options: string): (() => unknown) => () => parseConfig(`rules:\n  negative-rules: [error, ${options}]\n`);
+  const config =
+    (options: string): (() => unknown) =>
+    () =>
+      parseConfig(`rules:\n  negative-rules: [error, ${options}]\n`);
 
   it('accepts a list of markers', () => {
     expect(parseConfig('rules:\n  negative-rules: [error, {markers: [avoid, 别]}]\n').rules.get('negative-rules')?.options).toEqual({

@@ -14,7 +14,7 @@ ruleTable(referenceCycle, {
   valid: [
     { name: 'a chain', files: { ...linking('a', 'b'), ...linking('b', 'c'), ...linking('c') } },
     { name: 'a diamond', files: { ...linking('a', 'b', 'c'), ...linking('b', 'd'), ...linking('c', 'd'), ...linking('d') } },
-    { name: 'a self-link is catalog-references\' business', files: { ...linking('a', 'a') } },
+    { name: "a self-link is catalog-references' business", files: { ...linking('a', 'a') } },
     { name: 'links to unknown ids are ignored', files: { ...linking('a', 'zz'), ...linking('zz-not-here') } },
     {
       name: 'broken frontmatter and empty bodies do not crash',
@@ -97,7 +97,11 @@ describe('reference-cycle documented example and without positions', () => {
 
   it('prints what docs/rules/reference-cycle.md shows', () => {
     const diagnostics = lintWith(referenceCycle, registryInput(files));
-    expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.file}:${d.related?.line}:${d.related?.column}`)).toEqual([
+    expect(
+      diagnostics.map(
+        (d) => `${d.file}:${d.line}:${d.column} ${d.message} | ${d.related?.message}: ${d.related?.file}:${d.related?.line}:${d.related?.column}`,
+      ),
+    ).toEqual([
       'capabilities/calendar-sync/PROTOCOL.md:13:38 capability references form a cycle: calendar-sync -> work-reporting -> personal-automation -> calendar-sync; references must run one way (the specific capability links to the general one): remove one of these links | the cycle closes here (personal-automation -> calendar-sync): capabilities/personal-automation/PROTOCOL.md:13:38',
     ]);
   });

@@ -13,7 +13,7 @@ ruleTable(registryFiles, {
       name: 'extra files in a capability folder',
       files: { [A]: protocol({ id: 'alpha' }), 'capabilities/alpha/references/notes.md': 'Notes.' },
     },
-    { name: 'a PROTOCOL.md with broken content is the other rules\' business', files: { [A]: 'not even frontmatter' } },
+    { name: "a PROTOCOL.md with broken content is the other rules' business", files: { [A]: 'not even frontmatter' } },
   ],
   invalid: [
     {
@@ -76,7 +76,10 @@ describe('rule registry-files: files the CLI refused to read', () => {
 
   it('does not call a registry empty when its only PROTOCOL.md was refused', () => {
     const input: RegistryInput = {
-      files: [{ path: A, problem: 'file is not valid UTF-8 text' }, { path: 'capabilities/toolsets.yaml', content: '{}\n' }],
+      files: [
+        { path: A, problem: 'file is not valid UTF-8 text' },
+        { path: 'capabilities/toolsets.yaml', content: '{}\n' },
+      ],
       allPaths: [A, 'capabilities/toolsets.yaml'],
       foldersWithoutProtocol: [],
     };

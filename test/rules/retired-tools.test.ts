@@ -26,17 +26,19 @@ ruleTable(retiredTools, {
     { name: 'configured markers', files: named('Avoid old_tool.\n'), options: { markers: ['avoid'] } },
     { name: 'no retiredTools', files: { [FILE]: protocol({ id: 'alpha' }, 'Use old_tool.\n') } },
     {
-      name: 'retiredTools of the wrong type is the schema rule\'s business',
+      name: "retiredTools of the wrong type is the schema rule's business",
       files: { [FILE]: protocol({ id: 'alpha', retiredTools: 'old_tool' }, 'Use old_tool.\n') },
     },
     { name: 'no frontmatter', files: { [FILE]: 'Use old_tool.\n' } },
-    { name: 'malformed entries are the schema rule\'s business', files: { [FILE]: protocol({ id: 'alpha', retiredTools: ['*', 'bad tool!', ''] }) } },
+    { name: "malformed entries are the schema rule's business", files: { [FILE]: protocol({ id: 'alpha', retiredTools: ['*', 'bad tool!', ''] }) } },
   ],
   invalid: [
     {
       name: 'not named: reported at the entry',
       files: glob('Do not guess.\n'),
-      errors: [{ messageId: 'notNamed', line: 11, column: 5, endColumn: 24, message: 'retired tool `work_log_schedule_*` is not named in the body; forbid it' }],
+      errors: [
+        { messageId: 'notNamed', line: 11, column: 5, endColumn: 24, message: 'retired tool `work_log_schedule_*` is not named in the body; forbid it' },
+      ],
     },
     {
       name: 'named outside a prohibition: reported at the mention',

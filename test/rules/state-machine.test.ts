@@ -33,10 +33,10 @@ ruleTable(stateMachine, {
       name: 'a heading that only contains "state" in a longer word is not a state section',
       files: declared(`${ENTRIES}\n## Statements\n\n- STALE: regenerate.\n`),
     },
-    { name: 'an empty state name is the schema rule\'s business', files: declared('- Do not guess.\n', ['']) },
+    { name: "an empty state name is the schema rule's business", files: declared('- Do not guess.\n', ['']) },
     { name: 'no states, no tools table', files: { [FILE]: protocol({ id: 'alpha' }) } },
     { name: 'empty body, no states', files: { [FILE]: protocol({ id: 'alpha' }, '') } },
-    { name: 'states that failed the schema are the schema rule\'s business', files: declared('Do not guess.\n', 'PENDING') },
+    { name: "states that failed the schema are the schema rule's business", files: declared('Do not guess.\n', 'PENDING') },
     { name: 'no frontmatter', files: { [FILE]: '- Do not guess.\n' } },
   ],
   invalid: [
@@ -79,15 +79,31 @@ ruleTable(stateMachine, {
       name: 'names are case-sensitive: an entry in another case is reported where it is, with the right spelling',
       files: declared('- Pending: keep polling.\n- Done: show it.\n'),
       errors: [
-        { messageId: 'caseMismatch', line: 14, column: 3, message: 'the entry for state "PENDING" writes it "Pending"; state names are case-sensitive: write "PENDING"' },
-        { messageId: 'caseMismatch', line: 15, column: 3, message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"' },
+        {
+          messageId: 'caseMismatch',
+          line: 14,
+          column: 3,
+          message: 'the entry for state "PENDING" writes it "Pending"; state names are case-sensitive: write "PENDING"',
+        },
+        {
+          messageId: 'caseMismatch',
+          line: 15,
+          column: 3,
+          message: 'the entry for state "DONE" writes it "Done"; state names are case-sensitive: write "DONE"',
+        },
       ],
     },
     {
       name: 'states of a listed tool: reported at the tool in its row',
       files: withTool(TOOLS),
       errors: [
-        { messageId: 'missingToolState', line: 14, column: 4, endColumn: 21, message: 'state "DONE" of tool `work_log_generate` (listed in the tools table) has no entry in the body' },
+        {
+          messageId: 'missingToolState',
+          line: 14,
+          column: 4,
+          endColumn: 21,
+          message: 'state "DONE" of tool `work_log_generate` (listed in the tools table) has no entry in the body',
+        },
         { messageId: 'missingToolState', line: 14, column: 4, message: 'state "PENDING" of tool `work_log_generate`' },
       ],
     },

@@ -41,7 +41,15 @@ ruleTable(tokenBudget, {
     {
       name: 'over the default error limit: an error even though the rule is a warning',
       files: { [A]: protocol({ id: 'alpha' }, words(5100)) },
-      errors: [{ messageId: 'bodyError', line: 11, column: 1, severity: 'error', message: 'protocol body is 5101 tokens, over the limit of 5000 (`bodyError`); split the capability' }],
+      errors: [
+        {
+          messageId: 'bodyError',
+          line: 11,
+          column: 1,
+          severity: 'error',
+          message: 'protocol body is 5101 tokens, over the limit of 5000 (`bodyError`); split the capability',
+        },
+      ],
     },
     {
       name: 'custom budgets, Chinese text',
@@ -83,7 +91,8 @@ ruleTable(tokenBudget, {
           line: 5,
           column: 1,
           severity: 'warning',
-          message: /^the catalog \(2 entries of `list_capabilities`\) is \d+ tokens, over the budget of 60 \(`catalog`\); every listing pays for it\. The largest entry is this one \(\d+ tokens\)/,
+          message:
+            /^the catalog \(2 entries of `list_capabilities`\) is \d+ tokens, over the budget of 60 \(`catalog`\); every listing pays for it\. The largest entry is this one \(\d+ tokens\)/,
         },
       ],
     },
@@ -130,7 +139,10 @@ describe('token-budget options', () => {
 });
 
 describe('token-budget documented example and without positions', () => {
-  const steps = Array.from({ length: 300 }, (_, i) => `Step ${i + 1}: read the entries of the period, group them by project, and write one line per project.\n`).join('\n');
+  const steps = Array.from(
+    { length: 300 },
+    (_, i) => `Step ${i + 1}: read the entries of the period, group them by project, and write one line per project.\n`,
+  ).join('\n');
   const files = {
     [A]: protocol(
       { id: 'work-reporting', name: 'Work reporting', description: 'Writes reports from the work log.', whenToUse: ['write my weekly report'] },
@@ -143,7 +155,9 @@ describe('token-budget documented example and without positions', () => {
       '11:1 error protocol body is 6907 tokens, over the limit of 5000 (`bodyError`); split the capability along a seam and link the parts with `capability:` links',
     ]);
     expect(
-      lintWith(tokenBudget, registryInput(files), { bodyWarn: 1500, bodyError: 8000, catalog: 30 }).map((d) => `${d.line}:${d.column} ${d.severity} ${d.message}`),
+      lintWith(tokenBudget, registryInput(files), { bodyWarn: 1500, bodyError: 8000, catalog: 30 }).map(
+        (d) => `${d.line}:${d.column} ${d.severity} ${d.message}`,
+      ),
     ).toEqual([
       '4:1 warning the catalog (1 entry of `list_capabilities`) is 62 tokens, over the budget of 30 (`catalog`); every listing pays for it. The largest entry is this one (60 tokens): keep `description` to one or two sentences and `whenToUse` to the phrases users really say',
       '11:1 warning protocol body is 6907 tokens, over the budget of 1500 (`bodyWarn`); every load pays for it: cut what a capable model would do anyway, or split the capability along a seam and link the parts with `capability:` links',

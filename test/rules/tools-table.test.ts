@@ -7,7 +7,8 @@ import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 const FILE = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [work-logs]}): `requiredToolsets:` on line 7, its item on line 8,
 // body from line 12. With TABLE the header row is line 14 and the rows are lines 16-18.
-const TABLE = (rows: string[]): string => `## Tools\n\n| Tool | Use it to |\n| --- | --- |\n${rows.map((row) => `| ${row} | do it |\n`).join('')}\nDo not guess.\n`;
+const TABLE = (rows: string[]): string =>
+  `## Tools\n\n| Tool | Use it to |\n| --- | --- |\n${rows.map((row) => `| ${row} | do it |\n`).join('')}\nDo not guess.\n`;
 const ALL = ['`work_log_record`', '`work_log_list`', '`work_log_generate`'];
 const workLogs = (body: string, fields: Record<string, unknown> = {}): Record<string, string> => ({
   [FILE]: protocol({ id: 'alpha', requiredToolsets: ['work-logs'], ...fields }, body),
@@ -24,7 +25,9 @@ ruleTable(toolsTable, {
     { name: 'tools spread over two tables', files: workLogs(`${TABLE(ALL.slice(0, 1))}\n${TABLE(ALL.slice(1))}`) },
     {
       name: '"Tool name" header and Chinese text',
-      files: workLogs('## 工具\n\n| Tool name | 用途 |\n| --- | --- |\n| work_log_record | 记录 |\n| work_log_list | 列出 |\n| work_log_generate | 生成 |\n\n不要猜测。\n'),
+      files: workLogs(
+        '## 工具\n\n| Tool name | 用途 |\n| --- | --- |\n| work_log_record | 记录 |\n| work_log_list | 列出 |\n| work_log_generate | 生成 |\n\n不要猜测。\n',
+      ),
     },
     { name: 'no toolsets and no table', files: { [FILE]: protocol({ id: 'alpha' }) } },
     { name: 'a table that is not a tools table', files: { [FILE]: protocol({ id: 'alpha' }, '| Name | Use |\n| --- | --- |\n| nothing_here | x |\n') } },
@@ -44,13 +47,20 @@ ruleTable(toolsTable, {
       name: 'a tool that no toolset defines, with a suggestion',
       files: workLogs(TABLE(['`work_log_recrod`', '`work_log_list`', '`work_log_generate`'])),
       errors: [
-        { messageId: 'omitted', line: 14, column: 1, severity: 'warning', message: 'the tools table has no row for `work_log_record` of required toolset work-logs' },
+        {
+          messageId: 'omitted',
+          line: 14,
+          column: 1,
+          severity: 'warning',
+          message: 'the tools table has no row for `work_log_record` of required toolset work-logs',
+        },
         {
           messageId: 'unknownTool',
           line: 16,
           column: 4,
           endColumn: 19,
-          message: 'tool `work_log_recrod` is not defined in any toolset of capabilities/toolsets.yaml; list only tools of this capability\'s toolsets (work-logs); did you mean "work_log_record"?',
+          message:
+            'tool `work_log_recrod` is not defined in any toolset of capabilities/toolsets.yaml; list only tools of this capability\'s toolsets (work-logs); did you mean "work_log_record"?',
         },
       ],
     },
@@ -63,7 +73,8 @@ ruleTable(toolsTable, {
           line: 19,
           column: 3,
           endColumn: 25,
-          message: 'tool `automation_create_task` belongs to toolset automation, which this capability neither requires nor lists as optional (work-logs); add automation to `optionalToolsets`',
+          message:
+            'tool `automation_create_task` belongs to toolset automation, which this capability neither requires nor lists as optional (work-logs); add automation to `optionalToolsets`',
         },
       ],
     },

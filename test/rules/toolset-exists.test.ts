@@ -24,7 +24,7 @@ ruleTable(toolsetExists, {
       name: 'an unparsable toolsets.yaml is reported once, by toolsets-schema',
       files: { [A]: alpha({ requiredToolsets: ['work-logs'] }), [TOOLSETS]: 'work-logs: [\n' },
     },
-    { name: 'a requiredToolsets that is not a list is frontmatter-schema\'s business', files: { [A]: alpha({ requiredToolsets: 'work-logs' }) } },
+    { name: "a requiredToolsets that is not a list is frontmatter-schema's business", files: { [A]: alpha({ requiredToolsets: 'work-logs' }) } },
   ],
   invalid: [
     {
@@ -45,12 +45,19 @@ ruleTable(toolsetExists, {
       files: { [A]: alpha({ optionalToolsets: ['calendar', 'automaton'] }) },
       errors: [
         { messageId: 'unknown', line: 11, column: 5, message: /^toolset "calendar" in `optionalToolsets` is not defined in capabilities\/toolsets.yaml$/ },
-        { messageId: 'unknown', line: 12, column: 5, message: 'toolset "automaton" in `optionalToolsets` is not defined in capabilities/toolsets.yaml; did you mean "automation"?' },
+        {
+          messageId: 'unknown',
+          line: 12,
+          column: 5,
+          message: 'toolset "automaton" in `optionalToolsets` is not defined in capabilities/toolsets.yaml; did you mean "automation"?',
+        },
       ],
     },
     {
       name: 'names of Object.prototype members are not toolsets',
-      files: { [A]: `---\nid: alpha\nname: A\ndescription: D.\nwhenToUse: [a]\nrequiredToolsets: [constructor, toString, __proto__]\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n---\nDo not.\n` },
+      files: {
+        [A]: `---\nid: alpha\nname: A\ndescription: D.\nwhenToUse: [a]\nrequiredToolsets: [constructor, toString, __proto__]\nprotocol_version: 1.0.0\nprotocol_updated: 2026-11-29\n---\nDo not.\n`,
+      },
       errors: [
         { messageId: 'unknown', line: 6, column: 20, message: 'toolset "constructor"' },
         { messageId: 'unknown', line: 6, column: 33, message: 'toolset "toString"' },

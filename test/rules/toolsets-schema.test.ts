@@ -37,7 +37,15 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'malformed YAML',
       files: withToolsets('work-logs:\n  description: [Work logs\n  tools: {}\n'),
-      errors: [{ messageId: 'yaml', file: FILE, line: 3, column: 3, message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]' }],
+      errors: [
+        {
+          messageId: 'yaml',
+          file: FILE,
+          line: 3,
+          column: 3,
+          message: 'invalid YAML: flow sequence in block collection must be sufficiently indented and end with a ]',
+        },
+      ],
     },
     {
       name: 'a duplicate toolset',
@@ -91,11 +99,21 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'an action that does not exist, with "did you mean"',
       files: withToolsets('a:\n  description: A.\n  tools:\n    t: { action: wrte, description: T. }\n'),
-      errors: [{ messageId: 'schema', file: FILE, line: 4, column: 18, message: '`a.tools.t.action` must be one of "read", "write", "admin", not "wrte"; did you mean "write"?' }],
+      errors: [
+        {
+          messageId: 'schema',
+          file: FILE,
+          line: 4,
+          column: 18,
+          message: '`a.tools.t.action` must be one of "read", "write", "admin", not "wrte"; did you mean "write"?',
+        },
+      ],
     },
     {
       name: 'wrong types and a repeated state',
-      files: withToolsets('a:\n  description: 42\n  tools:\n    t: { description: T., states: [PENDING, DONE, PENDING] }\nb:\n  description: B.\n  tools: [t]\n'),
+      files: withToolsets(
+        'a:\n  description: 42\n  tools:\n    t: { description: T., states: [PENDING, DONE, PENDING] }\nb:\n  description: B.\n  tools: [t]\n',
+      ),
       errors: [
         { messageId: 'schema', file: FILE, line: 2, column: 16, message: '`a.description` must be a string, not number 42' },
         { messageId: 'schema', file: FILE, line: 4, column: 51, message: '`a.tools.t.states` lists "PENDING" twice (items 1 and 3); remove one' },
@@ -110,7 +128,15 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'YAML nested over the limit: one diagnostic at the token that goes too deep',
       files: withToolsets(`${': '.repeat(2048)}\n  y\n`),
-      errors: [{ messageId: 'yaml', file: FILE, line: 1, column: 129, message: 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure' }],
+      errors: [
+        {
+          messageId: 'yaml',
+          file: FILE,
+          line: 1,
+          column: 129,
+          message: 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure',
+        },
+      ],
     },
     {
       name: 'YAML-only types and keys that are not text, one diagnostic each',

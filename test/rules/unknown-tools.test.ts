@@ -8,7 +8,8 @@ import { lintWith, ruleTable } from './harness.js';
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [one toolset]}) starts the body on line 12.
 const alpha = (body: string, fields: Record<string, unknown> = {}): string => protocol({ id: 'alpha', requiredToolsets: ['work-logs'], ...fields }, body);
-const EXPENSES = 'expenses:\n  description: Expenses.\n  tools:\n    expense_submit: { action: write, description: Submit. }\n    expense_list: { action: read, description: List. }\n';
+const EXPENSES =
+  'expenses:\n  description: Expenses.\n  tools:\n    expense_submit: { action: write, description: Submit. }\n    expense_list: { action: read, description: List. }\n';
 
 ruleTable(unknownTools, {
   valid: [
@@ -37,12 +38,18 @@ ruleTable(unknownTools, {
       name: 'the tool cell of a tools table is tools-table’s finding',
       files: { [ALPHA]: alpha('| Tool | Use |\n| --- | --- |\n| `work_log_recrod` | add |\n') },
     },
-    { name: 'no toolsets.yaml: nothing is known', files: { 'capabilities/toolsets.yaml': null, [ALPHA]: protocol({ id: 'alpha' }, 'Call `work_log_recrod`.\n') } },
+    {
+      name: 'no toolsets.yaml: nothing is known',
+      files: { 'capabilities/toolsets.yaml': null, [ALPHA]: protocol({ id: 'alpha' }, 'Call `work_log_recrod`.\n') },
+    },
   ],
   invalid: [
     {
       name: 'a misspelt tool in a code span, with did-you-mean',
-      files: { 'capabilities/toolsets.yaml': EXPENSES, [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['expenses'] }, 'Then call `expense_sumbit` with the total.\n') },
+      files: {
+        'capabilities/toolsets.yaml': EXPENSES,
+        [ALPHA]: protocol({ id: 'alpha', requiredToolsets: ['expenses'] }, 'Then call `expense_sumbit` with the total.\n'),
+      },
       errors: [
         {
           messageId: 'unknown',
@@ -111,7 +118,11 @@ describe('unknown-tools on a user capability', () => {
   it('checks against the toolsets the author can see, and suggests only those', () => {
     const document = parseCapability(ALPHA, alpha('Call `work_log_recrod`, then `billing_invioce`.\n'));
     const toolsets = { 'work-logs': { description: 'W', tools: { work_log_record: { action: 'write' as const, description: 'R' } } } };
-    const diagnostics = lintAgainstCatalog(document, { capabilities: [], toolsets }, { rules: [unknownTools], settings: new Map([['unknown-tools', { level: 'warn', options: {} }]]) });
+    const diagnostics = lintAgainstCatalog(
+      document,
+      { capabilities: [], toolsets },
+      { rules: [unknownTools], settings: new Map([['unknown-tools', { level: 'warn', options: {} }]]) },
+    );
     // `billing_invioce`: no visible tool starts with `billing`, so it is not tool-like here, and no hidden name leaks.
     expect(diagnostics.map((d) => [d.line, d.column, d.severity, d.message.endsWith('did you mean "work_log_record"?')])).toEqual([[12, 7, 'warning', true]]);
   });

@@ -13,9 +13,15 @@ const user = (uses: string, body: string): Record<string, string> => ({
 
 ruleTable(userUses, {
   valid: [
-    { name: 'every link declared in uses', files: user('[work-reporting, personal-automation]', 'Load [report](capability:work-reporting), then [automation](capability:personal-automation).\n') },
-    { name: 'uses wider than the links (declared vs delivered)', files: user('[work-reporting, personal-automation]', 'Load [report](capability:work-reporting).\n') },
-    { name: 'no uses field is the frontmatter rule\'s business', files: { [MINE]: '---\nname: Mine\n---\nLoad [x](capability:work-reporting).\n' } },
+    {
+      name: 'every link declared in uses',
+      files: user('[work-reporting, personal-automation]', 'Load [report](capability:work-reporting), then [automation](capability:personal-automation).\n'),
+    },
+    {
+      name: 'uses wider than the links (declared vs delivered)',
+      files: user('[work-reporting, personal-automation]', 'Load [report](capability:work-reporting).\n'),
+    },
+    { name: "no uses field is the frontmatter rule's business", files: { [MINE]: '---\nname: Mine\n---\nLoad [x](capability:work-reporting).\n' } },
   ],
   invalid: [
     {

@@ -15,8 +15,8 @@ ruleTable(whenToUse, {
       name: 'distinct across capabilities',
       files: { [A]: protocol({ id: 'alpha', whenToUse: ['daily report'] }), [B]: protocol({ id: 'beta', whenToUse: ['weekly report'] }) },
     },
-    { name: 'missing whenToUse is the schema rule\'s business', files: { [A]: '---\nid: alpha\n---\nNever.\n' } },
-    { name: 'a non-list whenToUse is the schema rule\'s business', files: { [A]: '---\nid: alpha\nwhenToUse: write it\n---\n' } },
+    { name: "missing whenToUse is the schema rule's business", files: { [A]: '---\nid: alpha\n---\nNever.\n' } },
+    { name: "a non-list whenToUse is the schema rule's business", files: { [A]: '---\nid: alpha\nwhenToUse: write it\n---\n' } },
     { name: 'broken YAML', files: { [A]: '---\nwhenToUse: [a, a\n---\n' } },
   ],
   invalid: [
@@ -32,7 +32,12 @@ ruleTable(whenToUse, {
       name: 'a duplicate within a capability, ignoring case, spacing and full-width forms',
       files: { [A]: protocol({ id: 'alpha', whenToUse: ['Write my report', 'other', ' write  MY report ', 'ｗｒｉｔｅ my report'] }) },
       errors: [
-        { messageId: 'duplicate', line: 8, column: 5, message: 'trigger "write  MY report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat' },
+        {
+          messageId: 'duplicate',
+          line: 8,
+          column: 5,
+          message: 'trigger "write  MY report" is listed twice in `whenToUse` (first as trigger 1); remove the repeat',
+        },
         { messageId: 'duplicate', line: 9, column: 5, message: 'is listed twice in `whenToUse` (first as trigger 1)' },
       ],
     },
@@ -43,7 +48,14 @@ ruleTable(whenToUse, {
         [B]: protocol({ id: 'beta', whenToUse: ['weekly', 'Daily Report', '写日报', '写日报'] }),
       },
       errors: [
-        { messageId: 'ambiguous', file: B, line: 7, column: 5, severity: 'warning', message: 'trigger "Daily Report" is also a trigger of capability "alpha" (capabilities/alpha/PROTOCOL.md); the agent cannot tell which one to load' },
+        {
+          messageId: 'ambiguous',
+          file: B,
+          line: 7,
+          column: 5,
+          severity: 'warning',
+          message: 'trigger "Daily Report" is also a trigger of capability "alpha" (capabilities/alpha/PROTOCOL.md); the agent cannot tell which one to load',
+        },
         { messageId: 'ambiguous', file: B, line: 8, column: 5, severity: 'warning', message: 'trigger "写日报" is also a trigger of capability "alpha"' },
         { messageId: 'duplicate', file: B, line: 9, column: 5, message: 'trigger "写日报" is listed twice' },
       ],

@@ -4,7 +4,18 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRINCIPALS, STANDARD_CAPABILITIES, eventually, httpClient, makeManifest, principalsYaml, serveArgv, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  eventually,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 const manifest = makeManifest(STANDARD_CAPABILITIES);
 let dir: string;
@@ -61,7 +72,12 @@ describe('--audit-log', () => {
     expect(lines).toHaveLength(4);
     // Requests are answered concurrently: find each record by what it was about.
     const about = (via: string, id: string) => lines.find((line) => line['via'] === via && String(line['capabilityId']).startsWith(id));
-    expect(about('get_capability_protocol', 'work-reporting')).toMatchObject({ ...common, protocolVersion: reporting.protocolVersion, digest: reporting.digest, outcome: 'served' });
+    expect(about('get_capability_protocol', 'work-reporting')).toMatchObject({
+      ...common,
+      protocolVersion: reporting.protocolVersion,
+      digest: reporting.digest,
+      outcome: 'served',
+    });
     expect(about('get_capability_protocol', 'calendar-digest')).toMatchObject({ ...common, protocolVersion: null, digest: null, outcome: 'uniform-error' });
     expect(String(about('get_capability_protocol', 'xxx')!['capabilityId'])).toHaveLength(257);
     expect(about('resources/read', 'open-help')).toMatchObject({ ...common, digest: openHelp.digest, outcome: 'served' });
@@ -97,8 +113,16 @@ describe('--audit-log', () => {
         rpc(3, 'tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: 'work-reporting' } }),
     );
     expect(await served.exit).toBe(0);
-    const answers = served.stdout().trim().split('\n').map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } });
-    expect(answers.map((answer) => [answer.id, answer.result?.isError ?? false])).toEqual([[1, false], [2, false], [3, false]]);
+    const answers = served
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } });
+    expect(answers.map((answer) => [answer.id, answer.result?.isError ?? false])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+    ]);
     expect(served.stderr()).toMatch(/"level":"error".*audit log \/dev\/full: write failed \(ENOSPC\)/);
   });
 

@@ -132,7 +132,10 @@ describe('capreg serve arguments', () => {
 
   it('exits 2 on an invalid principals file, without echoing key hashes', async () => {
     const hash = 'ab'.repeat(32);
-    fs.writeFileSync(principalsFile, `principals:\n  - id: a\n    keySha256: ${hash}\n    scopes: [reports:read]\n  - id: a\n    keySha256: ${hash}\n    scopes: []\n`);
+    fs.writeFileSync(
+      principalsFile,
+      `principals:\n  - id: a\n    keySha256: ${hash}\n    scopes: [reports:read]\n  - id: a\n    keySha256: ${hash}\n    scopes: []\n`,
+    );
     const ctx = context();
     expect(await serveCommand(['--manifest', 'manifest.json', '--principals', 'principals.yaml'], ctx)).toBe(2);
     expect(ctx.err.join('')).toMatch(/invalid principals file .*listed twice/);

@@ -34,7 +34,12 @@ describe('scopes', () => {
 
 describe('principals file', () => {
   it('finds a principal by its key and by nothing else', () => {
-    const parsed = parsePrincipals(principalsYaml([{ id: 'a', key: 'secret-a', scopes: ['x:read'] }, { id: 'b', key: 'secret-b', scopes: [] }]));
+    const parsed = parsePrincipals(
+      principalsYaml([
+        { id: 'a', key: 'secret-a', scopes: ['x:read'] },
+        { id: 'b', key: 'secret-b', scopes: [] },
+      ]),
+    );
     if (!parsed.ok) throw new Error(parsed.error);
     expect(parsed.registry.findByKey('secret-a')).toEqual({ id: 'a', name: 'a', scopes: ['x:read'] });
     expect(parsed.registry.findByKey('secret-b')?.id).toBe('b');
@@ -51,8 +56,16 @@ describe('principals file', () => {
     ['an upper-case hash', `principals:\n  - id: a\n    keySha256: ${'A'.repeat(64)}\n    scopes: []`, /64 lowercase hex/],
     ['a bad scope', `principals:\n  - id: a\n    keySha256: ${'a'.repeat(64)}\n    scopes: [reports:owner]`, /"reports:owner"/],
     ['scopes missing', `principals:\n  - id: a\n    keySha256: ${'a'.repeat(64)}`, /scopes must be a list/],
-    ['duplicate ids', `principals:\n  - {id: a, keySha256: ${'a'.repeat(64)}, scopes: []}\n  - {id: a, keySha256: ${'b'.repeat(64)}, scopes: []}`, /listed twice/],
-    ['a shared key', `principals:\n  - {id: a, keySha256: ${'a'.repeat(64)}, scopes: []}\n  - {id: b, keySha256: ${'a'.repeat(64)}, scopes: []}`, /same as an earlier/],
+    [
+      'duplicate ids',
+      `principals:\n  - {id: a, keySha256: ${'a'.repeat(64)}, scopes: []}\n  - {id: a, keySha256: ${'b'.repeat(64)}, scopes: []}`,
+      /listed twice/,
+    ],
+    [
+      'a shared key',
+      `principals:\n  - {id: a, keySha256: ${'a'.repeat(64)}, scopes: []}\n  - {id: b, keySha256: ${'a'.repeat(64)}, scopes: []}`,
+      /same as an earlier/,
+    ],
     ['duplicate YAML keys', `principals:\n  - id: a\n    id: b\n    keySha256: ${'a'.repeat(64)}\n    scopes: []`, /not valid YAML/],
   ];
   for (const [label, text, message] of invalid) {
@@ -118,9 +131,12 @@ describe('catalog', () => {
   });
 
   it('bounds the number of cached caller classes', () => {
-    const many = makeManifest(Array.from({ length: 300 }, (_, i) => ({ id: `c${i}`, requiredToolsets: [`t${i}`] })), {
-      toolsets: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`t${i}`, { description: '', tools: {} }])),
-    });
+    const many = makeManifest(
+      Array.from({ length: 300 }, (_, i) => ({ id: `c${i}`, requiredToolsets: [`t${i}`] })),
+      {
+        toolsets: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`t${i}`, { description: '', tools: {} }])),
+      },
+    );
     const catalog = new Catalog(many, toolNames(''));
     const first = catalog.visibleCapabilities(new Grants(['t0:read']));
     for (let i = 1; i < 300; i += 1) catalog.visibleCapabilities(new Grants([`t${i}:read`]));
@@ -148,8 +164,7 @@ describe('ReloadableFile', () => {
   it('refuses to open a bad file with a typed error', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'manifest.json');
-    const open = (): Promise<unknown> =>
-      ReloadableFile.open({ file, label: 'manifest', parse: (text) => servedManifestFromText(text, toolNames('')) });
+    const open = (): Promise<unknown> => ReloadableFile.open({ file, label: 'manifest', parse: (text) => servedManifestFromText(text, toolNames('')) });
     await expect(open()).rejects.toMatchObject({ name: 'LoadError', code: 'unreadable' });
     fs.writeFileSync(file, '{');
     await expect(open()).rejects.toBeInstanceOf(LoadError);

@@ -40,8 +40,19 @@ function generated(count: number, catalogBudget?: number): Manifest {
     };
     capabilities.push({ ...base, digest: digestOf(base) });
   }
-  const rules = catalogBudget === undefined ? {} : { rules: { 'token-budget': { level: 'warn' as const, options: { bodyWarn: 2000, bodyError: 5000, catalog: catalogBudget } } } };
-  const body = { schemaVersion: 1, generator: 'capreg-test', revision: digestOf({ count, catalogBudget }), source: null, toolsets: TOOLSETS, capabilities, ...rules };
+  const rules =
+    catalogBudget === undefined
+      ? {}
+      : { rules: { 'token-budget': { level: 'warn' as const, options: { bodyWarn: 2000, bodyError: 5000, catalog: catalogBudget } } } };
+  const body = {
+    schemaVersion: 1,
+    generator: 'capreg-test',
+    revision: digestOf({ count, catalogBudget }),
+    source: null,
+    toolsets: TOOLSETS,
+    capabilities,
+    ...rules,
+  };
   return { ...body, integrity: manifestIntegrity(body) };
 }
 

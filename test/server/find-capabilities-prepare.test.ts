@@ -13,7 +13,11 @@ const specs = Array.from({ length: 3000 }, (_, index) => ({
 }));
 const manifest = makeManifest(specs);
 const names = toolNames('');
-const requests = [{ query: 'weekly report 12', limit: 10 }, { query: '帮我写周报', limit: 5 }, { query: 'invoce', limit: 10 }];
+const requests = [
+  { query: 'weekly report 12', limit: 10 },
+  { query: '帮我写周报', limit: 5 },
+  { query: 'invoce', limit: 10 },
+];
 
 function answers(catalog: Catalog, grants: Grants): unknown[] {
   const listing = catalog.visibleCapabilities(grants);

@@ -197,13 +197,32 @@ describe('find_capabilities', () => {
 });
 
 describe('find_capabilities does not depend on what the caller cannot see', () => {
-  const WORDS = ['weekly', 'report', 'test', 'bug', 'incident', 'production', 'vault', 'write', 'feature', '周报', '测试', '故障', 'reprot', 'help', 'summarize'];
+  const WORDS = [
+    'weekly',
+    'report',
+    'test',
+    'bug',
+    'incident',
+    'production',
+    'vault',
+    'write',
+    'feature',
+    '周报',
+    '测试',
+    '故障',
+    'reprot',
+    'help',
+    'summarize',
+  ];
   const grants = new Grants(['reports:read']);
   const small = new Catalog(manifestOf(VISIBLE), toolNames(''));
   const large = new Catalog(manifestOf([...VISIBLE, ...HIDDEN]), toolNames(''));
   const answer = (catalog: Catalog, request: { query?: string; lifecyclePhase?: string; tags?: string[]; limit: number }): string => {
     const platform = catalog.visibleCapabilities(grants);
-    return JSON.stringify({ catalogVersion: platform.catalogVersion, found: catalog.search.search({ catalogVersion: platform.catalogVersion, platform, user: [] }, request) });
+    return JSON.stringify({
+      catalogVersion: platform.catalogVersion,
+      found: catalog.search.search({ catalogVersion: platform.catalogVersion, platform, user: [] }, request),
+    });
   };
 
   it('gives byte-identical answers (results, order, scores) with or without hidden capabilities', () => {
@@ -230,7 +249,8 @@ describe('find_capabilities does not depend on what the caller cannot see', () =
     const b = await inMemoryClient(smallRuntime, callerWith(['reports:read']));
     try {
       for (const query of ['weekly report', 'write a test', '周报', 'incident report', 'vault']) {
-        const content = (client: typeof a.client): Promise<unknown> => client.callTool({ name: 'find_capabilities', arguments: { query } }).then((result) => result.content);
+        const content = (client: typeof a.client): Promise<unknown> =>
+          client.callTool({ name: 'find_capabilities', arguments: { query } }).then((result) => result.content);
         expect(await content(a.client)).toEqual(await content(b.client));
       }
     } finally {

@@ -13,7 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeManifest } from '../../compiler/manifest.js';
 import { generateSigningKey, signDetached, type SigningKey } from '../../server/signature.js';
 import { describeMissingPostgres, TEST_PG_URL } from '../support/postgres.js';
-import { PRINCIPALS, STANDARD_CAPABILITIES, eventually, httpClient, makeManifest, principalsYaml, serveArgv, structured, tempDir, writeAtomic } from './helpers.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  eventually,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  structured,
+  tempDir,
+  writeAtomic,
+} from './helpers.js';
 import { startManifestServer, type ManifestServer, type Published } from './manifest-server.js';
 
 const POLL_SECONDS = 1;
@@ -31,7 +42,9 @@ interface Replica {
   stderr: () => string;
 }
 
-async function health(replica: Replica): Promise<{ revision: string; lastReloadError: string | null; signedBy: string | null; source: string; userStore?: { status: string } }> {
+async function health(
+  replica: Replica,
+): Promise<{ revision: string; lastReloadError: string | null; signedBy: string | null; source: string; userStore?: { status: string } }> {
   const response = await fetch(`${replica.url}/healthz`);
   return (await response.json()) as Awaited<ReturnType<typeof health>>;
 }
@@ -60,7 +73,18 @@ if (TEST_PG_URL === undefined) {
       writeAtomic(path.join(dir, 'principals.yaml'), principalsYaml(PRINCIPALS));
       server = await startManifestServer(await signed(text('a')));
       for (let i = 0; i < REPLICAS; i++) {
-        const args = ['--http', '--port', '0', '--manifest', server.url, '--verify-key', 'keys.jwks.json', '--require-signature', '--poll-interval', String(POLL_SECONDS)];
+        const args = [
+          '--http',
+          '--port',
+          '0',
+          '--manifest',
+          server.url,
+          '--verify-key',
+          'keys.jwks.json',
+          '--require-signature',
+          '--poll-interval',
+          String(POLL_SECONDS),
+        ];
         const child = spawn(process.execPath, serveArgv([...args, '--principals', 'principals.yaml', '--user-store', storeUrl.toString()]), {
           cwd: dir,
           env: { PATH: process.env['PATH'] ?? '' },
@@ -94,7 +118,13 @@ if (TEST_PG_URL === undefined) {
 
     it('every replica starts on the signed manifest from the URL, with the shared store up', async () => {
       for (const replica of replicas) {
-        expect(await health(replica)).toMatchObject({ revision: revisionOf(text('a')), signedBy: signing.kid, source: 'url', lastReloadError: null, userStore: { status: 'ok' } });
+        expect(await health(replica)).toMatchObject({
+          revision: revisionOf(text('a')),
+          signedBy: signing.kid,
+          source: 'url',
+          lastReloadError: null,
+          userStore: { status: 'ok' },
+        });
       }
     });
 

@@ -32,8 +32,7 @@ export const TOOLSETS: Toolsets = {
 export function makeCapability(spec: CapabilitySpec, marker = ''): ManifestCapability {
   const protocolVersion = spec.protocolVersion ?? '1.0.0';
   const protocol =
-    spec.protocol ??
-    `---\nprotocol_version: ${protocolVersion}\nprotocol_updated: 2025-01-01\n---\n# ${spec.id}\n\nDo not skip steps. ${marker}\n`;
+    spec.protocol ?? `---\nprotocol_version: ${protocolVersion}\nprotocol_updated: 2025-01-01\n---\n# ${spec.id}\n\nDo not skip steps. ${marker}\n`;
   const base = {
     id: spec.id,
     name: `Capability ${spec.id}`,

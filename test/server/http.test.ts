@@ -44,7 +44,10 @@ async function post(body: string, headers: Record<string, string> = {}): Promise
   });
 }
 
-async function jwt(claims: Record<string, unknown>, options: { key?: CryptoKey; expiresIn?: string | number; audience?: string; issuer?: string } = {}): Promise<string> {
+async function jwt(
+  claims: Record<string, unknown>,
+  options: { key?: CryptoKey; expiresIn?: string | number; audience?: string; issuer?: string } = {},
+): Promise<string> {
   let builder = new SignJWT(claims).setProtectedHeader({ alg: 'ES256' }).setIssuedAt();
   builder = builder.setIssuer(options.issuer ?? ISSUER).setAudience(options.audience ?? AUDIENCE);
   if (options.expiresIn !== undefined) builder = builder.setExpirationTime(options.expiresIn);
@@ -148,11 +151,7 @@ describe('authentication', () => {
     });
     await fromScope.close();
     const fromScp = await httpClient(http.url, await jwt({ sub: 'erin', scp: ['automation:read', 'calendar:read'] }, { expiresIn: '5m' }));
-    expect(ids(structured(await fromScp.callTool({ name: 'list_capabilities' })))).toEqual([
-      'calendar-digest',
-      'open-help',
-      'personal-automation',
-    ]);
+    expect(ids(structured(await fromScp.callTool({ name: 'list_capabilities' })))).toEqual(['calendar-digest', 'open-help', 'personal-automation']);
     await fromScp.close();
   });
 
@@ -217,7 +216,11 @@ describe('authentication', () => {
       keyServer.close();
     }
     await expect(
-      startRuntime({ manifestFile: path.join(dir, 'manifest.json'), jwt: { jwks: 'http://keys.example.com/jwks.json', issuer: ISSUER, audience: AUDIENCE }, watch: false }),
+      startRuntime({
+        manifestFile: path.join(dir, 'manifest.json'),
+        jwt: { jwks: 'http://keys.example.com/jwks.json', issuer: ISSUER, audience: AUDIENCE },
+        watch: false,
+      }),
     ).rejects.toThrow(/https/);
   });
 });
@@ -233,7 +236,13 @@ describe('HTTP surface', () => {
 
   // The whole routing surface, path by method: the route table must answer exactly this.
   it.each([
-    { path: '/mcp', method: 'GET', status: 405, allow: 'POST', body: { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null } },
+    {
+      path: '/mcp',
+      method: 'GET',
+      status: 405,
+      allow: 'POST',
+      body: { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null },
+    },
     { path: '/mcp?x=1', method: 'OPTIONS', status: 405, allow: 'POST' },
     { path: '/mcp', method: 'OPTIONS', origin: true, status: 204, preflight: 'POST' },
     { path: '/healthz', method: 'POST', status: 405, allow: 'GET, HEAD', body: { error: 'method not allowed' } },
@@ -295,7 +304,12 @@ describe('HTTP surface', () => {
       const call = (origin: string): Promise<Response> =>
         fetch(`${server.url}/mcp`, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer key-alice-reports', Origin: origin },
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: 'Bearer key-alice-reports',
+            Origin: origin,
+          },
           body: rpc('tools/list'),
         });
       const allowed = await call('https://app.example.com');
@@ -345,7 +359,8 @@ describe('HTTP surface', () => {
 
   it('answers a missing and a forbidden capability with byte-identical HTTP bodies', async () => {
     const headers = { Authorization: 'Bearer key-carol-calendar' };
-    const call = (capabilityId: string): Promise<Response> => post(rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId } }, 7), headers);
+    const call = (capabilityId: string): Promise<Response> =>
+      post(rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId } }, 7), headers);
     const missing = await call('does-not-exist');
     const forbidden = await call('work-reporting');
     expect(missing.status).toBe(200);
@@ -357,10 +372,9 @@ describe('HTTP surface', () => {
   });
 
   it('answers a 1 MB capabilityId (under the body limit) with the uniform error', async () => {
-    const response = await post(
-      rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: 'y'.repeat(1_000_000) } }),
-      { Authorization: 'Bearer key-alice-reports' },
-    );
+    const response = await post(rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: 'y'.repeat(1_000_000) } }), {
+      Authorization: 'Bearer key-alice-reports',
+    });
     const body = (await response.json()) as { result: { content: { text: string }[]; isError: boolean } };
     expect(body.result.isError).toBe(true);
     expect(body.result.content[0]?.text).toBe('{"success":false,"error":"capability not found or not accessible"}');

@@ -7,7 +7,18 @@ import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, lineLogger, scrubSecrets } from '../../server/log.js';
 import { closedPort } from '../support/postgres.js';
-import { PRINCIPALS, STANDARD_CAPABILITIES, eventually, httpClient, makeManifest, principalsYaml, serveArgv, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  eventually,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 const PG_PASSWORD = 'pg-pass-9f3b2c';
 
@@ -20,7 +31,14 @@ describe('createLogger', () => {
     lineLogger(logger)(`capreg user store: cannot connect to postgres://capreg:${PG_PASSWORD}@db:5432/x (Authorization: Bearer abc.def.ghi)`);
     expect(lines).toHaveLength(2);
     const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(first).toMatchObject({ level: 'info', name: 'capreg', msg: 'request', headers: '[redacted]', password: '[redacted]', user: { token: '[redacted]' } });
+    expect(first).toMatchObject({
+      level: 'info',
+      name: 'capreg',
+      msg: 'request',
+      headers: '[redacted]',
+      password: '[redacted]',
+      user: { token: '[redacted]' },
+    });
     expect(second?.['msg']).toBe('cannot connect to postgres://capreg:***@db:5432/x (Authorization: Bearer ***)');
     expect(lines.join('')).not.toMatch(/tok-123|pw-456|tok-789|abc\.def\.ghi/);
     expect(lines.join('')).not.toContain(PG_PASSWORD);
@@ -48,7 +66,13 @@ describe('capreg serve: nothing secret in any log line or audit record', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const jwt = (key: CryptoKey, sub: string) =>
-    new SignJWT({ scope: 'reports:read' }).setProtectedHeader({ alg: 'ES256' }).setIssuer('https://issuer.test').setAudience('capreg').setSubject(sub).setExpirationTime('5m').sign(key);
+    new SignJWT({ scope: 'reports:read' })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer('https://issuer.test')
+      .setAudience('capreg')
+      .setSubject(sub)
+      .setExpirationTime('5m')
+      .sign(key);
 
   it('keys, JWTs and a database password never reach stderr or the audit file', async () => {
     // A database that does not answer: the store's outage is logged, its URL must not leak the password.
@@ -57,9 +81,25 @@ describe('capreg serve: nothing secret in any log line or audit record', () => {
     const child = spawn(
       process.execPath,
       serveArgv([
-        '--manifest', 'manifest.json', '--principals', 'principals.yaml', '--http', '--port', '0', '--log-level', 'trace',
-        '--audit-log', audit, '--user-store', storeUrl,
-        '--jwt-public-key', 'jwt.pem', '--jwt-issuer', 'https://issuer.test', '--jwt-audience', 'capreg',
+        '--manifest',
+        'manifest.json',
+        '--principals',
+        'principals.yaml',
+        '--http',
+        '--port',
+        '0',
+        '--log-level',
+        'trace',
+        '--audit-log',
+        audit,
+        '--user-store',
+        storeUrl,
+        '--jwt-public-key',
+        'jwt.pem',
+        '--jwt-issuer',
+        'https://issuer.test',
+        '--jwt-audience',
+        'capreg',
       ]),
       { cwd: dir, env: { PATH: process.env['PATH'] ?? '' } },
     );
@@ -77,7 +117,11 @@ describe('capreg serve: nothing secret in any log line or audit record', () => {
       await client.close();
     }
     for (const token of ['wrong-key-51e2', badJwt]) {
-      const answer = await fetch(`${url}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+      const answer = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
       expect(answer.status).toBe(401);
     }
     child.kill('SIGTERM');
@@ -88,7 +132,10 @@ describe('capreg serve: nothing secret in any log line or audit record', () => {
       expect(everything).not.toContain(secret);
     }
     // The store outage was logged (scrubbed), as JSON.
-    const logged = stderr.split('\n').filter((line) => line.startsWith('{"level"')).map((line) => JSON.parse(line) as { msg: string });
+    const logged = stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{"level"'))
+      .map((line) => JSON.parse(line) as { msg: string });
     expect(logged.some((line) => /user store|PostgreSQL|postgres/i.test(line.msg))).toBe(true);
     // Who loaded what: the JWT caller is named by issuer and subject, never by its token.
     expect(fs.readFileSync(audit, 'utf8')).toContain('"principal":"jwt:https://issuer.test#agent-7"');

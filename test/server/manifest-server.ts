@@ -33,7 +33,7 @@ export async function startManifestServer(initial: Published): Promise<ManifestS
     const hop = /^\/hop\/(\d+)(\/.*)$/.exec(url);
     if (hop) {
       const left = Number(hop[1]);
-      response.writeHead(302, { location: left > 1 ? `/hop/${left - 1}${hop[2]}` : (hop[2]) }).end();
+      response.writeHead(302, { location: left > 1 ? `/hop/${left - 1}${hop[2]}` : hop[2] }).end();
       return;
     }
     if (state.failWith !== undefined) {

@@ -7,7 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMetricsServer, type MetricsServerHandle } from '../../server/metrics.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
-import { PRINCIPALS, STANDARD_CAPABILITIES, eventually, httpClient, makeManifest, principalsYaml, serveArgv, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  eventually,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 /** `name{labels}` → value, for every sample line of a Prometheus text exposition. */
 function samples(text: string): Map<string, number> {

@@ -151,7 +151,9 @@ describe('files that are not regular files, or too big', () => {
     mkfifo(manifestFile);
     const degraded = await server!.healthUntil((health) => health.lastReloadError?.includes('FIFO') === true);
     expect(degraded).toMatchObject({ status: 'degraded', revision: generation(1).revision });
-    expect(degraded.lastReloadError).toMatch(/manifest reload rejected at \d{4}-\d\d-\d\dT[\d:.]+Z \(manifest\.json\): cannot read manifest: it is a FIFO, not a regular file/);
+    expect(degraded.lastReloadError).toMatch(
+      /manifest reload rejected at \d{4}-\d\d-\d\dT[\d:.]+Z \(manifest\.json\): cannot read manifest: it is a FIFO, not a regular file/,
+    );
     expect(degraded.lastReloadError).not.toContain(dir);
     expect(await server!.protocol('key-alice-reports', 'work-reporting')).toContain('generation-1');
 

@@ -48,7 +48,11 @@ async function start(
     manifestFile: options.url ?? server.url,
     manifestSource: {
       ...(options.signed === false ? {} : { keys }),
-      remote: { pollIntervalMs: POLL_MS, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.fetchLimits ? { fetchLimits: options.fetchLimits } : {}) },
+      remote: {
+        pollIntervalMs: POLL_MS,
+        ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+        ...(options.fetchLimits ? { fetchLimits: options.fetchLimits } : {}),
+      },
     },
   });
   runtimes.push(runtime);
@@ -214,12 +218,23 @@ describe('capreg serve --manifest URL (the bin)', () => {
   it('exits 2 with one line: URL flags on a file, http off loopback, a URL that is down with no cache', async () => {
     const file = path.join(dir, 'manifest.json');
     fs.writeFileSync(file, text('a'));
-    expect(serve(['--manifest', file, '--poll-interval', '1'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--poll-interval applies only with --manifest https:/) as unknown });
-    expect(serve(['--manifest', server.url, '--poll-interval', '0'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--poll-interval must be a number of seconds from 0.1 to 3600/) as unknown });
-    expect(serve(['--manifest', 'http://example.com/manifest.json'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/http:\/\/ is allowed only on loopback/) as unknown });
+    expect(serve(['--manifest', file, '--poll-interval', '1'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--poll-interval applies only with --manifest https:/) as unknown,
+    });
+    expect(serve(['--manifest', server.url, '--poll-interval', '0'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--poll-interval must be a number of seconds from 0.1 to 3600/) as unknown,
+    });
+    expect(serve(['--manifest', 'http://example.com/manifest.json'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/http:\/\/ is allowed only on loopback/) as unknown,
+    });
     const down = serve(['--manifest', `http://127.0.0.1:${await closedPort()}/manifest.json?token=s3cret`]);
     expect(down.status).toBe(2);
-    expect(down.stderr).toMatch(/capreg serve: manifest http:\/\/127\.0\.0\.1:\d+\/manifest\.json refused: cannot fetch it: it could not be fetched \(ECONNREFUSED\)/);
+    expect(down.stderr).toMatch(
+      /capreg serve: manifest http:\/\/127\.0\.0\.1:\d+\/manifest\.json refused: cannot fetch it: it could not be fetched \(ECONNREFUSED\)/,
+    );
     expect(down.stderr).not.toContain('s3cret');
   });
 });

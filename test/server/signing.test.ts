@@ -62,16 +62,21 @@ const forgeries: Record<string, (manifest: string) => Promise<string>> = {
   'alg: none': (_manifest) => Promise.resolve(`${base64url.encode(JSON.stringify({ alg: 'none', kid: current.signing.kid }))}..`),
   'HMAC with the public key as secret': async (manifest) => {
     const jwk = (JSON.parse(current.jwks) as { keys: { x: string }[] }).keys[0] as { x: string };
-    const jws = await new FlattenedSign(Buffer.from(manifest)).setProtectedHeader({ alg: 'HS256', kid: current.signing.kid, b64: false, crit: ['b64'] }).sign(Buffer.from(jwk.x));
+    const jws = await new FlattenedSign(Buffer.from(manifest))
+      .setProtectedHeader({ alg: 'HS256', kid: current.signing.kid, b64: false, crit: ['b64'] })
+      .sign(Buffer.from(jwk.x));
     return `${jws.protected}..${jws.signature}`;
   },
   'the right key over the base64url-encoded bytes (b64: true)': async (manifest) => {
-    const jws = await new CompactSign(Buffer.from(manifest)).setProtectedHeader({ alg: 'EdDSA', kid: current.signing.kid }).sign(await importJWK(current.signing.privateJwk, 'EdDSA'));
+    const jws = await new CompactSign(Buffer.from(manifest))
+      .setProtectedHeader({ alg: 'EdDSA', kid: current.signing.kid })
+      .sign(await importJWK(current.signing.privateJwk, 'EdDSA'));
     return jws.replace(/\.[^.]+\./, '..');
   },
   'another key with the same kid': async (manifest) => signDetached(Buffer.from(manifest), { ...other.signing, kid: current.signing.kid }),
   'an unknown kid': async (manifest) => signDetached(Buffer.from(manifest), other.signing),
-  'a signature with its payload attached': async (manifest) => (await signDetached(Buffer.from(manifest), current.signing)).replace('..', `.${base64url.encode(manifest)}.`),
+  'a signature with its payload attached': async (manifest) =>
+    (await signDetached(Buffer.from(manifest), current.signing)).replace('..', `.${base64url.encode(manifest)}.`),
 };
 
 describe('at start', () => {
@@ -79,7 +84,13 @@ describe('at start', () => {
     const manifest = text('a');
     await publish(manifest);
     const runtime = await start();
-    expect(runtime.health()).toMatchObject({ status: 'ok', revision: revisionOf(manifest), signedBy: current.signing.kid, source: 'file', lastReloadError: null });
+    expect(runtime.health()).toMatchObject({
+      status: 'ok',
+      revision: revisionOf(manifest),
+      signedBy: current.signing.kid,
+      source: 'file',
+      lastReloadError: null,
+    });
   });
 
   it('refuses an unsigned manifest and a tampered one (one byte) with a LoadError', async () => {
@@ -122,7 +133,9 @@ describe('at every reload', () => {
     writeAtomic(manifestFile, next); // the old .sig stays: it does not cover the new bytes
     expect(await runtime.manifests.reload()).toBe('rejected');
     expect(runtime.health()).toMatchObject({ status: 'degraded', revision: revisionOf(good), signedBy: current.signing.kid });
-    expect(runtime.health().lastReloadError).toMatch(/manifest reload rejected at .* \(manifest\.json\): signature refused: .*does not match its content.*; still serving revision sha256:/);
+    expect(runtime.health().lastReloadError).toMatch(
+      /manifest reload rejected at .* \(manifest\.json\): signature refused: .*does not match its content.*; still serving revision sha256:/,
+    );
 
     for (const forge of Object.values(forgeries)) {
       writeAtomic(`${manifestFile}.sig`, await forge(next));
@@ -167,7 +180,12 @@ describe('at every reload', () => {
 
 describe('capreg serve (the bin)', () => {
   const serve = (args: string[]): { status: number | null; stderr: string } => {
-    const result = spawnSync(process.execPath, serveArgv(['--manifest', manifestFile, ...args]), { cwd: dir, encoding: 'utf8', timeout: 20_000, env: { PATH: process.env['PATH'] ?? '' } });
+    const result = spawnSync(process.execPath, serveArgv(['--manifest', manifestFile, ...args]), {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
     return { status: result.status, stderr: result.stderr };
   };
 

@@ -19,7 +19,20 @@ import {
   type SkillsClient,
 } from '@olaservo/ext-skills/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRINCIPALS, STANDARD_CAPABILITIES, eventually, httpClient, ids, makeManifest, principalsYaml, serveArgv, structured, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  eventually,
+  httpClient,
+  ids,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  structured,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 const manifest = makeManifest(STANDARD_CAPABILITIES);
 const [ALICE, , CAROL] = PRINCIPALS as [(typeof PRINCIPALS)[number], (typeof PRINCIPALS)[number], (typeof PRINCIPALS)[number]];

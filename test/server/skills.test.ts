@@ -79,7 +79,13 @@ async function wire(harness: Harness, key?: string, audit?: (handout: Handout) =
     const principal = key === undefined ? undefined : runtime.principals().findByKey(key);
     return principal ? principalCaller(principal) : ANONYMOUS;
   };
-  const { server, cleanup } = createServer({ catalog: () => runtime.catalog(), caller, names: runtime.names, userCapabilities: runtime.userCapabilities, audit });
+  const { server, cleanup } = createServer({
+    catalog: () => runtime.catalog(),
+    caller,
+    names: runtime.names,
+    userCapabilities: runtime.userCapabilities,
+    audit,
+  });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const sent: JSONRPCMessage[] = [];
   await server.connect(new TappedTransport(serverTransport, sent));
@@ -311,7 +317,7 @@ describe('the Skills extension: capreg visibility and the uniform error', () => 
     expect(after.skill.resources[0]?.digest).toBe(sha256(await read(connection.client, 'skill://open-help/SKILL.md')));
   });
 
-  it("serves a user capability to its owner only, hides it when a dependency is lost, and names linked skills", async () => {
+  it('serves a user capability to its owner only, hides it when a dependency is lost, and names linked skills', async () => {
     const owner = await connect(KEYS.alice);
     const saved = structured(await owner.client.callTool({ name: 'save_user_capability', arguments: { markdown: WEEKLY_DIGEST } }));
     const id = saved['capabilityId'] as string;
@@ -342,7 +348,14 @@ describe('the Skills extension: audit', () => {
     const text = await read(connection.client, 'skill://work-reporting/SKILL.md');
     await errorBody(connection, 'skills/get', { uri: 'skill://personal-automation/SKILL.md' });
     expect(handouts).toEqual([
-      { via: 'resources/read', capabilityId: 'work-reporting', outcome: 'served', revision: harness.runtime.catalog().revision, protocolVersion: '1.0.0', digest: sha256(text) },
+      {
+        via: 'resources/read',
+        capabilityId: 'work-reporting',
+        outcome: 'served',
+        revision: harness.runtime.catalog().revision,
+        protocolVersion: '1.0.0',
+        digest: sha256(text),
+      },
       { via: 'skills/get', capabilityId: 'skill://personal-automation/SKILL.md', outcome: 'uniform-error', revision: harness.runtime.catalog().revision },
     ]);
   });

@@ -38,7 +38,10 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function spawnClient(env: Record<string, string>, extraArgs: string[] = []): Promise<{ client: Client; stderr: () => string; notifications: () => number }> {
+async function spawnClient(
+  env: Record<string, string>,
+  extraArgs: string[] = [],
+): Promise<{ client: Client; stderr: () => string; notifications: () => number }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: serveArgv(['--manifest', manifestFile, '--principals', principalsFile, ...extraArgs]),

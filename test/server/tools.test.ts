@@ -5,15 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS, authenticatedCaller, type Caller } from '../../server/identity.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import {
-  STANDARD_CAPABILITIES,
-  ids,
-  inMemoryClient,
-  makeManifest,
-  structured,
-  tempDir,
-  writeManifest,
-} from './helpers.js';
+import { STANDARD_CAPABILITIES, ids, inMemoryClient, makeManifest, structured, tempDir, writeManifest } from './helpers.js';
 
 const UNIFORM = '{"success":false,"error":"capability not found or not accessible"}';
 

@@ -40,7 +40,9 @@ export function protocol(fields: CapabilityFields, body = 'Do not guess.\n'): st
 /** A RegistryInput from a map of relative path -> content (toolsets.yaml gets a default unless given or null). */
 export function registryInput(files: Record<string, string | null>): RegistryInput {
   const all: Record<string, string | null> = { 'capabilities/toolsets.yaml': DEFAULT_TOOLSETS, ...files };
-  const paths = Object.keys(all).filter((path) => all[path] !== null).sort();
+  const paths = Object.keys(all)
+    .filter((path) => all[path] !== null)
+    .sort();
   const protocolFolders = new Set(paths.filter((p) => p.endsWith('/PROTOCOL.md')).map((p) => p.split('/').slice(0, 2).join('/')));
   const folders = new Set(paths.filter((p) => p.split('/').length > 2).map((p) => p.split('/').slice(0, 2).join('/')));
   return {

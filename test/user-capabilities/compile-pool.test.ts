@@ -89,7 +89,12 @@ describe('saving a user capability compiles off the event loop', () => {
     const answer = structured(result) as { success: boolean; diagnostics: { message: string; line: number; column: number; severity: string }[] };
     expect(answer.success).toBe(false);
     expect(answer.diagnostics).toEqual([
-      expect.objectContaining({ severity: 'error', line: 1, column: 1, message: expect.stringContaining(`within the server's budget (${BUDGET_MS} ms)`) as unknown }),
+      expect.objectContaining({
+        severity: 'error',
+        line: 1,
+        column: 1,
+        message: expect.stringContaining(`within the server's budget (${BUDGET_MS} ms)`) as unknown,
+      }),
     ]);
     expect(ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
     expect(ms).toBeLessThan(BUDGET_MS + 5_000);
@@ -108,7 +113,11 @@ describe('saving a user capability compiles off the event loop', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refused = await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
     expect(refused.isError).toBe(true);
-    expect(structured(refused)).toEqual({ success: false, code: 'busy', error: expect.stringMatching(/too many user capabilities right now; save again/) as unknown });
+    expect(structured(refused)).toEqual({
+      success: false,
+      code: 'busy',
+      error: expect.stringMatching(/too many user capabilities right now; save again/) as unknown,
+    });
     expect(structured(await running)['diagnostics']).toHaveLength(1);
     expect(structured(await queued)['success']).toBe(true);
   });

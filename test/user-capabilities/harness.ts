@@ -77,7 +77,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(openStore: () => Promise<UserCapabilityStore>, options: { toolPrefix?: string; log?: (line: string) => void } = {}): Promise<Harness> {
+export async function startHarness(
+  openStore: () => Promise<UserCapabilityStore>,
+  options: { toolPrefix?: string; log?: (line: string) => void } = {},
+): Promise<Harness> {
   const dir = tempDir('capreg-user-caps-');
   const manifestFile = path.join(dir, 'manifest.json');
   const principalsFile = path.join(dir, 'principals.yaml');

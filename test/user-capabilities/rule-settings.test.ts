@@ -15,7 +15,10 @@ const SECRET = 'The payroll export runs on the third business day and goes only 
 
 function registryManifest(config = ''): Manifest {
   const input = registryInput({
-    'capabilities/work-reporting/PROTOCOL.md': protocol({ id: 'work-reporting', requiredToolsets: ['work-logs'] }, `\n${COPIED}\n\nDo not guess; guessing is forbidden.\n`),
+    'capabilities/work-reporting/PROTOCOL.md': protocol(
+      { id: 'work-reporting', requiredToolsets: ['work-logs'] },
+      `\n${COPIED}\n\nDo not guess; guessing is forbidden.\n`,
+    ),
     'capabilities/payroll/PROTOCOL.md': protocol({ id: 'payroll', requiredToolsets: ['automation'] }, `\n${SECRET}\n\nDo not guess; guessing is forbidden.\n`),
   });
   const result = compileRegistry(input, { config: parseConfig(config) });
@@ -59,7 +62,11 @@ describe('duplicate-content on user capabilities', () => {
   });
 
   it('follows the registry minLength, and carries nothing when the rule is off', () => {
-    expect(save(registryManifest('rules:\n  duplicate-content: [warn, {minLength: 500}]\n'), `${COPIED}\n\nNever guess.`).diagnostics.filter((d) => d.ruleId === 'duplicate-content')).toEqual([]);
+    expect(
+      save(registryManifest('rules:\n  duplicate-content: [warn, {minLength: 500}]\n'), `${COPIED}\n\nNever guess.`).diagnostics.filter(
+        (d) => d.ruleId === 'duplicate-content',
+      ),
+    ).toEqual([]);
     const off = registryManifest('rules:\n  duplicate-content: off\n');
     expect(off.capabilities.some((c) => c.paragraphs !== undefined)).toBe(false);
     expect(save(off, `${COPIED}\n\nNever guess.`).diagnostics.filter((d) => d.ruleId === 'duplicate-content')).toEqual([]);
@@ -92,7 +99,10 @@ describe("the registry's capreg.config.yaml applies to user capabilities", () =>
 
   it('refuses a manifest that sets an unknown rule or options the rule refuses', () => {
     const manifest = registryManifest();
-    for (const rules of [{ ...manifest.rules, 'no-such-rule': { level: 'error', options: {} } }, { ...manifest.rules, 'duplicate-content': { level: 'warn', options: { minLength: 'long' } } }]) {
+    for (const rules of [
+      { ...manifest.rules, 'no-such-rule': { level: 'error', options: {} } },
+      { ...manifest.rules, 'duplicate-content': { level: 'warn', options: { minLength: 'long' } } },
+    ]) {
       const { integrity: _old, ...rest } = { ...manifest, rules } as Manifest;
       const tampered = { ...rest, integrity: manifestIntegrity(rest) };
       const parsed = parseManifest(serializeManifest(tampered));

@@ -50,10 +50,13 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
     let alice: Session;
 
     async function start(options: { maxPerOwner?: number; toolPrefix?: string } = {}): Promise<void> {
-      harness = await startHarness(async () => {
-        store = await backend.open(options.maxPerOwner !== undefined ? { maxPerOwner: options.maxPerOwner } : {});
-        return store;
-      }, options.toolPrefix !== undefined ? { toolPrefix: options.toolPrefix } : {});
+      harness = await startHarness(
+        async () => {
+          store = await backend.open(options.maxPerOwner !== undefined ? { maxPerOwner: options.maxPerOwner } : {});
+          return store;
+        },
+        options.toolPrefix !== undefined ? { toolPrefix: options.toolPrefix } : {},
+      );
       alice = await harness.session('key-alice');
     }
 
@@ -338,7 +341,9 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       expect(await store.countByOwner('key:alice')).toBe(1);
 
       // user-capabilities:read is enough to see one's own, not to change them.
-      const readOnly = PRINCIPALS.map((p) => (p.id === 'alice' ? { ...p, scopes: [...p.scopes.filter((s) => s !== USER_SCOPE), 'user-capabilities:read'] } : p));
+      const readOnly = PRINCIPALS.map((p) =>
+        p.id === 'alice' ? { ...p, scopes: [...p.scopes.filter((s) => s !== USER_SCOPE), 'user-capabilities:read'] } : p,
+      );
       await harness.reloadPrincipals(readOnly);
       expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id)).toEqual([capabilityId]);
       expect(structured(await alice.call('delete_user_capability', { capabilityId }))['code']).toBe('forbidden');
@@ -376,7 +381,14 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
     it('follows --tool-prefix', async () => {
       await start({ toolPrefix: 'yi_' });
       const names = (await alice.client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['yi_delete_user_capability', 'yi_find_capabilities', 'yi_get_capability_protocol', 'yi_get_current_user', 'yi_list_capabilities', 'yi_save_user_capability']);
+      expect(names).toEqual([
+        'yi_delete_user_capability',
+        'yi_find_capabilities',
+        'yi_get_capability_protocol',
+        'yi_get_current_user',
+        'yi_list_capabilities',
+        'yi_save_user_capability',
+      ]);
       const answer = structured(await alice.call('yi_save_user_capability', { markdown: WEEKLY_DIGEST }));
       const entry = userEntries(await alice.json('yi_list_capabilities'))[0]!;
       expect(entry.protocolTool).toBe('yi_get_capability_protocol');
@@ -438,7 +450,11 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
         const { capabilityId, revision } = await saved(aliceThere, WEEKLY_DIGEST);
         expect(userEntries(await alice.json('list_capabilities')).map((e) => [e.id, e.protocolVersion])).toEqual([[capabilityId, revision]]);
         const updated = await saved(alice, WEEKLY_DIGEST.replace('name: Weekly digest', 'name: Replica digest'));
-        expect(userEntries(await aliceThere.json('list_capabilities')).map((e) => e.name).sort()).toEqual(['Replica digest', 'Weekly digest']);
+        expect(
+          userEntries(await aliceThere.json('list_capabilities'))
+            .map((e) => e.name)
+            .sort(),
+        ).toEqual(['Replica digest', 'Weekly digest']);
         expect((await aliceThere.json('get_capability_protocol', { capabilityId: updated.capabilityId }))['revision']).toBe(updated.revision);
       } finally {
         await replica.close();

@@ -11,7 +11,17 @@ import { UsageError, type CliContext } from '../../cli/context.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import { openUserStore } from '../../server/user-store/open.js';
-import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, serveArgv, structured, tempDir, writeAtomic, writeManifest } from '../server/helpers.js';
+import {
+  STANDARD_CAPABILITIES,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  structured,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from '../server/helpers.js';
 import { PRINCIPALS, UNIFORM_ERROR_TEXT, WEEKLY_DIGEST, clientSession, userEntries, type Session } from './harness.js';
 
 let dir: string;
@@ -51,7 +61,10 @@ describe('user-defined capabilities over Streamable HTTP', () => {
       openUserStore: () => openUserStore('sqlite:user-capabilities.db', { root: dir }),
     });
     http = await startHttpServer(runtime, { port: 0 });
-    cleanups.push(() => runtime.close(), () => http.close());
+    cleanups.push(
+      () => runtime.close(),
+      () => http.close(),
+    );
   });
 
   it('registers the write tools per request for callers with the scope, and serves the owner only', async () => {

@@ -164,7 +164,7 @@ export function describeUserStoreContract(label: string, createBackend: () => Pr
       expect(await store.delete('alice', 'user:doesnotexist0000')).toBe(false);
     });
 
-    it("never lets another owner update or delete, and answers exactly as for a missing id", async () => {
+    it('never lets another owner update or delete, and answers exactly as for a missing id', async () => {
       const created = await store.create('alice', sampleData());
       const withRevision = (await rejection(store.update('mallory', created.id, sampleData('x'), created.revision))) as Error;
       const missing = (await rejection(store.update('mallory', 'user:doesnotexist0000', sampleData('x'), created.revision))) as Error;
@@ -180,9 +180,7 @@ export function describeUserStoreContract(label: string, createBackend: () => Pr
       const other = await backend.open();
       const created = await store.create('alice', sampleData('v0'));
       await Promise.all(Array.from({ length: 10 }, (_, n) => (n % 2 === 0 ? store : other).countByOwner('warm-up')));
-      const attempts = Array.from({ length: 10 }, (_, n) =>
-        (n % 2 === 0 ? store : other).update('alice', created.id, sampleData(`w${n}`), created.revision),
-      );
+      const attempts = Array.from({ length: 10 }, (_, n) => (n % 2 === 0 ? store : other).update('alice', created.id, sampleData(`w${n}`), created.revision));
       const results = await Promise.allSettled(attempts);
       const winners = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const losers = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
@@ -214,9 +212,7 @@ export function describeUserStoreContract(label: string, createBackend: () => Pr
       const b = await backend.open({ maxPerOwner: 3 });
       // Warm connections first, so that the creates really overlap instead of queueing on connects.
       await Promise.all(Array.from({ length: 10 }, (_, n) => (n % 2 === 0 ? a : b).countByOwner('warm-up')));
-      const results = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, n) => (n % 2 === 0 ? a : b).create('alice', sampleData(String(n)))),
-      );
+      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, n) => (n % 2 === 0 ? a : b).create('alice', sampleData(String(n)))));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
       const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
       expect(refused.every((e) => isUserStoreError(e, 'limit-exceeded'))).toBe(true);

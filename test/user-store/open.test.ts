@@ -27,12 +27,9 @@ describe('--user-store', () => {
     expect(parseUserStoreSpec(spec, root)).toEqual({ kind: 'sqlite', file });
   });
 
-  it.each(['postgres://capreg:pw@db:5432/capreg', 'postgresql://db/capreg?sslmode=require', 'POSTGRES://db/capreg'])(
-    '%s is PostgreSQL',
-    (spec) => {
-      expect(parseUserStoreSpec(spec, root)).toEqual({ kind: 'postgres', url: spec });
-    },
-  );
+  it.each(['postgres://capreg:pw@db:5432/capreg', 'postgresql://db/capreg?sslmode=require', 'POSTGRES://db/capreg'])('%s is PostgreSQL', (spec) => {
+    expect(parseUserStoreSpec(spec, root)).toEqual({ kind: 'postgres', url: spec });
+  });
 
   it('refuses other schemes, and says what it expects', () => {
     for (const spec of ['mysql://db/x', 'redis', 'file:x.db', 'user.db']) {

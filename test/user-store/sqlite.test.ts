@@ -124,9 +124,7 @@ describe('SQLite user store', () => {
     `;
     const run = promisify(execFile);
     const outputs = await Promise.all(
-      Array.from({ length: 6 }, (_, n) =>
-        run(process.execPath, ['--input-type=module', '-e', script, file, created.id, created.revision, String(n)]),
-      ),
+      Array.from({ length: 6 }, (_, n) => run(process.execPath, ['--input-type=module', '-e', script, file, created.id, created.revision, String(n)])),
     );
     const results = outputs.map((o) => JSON.parse(o.stdout) as { update: string; create: string });
     expect(results.filter((r) => r.update === 'ok')).toHaveLength(1);

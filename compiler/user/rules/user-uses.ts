@@ -26,7 +26,12 @@ export const userUses: Rule = {
       const declared = new Set(uses.filter((id): id is string => typeof id === 'string'));
       uses.forEach((id, index) => {
         if (typeof id === 'string' && !registry.byId.has(id)) {
-          report({ capability, range: rangeForPath(document.frontmatter.ranges, `/uses/${index}`, document.frontmatter.range), messageId: 'unknown', data: { id } });
+          report({
+            capability,
+            range: rangeForPath(document.frontmatter.ranges, `/uses/${index}`, document.frontmatter.range),
+            messageId: 'unknown',
+            data: { id },
+          });
         }
       });
       for (const link of document.links) {
