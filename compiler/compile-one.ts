@@ -3,6 +3,7 @@
 // users compose at run time: the same rules run, and only the new capability's problems come back.
 import { capabilityLink } from './contract.js';
 import { compareDiagnostics, createLintRegistry, runRules } from './lint.js';
+import { TOOLSETS_FILE } from './layout.js';
 import { FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rules as allRules } from './rules/index.js';
@@ -80,7 +81,7 @@ export function lintAgainstCatalog(
   const documentRules = rules.filter((rule) => rule.meta.reads === 'document');
   const catalogRules = rules.filter((rule) => rule.meta.reads !== 'document');
   const toolsetsSource: ParsedToolsets = {
-    file: 'capabilities/toolsets.yaml',
+    file: TOOLSETS_FILE,
     present: true,
     data: JSON.parse(JSON.stringify(catalog.toolsets)) as unknown,
     ranges: {},

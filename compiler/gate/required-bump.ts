@@ -36,7 +36,7 @@ export const REASONS = {
   'scope-constraint-removed': { level: 'major', message: 'scopeConstraints lost {{items}}' },
   'schema-removed': { level: 'major', message: '{{field}} removed' },
   'schema-changed': { level: 'major', message: '{{field}} changed' },
-  'toolset-removed': { level: 'major', message: 'toolset `{{toolset}}` removed from toolsets.yaml' },
+  'toolset-removed': { level: 'major', message: 'toolset `{{toolset}}` removed from the toolsets' },
   'toolset-tool-removed': { level: 'major', message: 'toolset `{{toolset}}` lost tool {{items}}' },
   'toolset-action-raised': { level: 'major', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}}' },
   'toolset-states-removed': { level: 'major', message: 'toolset `{{toolset}}`: tool `{{tool}}` states lost {{items}}' },

@@ -99,7 +99,7 @@ const cases: { name: string; apply: (root: string) => void; level: 'major' | 'mi
     name: 'a toolset the capability uses removed',
     apply: (root) => edit(root, TOOLSETS_FILE, /calendar:\n[\s\S]*$/, ''),
     level: 'major',
-    reason: 'toolset `calendar` removed from toolsets.yaml',
+    reason: 'toolset `calendar` removed from the toolsets',
     expected: '2.0.0',
     lintClean: false, // optionalToolsets names an unknown toolset
   },
@@ -220,7 +220,7 @@ describe('toolsetChanges', () => {
       ['minor', 'toolset `a`: tool `a_one` action write → read (more callers can use it)'],
       ['minor', 'toolset `a`: tool `a_one` states gained `Z`'],
     ]);
-    expect(changes.get('b')?.map((r) => [r.level, r.text])).toEqual([['major', 'toolset `b` removed from toolsets.yaml']]);
+    expect(changes.get('b')?.map((r) => [r.level, r.text])).toEqual([['major', 'toolset `b` removed from the toolsets']]);
   });
 
   it('a toolset rewritten wholesale gives at most 8 reasons, the decisive first, and counts the rest', ({ expect }) => {
