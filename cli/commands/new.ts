@@ -3,7 +3,7 @@
 // a node start-up, not a compiler load.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TOOLSETS_FILE } from '../../compiler/layout.js';
+import { TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
@@ -20,6 +20,9 @@ export const newCommand: Command = async (argv, context) => {
   if (id === undefined || extra.length > 0) throw new UsageError('usage: capreg new <id> [--root DIR]');
   if (!CAPABILITY_ID_PATTERN.test(id) || id.length > 64) {
     throw new UsageError(`"${id}" is not a valid capability id: use lowercase letters and digits in words joined by single hyphens, at most 64 characters`);
+  }
+  if (`capabilities/${id}` === TOOLSETS_FOLDER) {
+    throw new UsageError(`"${id}" cannot be a capability id: ${TOOLSETS_FOLDER}/ holds split toolsets files; choose another id`);
   }
   const root = findRegistryRoot(context.cwd, values.root);
   const folder = path.join(root, 'capabilities', id);

@@ -81,6 +81,17 @@ describe('capreg new', () => {
     expect(fs.existsSync(path.join(root, 'escape'))).toBe(false);
   });
 
+  it('refuses the id of the split toolsets folder', async () => {
+    const root = tempRegistry();
+    const result = await run(['new', 'toolsets'], { cwd: root });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg new: "toolsets" cannot be a capability id: capabilities/toolsets/ holds split toolsets files; choose another id\n',
+    });
+    expect(fs.readdirSync(path.join(root, 'capabilities'))).toEqual(['toolsets.yaml']);
+  });
+
   it('takes exactly one id', async () => {
     const root = tempRegistry();
     for (const argv of [['new'], ['new', 'a', 'b']]) {
