@@ -128,12 +128,12 @@ async function main() {
     console.error('bench/build.mjs: lib/ is missing; run `npm run build:ts` first');
     process.exit(2);
   }
-  const { generateRegistry, capabilityIdentity, makeToolsets } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
+  const { generateRegistry } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
   const root = values.keep ? path.resolve(values.keep) : await mkdtemp(path.join(os.tmpdir(), 'capreg-bench-'));
   const loadBefore = os.loadavg();
   const started = performance.now();
   const summary = await generateRegistry(root, { count });
-  const changedId = capabilityIdentity(Math.floor(count / 2), makeToolsets()).id;
+  const changedId = summary.ids[Math.floor(count / 2)];
   const changedFile = path.join(root, 'capabilities', changedId, 'PROTOCOL.md');
   const log = (text) => process.stderr.write(`${text}\n`);
   log(
