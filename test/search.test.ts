@@ -146,6 +146,15 @@ describe('CapabilityIndex.search', () => {
     expect(twins.search({ query: 'same words', limit: 2 }).map((hit) => hit.id)).toEqual(['a', 'b']);
   });
 
+  it('cuts at the limit exactly where the full ranking would, ties across the cut included', () => {
+    // Ids inserted in reverse, one better capability and twelve tied ones: every limit is a prefix of the full answer.
+    const tied = Array.from({ length: 12 }, (_, i) => source(`t${String(11 - i).padStart(2, '0')}`, { name: 'same', whenToUse: ['same words'] }));
+    const ranked = index([...tied, source('best', { name: 'same words', whenToUse: ['same words', 'same'] })]);
+    const full = ranked.search({ query: 'same words', limit: 50 });
+    expect(full.map((hit) => hit.id)).toEqual(['best', ...tied.map((each) => each.id).sort()]);
+    for (const limit of [1, 2, 5, 12, 13]) expect(ranked.search({ query: 'same words', limit })).toEqual(full.slice(0, limit));
+  });
+
   it('still ranks on known words when a query also holds words no capability has', () => {
     // "productivity" stems to a term in 3 of the 4 capabilities; "gizmo" and "widgets" are in none.
     // Unknown words must not crowd the known ones out of the query (the answer used to be empty).

@@ -160,10 +160,7 @@ export class CapabilityIndex {
           }
         : {}),
     });
-    return results
-      .map((result) => hit(result, filterFields))
-      .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
-      .slice(0, request.limit);
+    return topHits(results, request.limit).map((result) => hit(result, filterFields));
   }
 
   /**
@@ -180,15 +177,31 @@ export class CapabilityIndex {
   }
 }
 
-function hit(result: SearchResult, filterFields: readonly MatchedField[]): SearchHit {
+const roundScore = (score: number): number => Number(score.toFixed(SCORE_DIGITS));
+
+/**
+ * The best `limit` results by rounded score, ties by id, so only those are mapped to hits (a common
+ * query has thousands of results at 10,000 capabilities). MiniSearch answers by raw score, highest
+ * first, and rounding keeps that order, so every result that can tie the last one kept is in the
+ * prefix whose rounded score is at least the last one's.
+ */
+function topHits(results: readonly SearchResult[], limit: number): { result: SearchResult; score: number }[] {
+  const ranked: { result: SearchResult; score: number }[] = [];
+  for (const result of results) {
+    const score = roundScore(result.score);
+    const last = ranked[limit - 1];
+    if (last !== undefined && score < last.score) break;
+    ranked.push({ result, score });
+  }
+  return ranked.sort((a, b) => b.score - a.score || compareIds(a.result.id as string, b.result.id as string)).slice(0, limit);
+}
+
+const MATCH_ORDER: readonly MatchedField[] = [...SEARCH_FIELDS, 'lifecyclePhase'];
+
+function hit({ result, score }: { result: SearchResult; score: number }, filterFields: readonly MatchedField[]): SearchHit {
   const matched = new Set<MatchedField>(filterFields);
   for (const fields of Object.values(result.match)) for (const field of fields) matched.add(field as SearchField);
-  const order: readonly MatchedField[] = [...SEARCH_FIELDS, 'lifecyclePhase'];
-  return {
-    id: result.id as string,
-    score: Number(result.score.toFixed(SCORE_DIGITS)),
-    matched: order.filter((field) => matched.has(field)),
-  };
+  return { id: result.id as string, score, matched: MATCH_ORDER.filter((field) => matched.has(field)) };
 }
 
 /** Code-unit order, as the manifest sorts ids: independent of locale. */
