@@ -56,7 +56,8 @@ async function baselineChild(root) {
   const dir = path.join(root, 'capabilities');
   let files = 0;
   for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (!entry.isDirectory()) continue;
+    // capabilities/toolsets/ is the split toolsets layout, not a capability.
+    if (!entry.isDirectory() || entry.name === 'toolsets') continue;
     processor.parse(await readFile(path.join(dir, entry.name, 'PROTOCOL.md'), 'utf8'));
     files += 1;
   }

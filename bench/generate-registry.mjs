@@ -228,6 +228,10 @@ const REASONS = [
   'because changes are visible to everyone who shares the workspace',
 ];
 
+// Qualifies the subject of a toolset that reuses a domain noun (the 61st toolset and later), so that
+// no two capabilities share a subject: shared subjects make copied list items and colliding triggers.
+const QUALIFIERS = ['northern', 'southern', 'eastern', 'western', 'central', 'coastal', 'metro', 'rural', 'offshore', 'overseas'];
+
 const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +287,8 @@ export function makeToolsets({ toolsets: count = 50, tools: toolsPerToolset = 10
       if (base.async !== undefined && asyncKinds.includes(base.async)) tool.states = STATE_SETS[base.async];
       tools.push(tool);
     }
-    list.push({ id, noun, prefix, description: `The ${noun} service: records, search, exports and settings (toolset ${t + 1} of ${count}).`, tools });
+    const qualifier = round === 0 ? '' : `${QUALIFIERS[(round - 1) % QUALIFIERS.length]} `;
+    list.push({ id, noun, qualifier, prefix, description: `The ${noun} service: records, search, exports and settings (toolset ${t + 1} of ${count}).`, tools });
   }
   return list;
 }
@@ -317,7 +322,7 @@ export function capabilityIdentity(index, toolsets) {
   const primary = toolsets[index % toolsets.length];
   const adjective = ADJECTIVES[Math.floor(index / toolsets.length) % ADJECTIVES.length];
   const id = `${adjective}-${primary.id}-${pad(index)}`;
-  const subject = `${adjective} ${primary.noun}`;
+  const subject = `${adjective} ${primary.qualifier}${primary.noun}`;
   return { id, subject, name: `${capitalize(subject)} desk ${index}`, primary };
 }
 
