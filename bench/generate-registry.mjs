@@ -288,7 +288,14 @@ export function makeToolsets({ toolsets: count = 50, tools: toolsPerToolset = 10
       tools.push(tool);
     }
     const qualifier = round === 0 ? '' : `${QUALIFIERS[(round - 1) % QUALIFIERS.length]} `;
-    list.push({ id, noun, qualifier, prefix, description: `The ${noun} service: records, search, exports and settings (toolset ${t + 1} of ${count}).`, tools });
+    list.push({
+      id,
+      noun,
+      qualifier,
+      prefix,
+      description: `The ${noun} service: records, search, exports and settings (toolset ${t + 1} of ${count}).`,
+      tools,
+    });
   }
   return list;
 }
