@@ -3,38 +3,13 @@
 // own (version-bump, version-date, capability-removed); the fixture lints clean (fixture-sanity).
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
 import type { Diagnostic } from '../../compiler/types.js';
-import { ARCHIVE, commitAll, copyRepository, createBaseRepository, edit, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';
+import { ARCHIVE, commitAll, edit, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write, gateScenarios, setVersion } from './fixture.js';
 
 const GATE_RULES = new Set(['version-bump', 'version-date', 'capability-removed']);
-const created: string[] = [];
-let baseDir: string;
-
-beforeAll(() => {
-  baseDir = createBaseRepository();
-  created.push(baseDir);
-});
-afterAll(() => {
-  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function scenario(): string {
-  const dir = copyRepository(baseDir);
-  created.push(dir);
-  return dir;
-}
-
-/** Set the fixture capability's version fields. */
-function setVersion(root: string, version: string, updated = '2026-02-01'): void {
-  const text = read(root, REPORTS_FILE);
-  write(
-    root,
-    REPORTS_FILE,
-    text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`),
-  );
-}
+const { scenario, baseDir, track } = gateScenarios();
 
 /** The line of `protocol_version` in the fixture capability as it is now. */
 function versionLine(root: string): number {
@@ -419,7 +394,7 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
     const clone = path.join(tempDir(), 'clone');
-    created.push(path.dirname(clone));
+    track(path.dirname(clone));
     git(path.dirname(clone), 'clone', '-q', '--depth', '1', '--branch', 'feature', `file://${origin}`, clone);
     expect(git(clone, 'rev-parse', '--is-shallow-repository').trim()).toBe('true');
 
@@ -441,8 +416,8 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
 
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
-    created.push(dir);
-    fs.cpSync(path.join(baseDir, 'capabilities'), path.join(dir, 'capabilities'), { recursive: true });
+    track(dir);
+    fs.cpSync(path.join(baseDir(), 'capabilities'), path.join(dir, 'capabilities'), { recursive: true });
     const result = await runCli(['check', '--against', 'main'], dir);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('is not inside a Git repository');
@@ -458,10 +433,10 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
 describe.concurrent('capreg check: a registry in a subfolder of its repository', () => {
   it('reads the base from <prefix>/capabilities and reports paths relative to the registry root', async ({ expect }) => {
     const dir = tempDir();
-    created.push(dir);
+    track(dir);
     initRepository(dir);
     write(dir, 'README.md', 'A monorepo.\n');
-    fs.cpSync(path.join(baseDir, 'capabilities'), path.join(dir, 'registry/capabilities'), { recursive: true });
+    fs.cpSync(path.join(baseDir(), 'capabilities'), path.join(dir, 'registry/capabilities'), { recursive: true });
     commitAll(dir, 'registry in a subfolder');
     git(dir, 'tag', 'base');
     edits.triggerRemoved(path.join(dir, 'registry'));

@@ -2,13 +2,12 @@
 // tagged `base`); each scenario copies it, commits one change, and runs the check in-process
 // (one scenario also through the real executable). The diagnostics asserted are `routing-moved`.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { RoutingSummary } from '../../compiler/gate/index.js';
 import type { Diagnostic } from '../../compiler/types.js';
-import { commitAll, copyRepository, createBaseRepository, edit, git, read, REPORTS_FILE, runCli, write } from './fixture.js';
+import { commitAll, createBaseRepository, edit, git, REPORTS_FILE, runCli, write, gateScenarios, setVersion } from './fixture.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/capreg.js');
 const NOTES_FILE = 'capabilities/notes/PROTOCOL.md';
@@ -32,32 +31,15 @@ const ARCHIVE_EVALS_TEXT = `shouldMatch:
   - what is in the archive
 `;
 
-const created: string[] = [];
-let baseDir: string;
-
-beforeAll(() => {
-  baseDir = createBaseRepository();
-  created.push(baseDir);
+const { scenario, baseDir } = gateScenarios(() => {
+  const baseDir = createBaseRepository();
   write(baseDir, REPORTS_EVALS, REPORTS_EVALS_TEXT);
   write(baseDir, 'capabilities/notes/evals.yaml', NOTES_EVALS_TEXT);
   write(baseDir, 'capabilities/archive/evals.yaml', ARCHIVE_EVALS_TEXT);
   commitAll(baseDir, 'evals');
   git(baseDir, 'tag', '-f', 'base');
+  return baseDir;
 });
-afterAll(() => {
-  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function scenario(): string {
-  const dir = copyRepository(baseDir);
-  created.push(dir);
-  return dir;
-}
-
-function setVersion(root: string, file: string, version: string): void {
-  const text = read(root, file);
-  write(root, file, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, 'protocol_updated: 2026-02-01'));
-}
 
 interface JsonOutput {
   diagnostics: Diagnostic[];
@@ -74,13 +56,13 @@ async function check(dir: string): Promise<{ code: number; json: JsonOutput; rou
 /** Notes gains the trigger "write my weekly report": the reports request of those words goes to notes. */
 function stealWeeklyReport(dir: string): void {
   edit(dir, NOTES_FILE, '  - take a note\n', '  - take a note\n  - write my weekly report\n');
-  setVersion(dir, NOTES_FILE, '0.4.0');
+  setVersion(dir, '0.4.0', undefined, NOTES_FILE);
   commitAll(dir, 'notes: a trigger that draws a reports request away');
 }
 
 describe.concurrent('capreg check: routing', () => {
   it('the base registry passes its own evals (the scenarios start from routing that works)', async ({ expect }) => {
-    const result = await runCli(['eval', '--format', 'json'], baseDir);
+    const result = await runCli(['eval', '--format', 'json'], baseDir());
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
   });
@@ -88,7 +70,7 @@ describe.concurrent('capreg check: routing', () => {
   it('a change that touches no name, description, trigger or tag does not re-run the evals, and passes', async ({ expect }) => {
     const dir = scenario();
     edit(dir, REPORTS_FILE, 'add an entry', 'add one entry');
-    setVersion(dir, REPORTS_FILE, '1.2.4');
+    setVersion(dir, '1.2.4', undefined, REPORTS_FILE);
     commitAll(dir, 'wording');
     const result = await check(dir);
     expect(result.json.gate.routing).toEqual({ status: 'unchanged', requests: 0, moved: [] });
@@ -99,7 +81,7 @@ describe.concurrent('capreg check: routing', () => {
   it('a description change that moves nothing re-runs every request and passes', async ({ expect }) => {
     const dir = scenario();
     edit(dir, ARCHIVE_FILE, 'Answers questions about archived material.', 'Answers questions about old archived material and where it came from.');
-    setVersion(dir, ARCHIVE_FILE, '2.1.0');
+    setVersion(dir, '2.1.0', undefined, ARCHIVE_FILE);
     commitAll(dir, 'archive: description');
     const result = await check(dir);
     expect(result.json.gate.routing).toEqual({ status: 'compared', requests: 9, moved: [] });

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { main } from '../../cli/main.js';
 
 export const TOOLSETS = `work-logs:
@@ -143,6 +144,41 @@ export function copyRepository(baseDir: string): string {
   const dir = tempDir();
   fs.cpSync(baseDir, dir, { recursive: true });
   return dir;
+}
+
+/**
+ * Builds the base repository once per test file (`build` may add to it). `scenario()` gives each test
+ * its own copy; `track(dir)` adds another folder to remove; all are removed after the file.
+ */
+export function gateScenarios(build: () => string = () => createBaseRepository()): {
+  scenario: () => string;
+  baseDir: () => string;
+  track: (dir: string) => void;
+} {
+  const created: string[] = [];
+  let base = '';
+  beforeAll(() => {
+    base = build();
+    created.push(base);
+  });
+  afterAll(() => {
+    for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    scenario: () => {
+      const dir = copyRepository(base);
+      created.push(dir);
+      return dir;
+    },
+    baseDir: () => base,
+    track: (dir) => void created.push(dir),
+  };
+}
+
+/** Set a capability's version fields (the fixture's reports capability by default). */
+export function setVersion(root: string, version: string, updated = '2026-02-01', file = REPORTS_FILE): void {
+  const text = read(root, file);
+  write(root, file, text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`));
 }
 
 export interface RunResult {

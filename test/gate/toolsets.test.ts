@@ -1,39 +1,14 @@
 // capreg check and toolsets.yaml: a change of a toolset (a tool's action, a tool removed or added,
 // its states, the toolset removed) changes every capability that requires or optionally uses it,
 // and needs that capability's bump. Real Git repositories, one commit per scenario.
-import fs from 'node:fs';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
 import { toolsetChanges } from '../../compiler/gate/required-bump.js';
 import type { Diagnostic, Toolsets } from '../../compiler/types.js';
-import { commitAll, copyRepository, createBaseRepository, edit, read, REPORTS_FILE, runCli, write } from './fixture.js';
+import { commitAll, edit, read, REPORTS_FILE, runCli, write, gateScenarios, setVersion } from './fixture.js';
 
 const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
-const created: string[] = [];
-let baseDir: string;
-
-beforeAll(() => {
-  baseDir = createBaseRepository();
-  created.push(baseDir);
-});
-afterAll(() => {
-  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function scenario(): string {
-  const dir = copyRepository(baseDir);
-  created.push(dir);
-  return dir;
-}
-
-function setVersion(root: string, version: string, updated = '2026-02-01'): void {
-  const text = read(root, REPORTS_FILE);
-  write(
-    root,
-    REPORTS_FILE,
-    text.replace(/protocol_version: .*/, `protocol_version: ${version}`).replace(/protocol_updated: .*/, `protocol_updated: ${updated}`),
-  );
-}
+const { scenario } = gateScenarios();
 
 interface JsonOutput {
   diagnostics: Diagnostic[];
