@@ -15,11 +15,11 @@
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { httpLoad, toolCall } from './http-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const lib = path.resolve(here, '../lib');
@@ -344,67 +344,9 @@ async function runServer() {
   process.send({ url: server.url });
 }
 
-async function load(url, bodies, { seconds, concurrency }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL('/mcp', url);
-  let done = 0;
-  let failures = 0;
-  let next = 0;
-  const deadline = Date.now() + seconds * 1000;
-  const one = (body) =>
-    new Promise((resolve) => {
-      const req = http.request(
-        target,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'Content-Type': 'application/json',
-            Accept: 'application/json, text/event-stream',
-            'Content-Length': Buffer.byteLength(body),
-            Authorization: `Bearer ${BENCH_KEY}`,
-          },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (chunk) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            if (res.statusCode !== 200 || !text.includes('"success":true')) {
-              if (failures === 0) console.error(`first failure: ${res.statusCode} ${text.slice(0, 200)}`);
-              failures += 1;
-            }
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        failures += 1;
-        resolve();
-      });
-      req.end(body);
-    });
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (Date.now() < deadline) {
-        const body = bodies[next % bodies.length];
-        next += 1;
-        await one(body);
-        done += 1;
-      }
-    }),
-  );
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  agent.destroy();
-  return { rps: done / elapsed, failures, done };
-}
-
 const BENCH_KEY = 'capreg-bench-find-key';
-
-function call(name, args, id) {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-}
+const BENCH_HEADERS = { Authorization: `Bearer ${BENCH_KEY}` };
+const succeeded = (text) => text.includes('"success":true');
 
 async function overHttp(count) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capreg-find-bench-'));
@@ -425,20 +367,24 @@ async function overHttp(count) {
     });
     const seconds = Number(values.seconds);
     const concurrency = Number(values.concurrency);
-    const find = QUERIES.map((query, i) => call('find_capabilities', { query, limit: 10 }, i + 1));
-    const get = Array.from({ length: 50 }, (_, i) => call('get_capability_protocol', { capabilityId: `cap-${String(i * 37).padStart(5, '0')}` }, i + 1));
-    await load(url, find, { seconds: 1, concurrency }); // builds the index, warms the JIT
-    await load(url, get, { seconds: 1, concurrency });
+    const find = QUERIES.map((query, i) => toolCall('find_capabilities', { query, limit: 10 }, i + 1));
+    const get = Array.from({ length: 50 }, (_, i) => toolCall('get_capability_protocol', { capabilityId: `cap-${String(i * 37).padStart(5, '0')}` }, i + 1));
+    await httpLoad(url, find, BENCH_HEADERS, { check: succeeded, seconds: 1, concurrency }); // builds the index, warms the JIT
+    await httpLoad(url, get, BENCH_HEADERS, { check: succeeded, seconds: 1, concurrency });
     // Every request a query not asked before: what a search costs when no answer is cached.
     const fresh = Array.from({ length: 200_000 }, (_, i) =>
-      call('find_capabilities', { query: `${VERBS[i % VERBS.length]} the ${OBJECTS[(i >> 3) % OBJECTS.length]} for team${i % 997} #${i}`, limit: 10 }, i + 1),
+      toolCall(
+        'find_capabilities',
+        { query: `${VERBS[i % VERBS.length]} the ${OBJECTS[(i >> 3) % OBJECTS.length]} for team${i % 997} #${i}`, limit: 10 },
+        i + 1,
+      ),
     );
     const rounds = [];
     for (let round = 0; round < 2; round += 1) {
       rounds.push({
-        find: await load(url, find, { seconds, concurrency }),
-        get: await load(url, get, { seconds, concurrency }),
-        fresh: await load(url, fresh.slice(round * 100_000), { seconds, concurrency }),
+        find: await httpLoad(url, find, BENCH_HEADERS, { check: succeeded, seconds, concurrency }),
+        get: await httpLoad(url, get, BENCH_HEADERS, { check: succeeded, seconds, concurrency }),
+        fresh: await httpLoad(url, fresh.slice(round * 100_000), BENCH_HEADERS, { check: succeeded, seconds, concurrency }),
       });
     }
     console.log(`\nHTTP at concurrency ${concurrency}, ${count} visible capabilities, ${seconds} s per run, server in a child process\n`);

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { httpLoad, toolCall } from './http-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const lib = path.resolve(here, '../lib');
@@ -148,60 +149,6 @@ function ask(child, message) {
 // ---------------------------------------------------------------------------------------------
 // Load
 
-async function load(url, bodies, headers, { requests, seconds, concurrency, check }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL('/mcp', url);
-  let sent = 0;
-  let done = 0;
-  let failures = 0;
-  let bytes = 0;
-  const deadline = Date.now() + seconds * 1000;
-  const one = (body) =>
-    new Promise((resolve) => {
-      const req = http.request(
-        target,
-        {
-          method: 'POST',
-          agent,
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), ...headers },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (chunk) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            bytes = text.length;
-            if (res.statusCode !== 200 || !check(text)) failures += 1;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        failures += 1;
-        resolve();
-      });
-      req.end(body);
-    });
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (sent < requests && Date.now() < deadline) {
-        const body = bodies[sent % bodies.length];
-        sent += 1;
-        await one(body);
-        done += 1;
-      }
-    }),
-  );
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  agent.destroy();
-  return { requests: done, failures, seconds: elapsed, rps: done / elapsed, bytes };
-}
-
-function call(name, args, id = 1) {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
@@ -238,9 +185,9 @@ async function main() {
   const run = async (label, url, bodies, headers) => {
     if (!warmed.has(label)) {
       warmed.add(label);
-      await load(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up (JIT)
+      await httpLoad(url, bodies, headers, { ...options, requests: Math.min(2000, requests), seconds: 2, check: ok }); // warm-up (JIT)
     }
-    const result = await load(url, bodies, headers, { ...options, check: ok });
+    const result = await httpLoad(url, bodies, headers, { ...options, check: ok });
     console.log(
       `${label.padEnd(52)} ${result.rps.toFixed(0).padStart(6)} req/s  (${result.requests} requests, ${result.failures} failed, ${result.seconds.toFixed(1)} s, answers of ${(result.bytes / 1024).toFixed(1)} KiB)`,
     );
@@ -259,7 +206,12 @@ async function main() {
     }
   };
   // Warm the server up on the tiny manifest, then measure its heap, then swap in the real one.
-  await load(oursUrl, [call('list_capabilities', {})], { Authorization: 'Bearer bench-all' }, { requests: 500, seconds: 5, concurrency, check: () => true });
+  await httpLoad(
+    oursUrl,
+    [toolCall('list_capabilities', {})],
+    { Authorization: 'Bearer bench-all' },
+    { requests: 500, seconds: 5, concurrency, check: () => true },
+  );
   const heapTiny = (await ask(ours.child, 'heap')).heap;
   fs.writeFileSync(`${manifestFile}.tmp`, text);
   fs.renameSync(`${manifestFile}.tmp`, manifestFile);
@@ -267,9 +219,9 @@ async function main() {
   const heapAfterLoad = (await ask(ours.child, 'heap')).heap - heapTiny;
 
   const ids = manifest.capabilities.map((c) => c.id);
-  const protocolBodies = Array.from({ length: 200 }, (_, i) => call('get_capability_protocol', { capabilityId: ids[(i * 7) % ids.length] }, i + 1));
-  const listBody = [call('list_capabilities', {})];
-  const bareBody = [call('ping', {})];
+  const protocolBodies = Array.from({ length: 200 }, (_, i) => toolCall('get_capability_protocol', { capabilityId: ids[(i * 7) % ids.length] }, i + 1));
+  const listBody = [toolCall('list_capabilities', {})];
+  const bareBody = [toolCall('ping', {})];
   const all = { Authorization: 'Bearer bench-all' };
   const narrow = { Authorization: 'Bearer bench-narrow' };
 
