@@ -38,6 +38,13 @@ const formatHelp = (names: readonly string[]): string => `output format: ${names
 const FORMAT = { type: 'string', short: 'f', value: 'NAME', help: formatHelp(formatNames({ gate: false })), default: 'stylish' } as const satisfies FlagSpec;
 const MAX_WARNINGS = { type: 'string', value: 'N', help: 'exit 1 when there are more than N warnings' } as const satisfies FlagSpec;
 const NO_CACHE = { type: 'boolean', help: 'parse every file again instead of using <root>/.capreg/cache/' } as const satisfies FlagSpec;
+const JOBS = {
+  type: 'string',
+  short: 'j',
+  value: 'N',
+  help: 'parse in up to N worker threads (1 to 256)',
+  default: 'the cores available',
+} as const satisfies FlagSpec;
 const TOOL_PREFIX = {
   type: 'string',
   value: 'P',
@@ -48,7 +55,7 @@ const TOOL_PREFIX = {
 export const COMMANDS = {
   lint: {
     summary: 'lint every capability of the registry',
-    flags: { root: ROOT, format: FORMAT, 'max-warnings': MAX_WARNINGS, 'no-cache': NO_CACHE },
+    flags: { root: ROOT, format: FORMAT, 'max-warnings': MAX_WARNINGS, 'no-cache': NO_CACHE, jobs: JOBS },
     load: async () => (await import('./commands/lint.js')).lintCommand,
   },
   build: {
@@ -59,6 +66,7 @@ export const COMMANDS = {
       format: FORMAT,
       'max-warnings': MAX_WARNINGS,
       'no-cache': NO_CACHE,
+      jobs: JOBS,
       watch: {
         type: 'boolean',
         short: 'w',

@@ -16,10 +16,16 @@ export interface RootCompilation {
   overBudget: string[];
 }
 
-export async function compileRoot(root: string, options: { cache: boolean }): Promise<RootCompilation> {
+export interface CompileRootOptions {
+  cache: boolean;
+  /** Parse worker threads at most (`--jobs`); the cores available when absent. */
+  jobs?: number;
+}
+
+export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
   const read = await readRegistry(root, { maxFileBytes: config.maxFileBytes });
-  const parsed = await parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs });
+  const parsed = await parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs);
   const result = compileRegistry(input, { config, documents });
   return { config, input, result, overBudget };

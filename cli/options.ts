@@ -26,6 +26,17 @@ export function parseMaxWarnings(value: string | undefined): number | undefined 
   return parsed;
 }
 
+/** Most parse worker threads `--jobs` may ask for. */
+export const MAX_JOBS = 256;
+
+/** `--jobs N`: how many parse worker threads at most; undefined (the cores available) when absent. */
+export function parseJobs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > MAX_JOBS) throw new UsageError(`--jobs must be a whole number from 1 to ${MAX_JOBS}, not "${value}"`);
+  return parsed;
+}
+
 /** 0 clean, 1 errors or too many warnings. */
 export function exitCodeFor(errorCount: number, warningCount: number, maxWarnings: number | undefined): number {
   if (errorCount > 0) return 1;

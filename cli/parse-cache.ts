@@ -17,7 +17,7 @@ import { sha256Hex } from '../compiler/canonical.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
-import { parseAndSerialize, parseInWorkers, type ParsedDocuments } from './parse-workers.js';
+import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
 const HEADER = `capreg parse cache 2; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
@@ -91,9 +91,14 @@ function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
  * The documents of `input`'s protocol files, in order; undefined for a file whose parse ran over
  * `maxParseMs` (never cached: the next run tries again).
  */
-export async function parseWithCache(root: string, input: RegistryInput, options: { enabled: boolean; maxParseMs: number }): Promise<ParsedDocuments> {
+export async function parseWithCache(
+  root: string,
+  input: RegistryInput,
+  options: { enabled: boolean; maxParseMs: number; /** Parse worker threads at most (`--jobs`). */ jobs?: number },
+): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
-  if (!options.enabled) return parseInWorkers(files, { maxParseMs: options.maxParseMs });
+  const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
+  if (!options.enabled) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads });
   const directory = cacheDirectory(root);
   const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
 
@@ -118,7 +123,7 @@ export async function parseWithCache(root: string, input: RegistryInput, options
   if (missing.length > 0) {
     const parsed = await parseAndSerialize(
       missing.map((index) => files[index]!),
-      { maxParseMs: options.maxParseMs },
+      { maxParseMs: options.maxParseMs, threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs) },
     );
     missing.forEach((index, k) => {
       documents[index] = parsed.documents[k];

@@ -79,7 +79,7 @@ export function serializeDocument(document: CapabilityDocument): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
-/** How many parse workers to start for `fileCount` files. */
+/** How many parse workers to start for `fileCount` files, with `cores` threads at most (`--jobs`, by default the cores available). */
 export function threadCount(fileCount: number, cores = availableParallelism()): number {
   return Math.max(1, Math.min(cores, Math.ceil(fileCount / INLINE_LIMIT)));
 }
@@ -97,7 +97,7 @@ export interface ParseOptions {
   /** Wall-clock time one document may take to parse (ResolvedConfig.maxParseMs). */
   maxParseMs: number;
   /** Workers to start; by default threadCount(files). */
-  threads?: number;
+  threads?: number | undefined;
 }
 
 /** Per input file, its document; undefined for a file whose parse ran over the budget. */

@@ -11,7 +11,7 @@ import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../bui
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
-import { builtAtFrom, exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
+import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
@@ -24,6 +24,8 @@ interface BuildSettings {
   formatter: Formatter;
   maxWarnings: number | undefined;
   cache: boolean;
+  /** `--jobs`: parse worker threads at most; the cores available when undefined. */
+  jobs: number | undefined;
   builtAt: string | undefined;
   /** dist/skill/SKILL.md, rendered for the server's tool prefix. */
   clientSkill: string;
@@ -57,7 +59,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
     import('../../compiler/compile.js'),
     import('../../compiler/manifest.js'),
   ]);
-  const { result } = await compileRoot(settings.root, { cache: settings.cache });
+  const { result } = await compileRoot(settings.root, { cache: settings.cache, jobs: settings.jobs });
   context.stdout(settings.formatter(result));
   const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
   if (code !== 0) {
@@ -119,6 +121,7 @@ export const buildCommand: Command = async (argv, context) => {
   } catch (error) {
     throw new UsageError(`--tool-prefix: ${(error as Error).message}`);
   }
+  const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
   const settings: BuildSettings = {
     root,
@@ -126,6 +129,7 @@ export const buildCommand: Command = async (argv, context) => {
     formatter: await pickFormatter(values.format),
     maxWarnings: parseMaxWarnings(values['max-warnings']),
     cache: !values['no-cache'],
+    jobs,
     builtAt: builtAtFrom(context.env),
     clientSkill,
     signingKey: values['sign-key'] !== undefined ? await readSigningKey(path.resolve(context.cwd, values['sign-key'])) : undefined,

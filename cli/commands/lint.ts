@@ -1,7 +1,7 @@
 // capreg lint: parse, validate and lint every capability; print the diagnostics.
 import type { Command } from '../context.js';
 import { parseFlags } from '../command-table.js';
-import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
+import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { startParseWorker } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 
@@ -9,11 +9,12 @@ export const lintCommand: Command = async (argv, context) => {
   const { values } = parseFlags('lint', argv);
   const formatter = await pickFormatter(values.format);
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
+  const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
   // The parse worker loads its modules while this thread loads the compiler.
   startParseWorker();
   const { compileRoot } = await import('../compile-root.js');
-  const { result } = await compileRoot(root, { cache: !values['no-cache'] });
+  const { result } = await compileRoot(root, { cache: !values['no-cache'], jobs });
   context.stdout(formatter(result));
   if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${result.warningCount}, --max-warnings ${maxWarnings})\n`);
