@@ -1,25 +1,21 @@
 // `find_capabilities` in the domain (SPEC §9): the ranker (compiler/search/ranker.ts) over exactly
-// what one caller sees. Each capability is analyzed once per manifest load; a search index is built
-// per distinct visible set (a caller class, or an owner with user capabilities), keyed by that set's
-// catalogVersion, so no statistic, term or score depends on a capability the caller cannot see.
-// Memory: at most MAX_CACHED_INDEXES indexes, each over at most the catalog's capabilities plus one
-// owner's, and MAX_CACHED_ANSWERS answers of at most 50 hits; least recently used first out. No MCP
-// SDK code here.
+// what one caller sees. Each capability is analyzed once per manifest load and the platform's
+// capabilities are indexed once (one postings segment, shared by every caller); a caller's view
+// marks which of them it may see, plus a small segment of its own user capabilities, keyed by that
+// visible set's catalogVersion, so no statistic, term or score depends on a capability the caller
+// cannot see. Memory: one segment over the catalog; at most MAX_CACHED_VIEWS views, each a byte per
+// catalog capability plus one owner's user capabilities; MAX_CACHED_ANSWERS answers of at most 50
+// hits; least recently used first out. No MCP SDK code here.
 import { LRUCache } from 'lru-cache';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../compiler/contract.js';
-import {
-  analyzeCapability,
-  CapabilityIndex,
-  protocolSearchText,
-  type AnalyzedCapability,
-  type SearchHit,
-  type SearchRequest,
-} from '../compiler/search/ranker.js';
+import { analyzeCapability, type AnalyzedCapability } from '../compiler/search/fields.js';
+import { Segment } from '../compiler/search/postings.js';
+import { CapabilityIndex, protocolSearchText, type SearchHit, type SearchRequest, type ViewPart } from '../compiler/search/ranker.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import type { CatalogListing } from './catalog.js';
 
-/** Distinct visible sets whose index is kept (a set's first search after eviction rebuilds it). */
-export const MAX_CACHED_INDEXES = 16;
+/** Distinct visible sets whose view is kept (a set's first search after eviction rebuilds it: ~1 ms per 1,000 capabilities). */
+export const MAX_CACHED_VIEWS = 64;
 /**
  * Answers kept, keyed by visible set and request: an answer is a function of those two alone, and
  * agents repeat the same requests. Each holds at most 50 hits (entries are shared, not copied).
@@ -41,7 +37,33 @@ export interface FoundCapability extends SearchHit {
   entry: CatalogEntry;
 }
 
-interface ScopeIndex {
+/** The find_capabilities answer as sent: its structured value and the same value as JSON text. */
+export interface FindAnswer {
+  readonly structured: Readonly<Record<string, unknown>>;
+  /** `JSON.stringify(structured)`, byte for byte. */
+  readonly text: string;
+}
+
+/** Found capabilities as the answer lists them (entry, score, matched), and that list as JSON without its brackets. */
+interface AnswerEntries {
+  readonly capabilities: readonly Readonly<Record<string, unknown>>[];
+  readonly json: string;
+}
+
+// An entry's JSON, once per entry object: platform entries are shared by every caller of a class and
+// appear in many answers. Without its closing brace, so score and matched can follow.
+const entryJsonCache = new WeakMap<CatalogEntry, string>();
+
+function entryJsonOpen(entry: CatalogEntry): string {
+  let json = entryJsonCache.get(entry);
+  if (json === undefined) {
+    json = JSON.stringify(entry).slice(0, -1);
+    entryJsonCache.set(entry, json);
+  }
+  return json;
+}
+
+interface ScopeView {
   index: CapabilityIndex;
   entries: ReadonlyMap<string, CatalogEntry>;
 }
@@ -50,8 +72,12 @@ export class CatalogSearch {
   readonly #capabilities = new Map<string, ManifestCapability>();
   readonly #toolsets: Manifest['toolsets'];
   readonly #analyzed = new Map<string, AnalyzedCapability>();
-  readonly #indexes = new LRUCache<string, ScopeIndex>({ max: MAX_CACHED_INDEXES });
+  /** Every capability of the manifest, indexed once; views choose what counts. */
+  #segment: Segment | undefined;
+  readonly #views = new LRUCache<string, ScopeView>({ max: MAX_CACHED_VIEWS });
   readonly #answers = new LRUCache<string, readonly FoundCapability[]>({ max: MAX_CACHED_ANSWERS });
+  /** What a cached answer lists, made once per answer (weakly held: it lives as long as the answer does). */
+  readonly #answerEntries = new WeakMap<readonly FoundCapability[], AnswerEntries>();
 
   constructor(manifest: Manifest) {
     for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
@@ -59,11 +85,10 @@ export class CatalogSearch {
   }
 
   /**
-   * Analyze every capability off the request path, right after a manifest is activated, so the first
-   * search after a reload pays only its visible set's index build. Runs in slices of at most
-   * PREPARE_SLICE_MS and yields to pending I/O between them, so requests wait at most one slice.
-   * Analysis is per capability and independent of visibility, so a search that comes first simply
-   * analyzes what it needs itself.
+   * Analyze and index every capability off the request path, right after a manifest is activated.
+   * Analysis runs in slices of at most PREPARE_SLICE_MS and yields to pending I/O between them; the
+   * segment is then built in one step (~100 ms at 10,000 capabilities). A search that comes first
+   * simply does what is missing itself.
    */
   async prepare(): Promise<void> {
     const pending = [...this.#capabilities.values()];
@@ -72,48 +97,79 @@ export class CatalogSearch {
       const until = performance.now() + PREPARE_SLICE_MS;
       while (next < pending.length && performance.now() < until) {
         const capability = pending[next++] as ManifestCapability;
-        if (!this.#analyzed.has(capability.id)) this.#analyzedPlatform(catalogEntry(capability, PROTOCOL_TOOL));
+        if (!this.#analyzed.has(capability.id)) this.#analyzedPlatform(capability.id);
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
+    this.#platformSegment();
   }
 
   search(scope: SearchScope, request: SearchRequest): readonly FoundCapability[] {
     const key = JSON.stringify([scope.catalogVersion, request.query, request.lifecyclePhase, request.tags, request.limit]);
     const cached = this.#answers.get(key);
     if (cached !== undefined) return cached;
-    const { index, entries } = this.#index(scope);
+    const { index, entries } = this.#view(scope);
     const found = Object.freeze(index.search(request).map((hit) => Object.freeze({ ...hit, entry: entries.get(hit.id) as CatalogEntry })));
     this.#answers.set(key, found);
     return found;
   }
 
-  /** The index of one visible set, built on its first search and kept while it is used. */
-  #index(scope: SearchScope): ScopeIndex {
-    const cached = this.#indexes.get(scope.catalogVersion);
+  /**
+   * The whole answer for `scope` and `request`: `{success, catalogVersion, capabilities, warning?}`
+   * with each capability its listing entry plus `score` and `matched`. The text is spliced from each
+   * entry's JSON, made once per entry, instead of serializing the entries on every call.
+   */
+  answer(scope: SearchScope, request: SearchRequest, warning?: string): FindAnswer {
+    const found = this.search(scope, request);
+    let listed = this.#answerEntries.get(found);
+    if (listed === undefined) {
+      listed = {
+        capabilities: Object.freeze(found.map(({ entry, score, matched }) => Object.freeze({ ...entry, score, matched }))),
+        json: found
+          .map(({ entry, score, matched }) => `${entryJsonOpen(entry)},"score":${JSON.stringify(score)},"matched":${JSON.stringify(matched)}}`)
+          .join(','),
+      };
+      this.#answerEntries.set(found, listed);
+    }
+    const structured = {
+      success: true,
+      catalogVersion: scope.catalogVersion,
+      capabilities: listed.capabilities,
+      ...(warning !== undefined ? { warning } : {}),
+    };
+    const text =
+      `{"success":true,"catalogVersion":${JSON.stringify(scope.catalogVersion)},"capabilities":[${listed.json}]` +
+      `${warning !== undefined ? `,"warning":${JSON.stringify(warning)}` : ''}}`;
+    return { structured, text };
+  }
+
+  /** The view of one visible set, made on its first search and kept while it is used. */
+  #view(scope: SearchScope): ScopeView {
+    const cached = this.#views.get(scope.catalogVersion);
     if (cached !== undefined) return cached;
     const entries = new Map<string, CatalogEntry>();
-    const analyzed: AnalyzedCapability[] = [];
-    for (const entry of scope.platform.capabilities) {
-      entries.set(entry.id, entry);
-      analyzed.push(this.#analyzedPlatform(entry));
-    }
-    for (const entry of scope.user) {
-      entries.set(entry.id, entry);
-      analyzed.push(analyzeCapability({ ...entry, protocolText: '' }));
-    }
-    const built = { index: new CapabilityIndex(analyzed), entries };
-    this.#indexes.set(scope.catalogVersion, built);
+    for (const entry of scope.platform.capabilities) entries.set(entry.id, entry);
+    for (const entry of scope.user) entries.set(entry.id, entry);
+    const parts: ViewPart[] = [{ segment: this.#platformSegment(), visible: scope.platform.capabilities.map((entry) => entry.id) }];
+    // The caller's own user capabilities: a small segment of their catalog facts, all visible.
+    if (scope.user.length > 0) parts.push({ segment: new Segment(scope.user.map((entry) => analyzeCapability({ ...entry, protocolText: '' }))) });
+    const built = { index: CapabilityIndex.view(parts), entries };
+    this.#views.set(scope.catalogVersion, built);
     return built;
   }
 
-  #analyzedPlatform(entry: CatalogEntry): AnalyzedCapability {
-    let analyzed = this.#analyzed.get(entry.id);
+  #platformSegment(): Segment {
+    this.#segment ??= new Segment([...this.#capabilities.keys()].map((id) => this.#analyzedPlatform(id)));
+    return this.#segment;
+  }
+
+  #analyzedPlatform(id: string): AnalyzedCapability {
+    let analyzed = this.#analyzed.get(id);
     if (analyzed === undefined) {
-      const capability = this.#capabilities.get(entry.id);
-      const protocolText = capability === undefined ? '' : protocolSearchText(capability.protocol, (tool) => this.#toolDescription(capability, tool));
-      analyzed = analyzeCapability({ ...entry, protocolText });
-      this.#analyzed.set(entry.id, analyzed);
+      const capability = this.#capabilities.get(id) as ManifestCapability;
+      const protocolText = protocolSearchText(capability.protocol, (tool) => this.#toolDescription(capability, tool));
+      analyzed = analyzeCapability({ ...catalogEntry(capability, PROTOCOL_TOOL), protocolText });
+      this.#analyzed.set(id, analyzed);
     }
     return analyzed;
   }

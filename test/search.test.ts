@@ -4,14 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { analyze, normalizeText } from '../compiler/search/analyze.js';
 import { bridgeTerms } from '../compiler/search/bridge.js';
 import { porterStem } from '../compiler/search/porter.js';
-import { CapabilityIndex, analyzeCapability, protocolSearchText, type SearchSource } from '../compiler/search/ranker.js';
+import { analyzeCapability, type SearchSource } from '../compiler/search/fields.js';
+import { CapabilityIndex, protocolSearchText } from '../compiler/search/ranker.js';
 
 function source(id: string, facts: Partial<SearchSource> = {}): SearchSource {
   return { id, name: `Capability ${id}`, description: '', whenToUse: [], protocolText: '', ...facts };
 }
 
 function index(sources: SearchSource[]): CapabilityIndex {
-  return new CapabilityIndex(sources.map(analyzeCapability));
+  return CapabilityIndex.of(sources.map(analyzeCapability));
 }
 
 const REGISTRY: SearchSource[] = [

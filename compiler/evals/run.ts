@@ -4,7 +4,8 @@
 // descriptions). The CLI (`capreg eval`) and the gate (`capreg check`) both call this.
 import { renderProtocol } from '../render.js';
 import type { LintCapability, LintRegistry } from '../rule.js';
-import { analyzeCapability, CapabilityIndex, compareIds, protocolSearchText, type SearchSource } from '../search/ranker.js';
+import { analyzeCapability, compareIds, type SearchSource } from '../search/fields.js';
+import { CapabilityIndex, protocolSearchText } from '../search/ranker.js';
 import type { Toolsets } from '../types.js';
 import { usableEvals, type CapabilityEvals, type EvalKind } from './file.js';
 
@@ -32,7 +33,7 @@ export function registryIndex(registry: LintRegistry): CapabilityIndex {
     const source = searchSourceOf(capability, registry.toolsets);
     return source === undefined ? [] : [analyzeCapability(source)];
   });
-  return new CapabilityIndex(analyzed);
+  return CapabilityIndex.of(analyzed);
 }
 
 export interface RequestResult {

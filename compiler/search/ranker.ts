@@ -1,66 +1,34 @@
 // The capability ranker behind `find_capabilities` (SPEC §9), pure and free of the MCP SDK so the
 // server and the CLI (routing evals) rank with the same code:
 //
-//   const analyzed = sources.map(analyzeCapability);      // once per capability per manifest load
-//   const index = new CapabilityIndex(analyzed);            // over exactly what one caller may see
-//   index.search({ query: 'weekly report', limit: 10 });    // → [{ id, score, matched }], best first
+//   const segment = new Segment(sources.map(analyzeCapability));  // once per manifest load (postings.ts)
+//   const index = CapabilityIndex.view([{ segment, visible }]);     // what one caller may see
+//   index.search({ query: 'weekly report', limit: 10 });            // → [{ id, score, matched }], best first
 //
-// Ranking is BM25 (MiniSearch) over five fields, weighted whenToUse = name = tags (3) > description
-// (2) > protocol (1: the protocol's headings, its tools table and those tools' toolset descriptions).
-// Text goes through analyze(): NFKC, case fold, English stop words and Porter stems, Chinese words
-// and character bigrams. Query words the bilingual bridge knows add the other language's words
-// (and synonyms) at a lower weight; Latin query words of four letters or more that no capability has match with a typo or two;
-// terms in more than half the capabilities are dropped when rarer ones remain (near-zero IDF).
-// `lifecyclePhase` and `tags` narrow (a capability must have the phase and every tag); without a
-// query the narrowed set comes back in id order. Best first, ties by id.
+// Ranking is MiniSearch's BM25 (k 1.2, b 0.7, d 0.5; each document's score times the number of query
+// terms it matched) over five fields weighted whenToUse = name = tags (3) > description (2) > protocol
+// (1: the protocol's headings, its tools table and those tools' toolset descriptions), with the
+// query planned by query.ts (analysis, bridge, typos). MiniSearch's own search builds an object per
+// matching document and sorts them all, which at 10,000 capabilities costs milliseconds per query;
+// this loop runs the same formula over the segment's typed arrays and keeps only the best `limit`.
+// Scores equal MiniSearch's (test/search-reference.test.ts checks them against
+// minisearch-reference.ts on random registries, queries and visible sets).
 //
-// Every statistic (document count, field lengths, the vocabulary fuzzy terms expand into) comes
-// from the documents given to the index, so an index built over one caller's visible capabilities
-// answers exactly as if no other capability existed.
-import MiniSearch, { type SearchResult } from 'minisearch';
-import { analyze, isHan } from './analyze.js';
-import { bridgeTerms } from './bridge.js';
+// Visibility: a view counts only the capabilities its caller can see. Every statistic — document
+// count, average field lengths, each term's document frequency per field, the vocabulary typos
+// expand into — is taken over the visible ones, so a view answers exactly as an index built over
+// those capabilities alone. `lifecyclePhase` and `tags` narrow (a capability must have the phase
+// and every tag); without a query the narrowed set comes back in id order. Best first, ties by id.
+import { compareIds, BOOST, SEARCH_FIELDS, type AnalyzedCapability, type MatchedField } from './fields.js';
+import { FIELD_COUNT, Segment } from './postings.js';
+import { FUZZY_WEIGHT, planQuery, type PlannedTerm } from './query.js';
 
-/** What describes a capability to search: its catalog facts and the text of its protocol that names what it does. */
-export interface SearchSource {
-  id: string;
-  name: string;
-  description: string;
-  whenToUse: readonly string[];
-  lifecyclePhase?: string | undefined;
-  tags?: readonly string[] | undefined;
-  /** Headings, tools table and tool descriptions (see protocolSearchText); '' when there is none. */
-  protocolText: string;
-}
-
-/** The catalog fields a query can match, named as the entry names them (`protocol`: the protocol text). */
-export const SEARCH_FIELDS = ['whenToUse', 'name', 'tags', 'description', 'protocol'] as const;
-export type SearchField = (typeof SEARCH_FIELDS)[number];
-
-/** Which fields matched: a query match in a search field, or a filter that applied. */
-export type MatchedField = SearchField | 'lifecyclePhase';
-
-const BOOST: Readonly<Record<SearchField, number>> = { whenToUse: 3, name: 3, tags: 3, description: 2, protocol: 1 };
-/** Weight of a term the bilingual bridge added, relative to the caller's own words. */
-const BRIDGE_WEIGHT = 0.4;
-/**
- * Edits a Latin query term may be off by: stems are short ("automation" is "autom"), so the distance
- * is absolute, by the stem's length. Han terms and terms with digits are matched exactly.
- */
-function fuzzyEdits(term: string): number | false {
-  // Numbers and identifiers with digits are not mistyped words: "team12" is not "team21".
-  if (term.length < 4 || !/^\p{L}+$/u.test(term) || isHan(term)) return false;
-  return term.length < 5 ? 1 : 2;
-}
 const SCORE_DIGITS = 6;
-
-/** A capability after analysis: each field as its terms joined by spaces (terms never hold a space). */
-export interface AnalyzedCapability {
-  id: string;
-  lifecyclePhase: string | undefined;
-  tags: readonly string[];
-  fields: Readonly<Record<SearchField, string>>;
-}
+const FIELD_BOOSTS = SEARCH_FIELDS.map((field) => BOOST[field]);
+// MiniSearch's BM25 parameters.
+const K = 1.2;
+const B = 0.7;
+const D = 0.5;
 
 export interface SearchRequest {
   query?: string | undefined;
@@ -76,138 +44,339 @@ export interface SearchHit {
   matched: MatchedField[];
 }
 
-export function analyzeCapability(source: SearchSource): AnalyzedCapability {
-  const terms = (text: string): string => analyze(text).join(' ');
-  return Object.freeze({
-    id: source.id,
-    lifecyclePhase: source.lifecyclePhase,
-    tags: Object.freeze([...(source.tags ?? [])]),
-    fields: Object.freeze({
-      whenToUse: terms(source.whenToUse.join('\n')),
-      name: terms(source.name),
-      tags: terms((source.tags ?? []).join('\n')),
-      description: terms(source.description),
-      protocol: terms(source.protocolText),
-    }),
-  });
+/** One segment as a caller sees it: `visible` lists the ids that count (all of them when absent). */
+export interface ViewPart {
+  segment: Segment;
+  visible?: Iterable<string> | undefined;
 }
 
-const splitTerms = (text: string): string[] => (text === '' ? [] : text.split(' '));
+interface Part {
+  segment: Segment;
+  /** 1 for a visible document; null when all are. */
+  mask: Uint8Array | null;
+  scratch: Scratch;
+}
+
+/** Per-query working memory of one segment, reused across queries (search is synchronous). */
+class Scratch {
+  readonly total: Float64Array;
+  readonly term: Float64Array;
+  readonly quality: Int32Array;
+  readonly fields: Int32Array;
+  /** termStamp[d] === termEpoch: d matched the current query term; queryStamp[d] === queryEpoch: d matched the query. */
+  readonly termStamp: Int32Array;
+  readonly queryStamp: Int32Array;
+  termEpoch = 0;
+  queryEpoch = 0;
+  termTouched: number[] = [];
+  touched: number[] = [];
+
+  constructor(size: number) {
+    this.total = new Float64Array(size);
+    this.term = new Float64Array(size);
+    this.quality = new Int32Array(size);
+    this.fields = new Int32Array(size);
+    this.termStamp = new Int32Array(size);
+    this.queryStamp = new Int32Array(size);
+  }
+
+  startQuery(): void {
+    if (this.queryEpoch >= 0x7fffffff) {
+      this.queryStamp.fill(0);
+      this.queryEpoch = 0;
+    }
+    this.queryEpoch += 1;
+    this.touched = [];
+  }
+
+  startTerm(): void {
+    if (this.termEpoch >= 0x7fffffff) {
+      this.termStamp.fill(0);
+      this.termEpoch = 0;
+    }
+    this.termEpoch += 1;
+    this.termTouched = [];
+  }
+}
+
+const scratches = new WeakMap<Segment, Scratch>();
+
+function scratchOf(segment: Segment): Scratch {
+  let scratch = scratches.get(segment);
+  if (scratch === undefined) scratches.set(segment, (scratch = new Scratch(segment.size)));
+  return scratch;
+}
+
+/** A document of a view: which part, and its number there. */
+interface Located {
+  part: Part;
+  doc: number;
+  capability: AnalyzedCapability;
+}
 
 export class CapabilityIndex {
-  readonly #search: MiniSearch<AnalyzedCapability>;
-  /** In id order: the answer when only filters are given. */
-  readonly #byId: readonly AnalyzedCapability[];
-  readonly #docs = new Map<string, AnalyzedCapability>();
-  /** In how many capabilities each term occurs (any field). */
-  readonly #documentFrequency = new Map<string, number>();
+  readonly #parts: readonly Part[];
+  readonly #count: number;
+  /** Average distinct terms per field over the visible documents, accumulated in id order as MiniSearch does. */
+  readonly #averageLength = new Float64Array(FIELD_COUNT);
+  #byId: readonly Located[] | undefined;
 
-  constructor(capabilities: readonly AnalyzedCapability[]) {
-    this.#byId = [...capabilities].sort((a, b) => compareIds(a.id, b.id));
-    for (const capability of this.#byId) {
-      this.#docs.set(capability.id, capability);
-      const terms = new Set<string>();
-      for (const field of SEARCH_FIELDS) for (const term of splitTerms(capability.fields[field])) terms.add(term);
-      for (const term of terms) this.#documentFrequency.set(term, (this.#documentFrequency.get(term) ?? 0) + 1);
-    }
-    this.#search = new MiniSearch<AnalyzedCapability>({
-      fields: [...SEARCH_FIELDS],
-      extractField: (document, field) => (field === 'id' ? document.id : document.fields[field as SearchField]),
-      tokenize: splitTerms,
-      processTerm: (term) => term,
+  /** An index over exactly these capabilities. */
+  static of(capabilities: readonly AnalyzedCapability[]): CapabilityIndex {
+    return new CapabilityIndex([{ segment: new Segment(capabilities) }]);
+  }
+
+  /** The capabilities of `parts` a caller sees, as if no other existed. Ids must be distinct across parts. */
+  static view(parts: readonly ViewPart[]): CapabilityIndex {
+    return new CapabilityIndex(parts);
+  }
+
+  private constructor(parts: readonly ViewPart[]) {
+    this.#parts = parts.map(({ segment, visible }) => {
+      let mask: Uint8Array | null = null;
+      if (visible !== undefined) {
+        mask = new Uint8Array(segment.size);
+        for (const id of visible) {
+          const doc = segment.documentNumber(id);
+          if (doc !== undefined) mask[doc] = 1;
+        }
+      }
+      return { segment, mask, scratch: scratchOf(segment) };
     });
-    // In id order, so internal ids (and any order MiniSearch keeps) do not depend on the caller's catalog order.
-    this.#search.addAll(this.#byId);
+    const located = this.#located();
+    const ids = new Set<string>();
+    for (const { capability } of located) {
+      if (ids.has(capability.id)) throw new Error(`CapabilityIndex: capability ${capability.id} is in two parts of one view`);
+      ids.add(capability.id);
+    }
+    this.#count = located.length;
+    located.forEach(({ part, doc }, count) => {
+      for (let f = 0; f < FIELD_COUNT; f += 1) {
+        const length = part.segment.fieldLength[doc * FIELD_COUNT + f] as number;
+        this.#averageLength[f] = ((this.#averageLength[f] as number) * count + length) / (count + 1);
+      }
+    });
   }
 
   get size(): number {
-    return this.#byId.length;
+    return this.#count;
   }
 
   search(request: SearchRequest): SearchHit[] {
     const { lifecyclePhase } = request;
     const tags = request.tags ?? [];
+    const filtered = lifecyclePhase !== undefined || tags.length > 0;
     const passes = (capability: AnalyzedCapability): boolean =>
       (lifecyclePhase === undefined || capability.lifecyclePhase === lifecyclePhase) && tags.every((tag) => capability.tags.includes(tag));
     const filterFields: MatchedField[] = [...(lifecyclePhase !== undefined ? ['lifecyclePhase' as const] : []), ...(tags.length > 0 ? ['tags' as const] : [])];
 
     if (request.query === undefined) {
-      return this.#byId
-        .filter(passes)
-        .slice(0, request.limit)
-        .map((capability) => ({ id: capability.id, score: 0, matched: [...filterFields] }));
+      const hits: SearchHit[] = [];
+      for (const { capability } of this.#located()) {
+        if (hits.length >= request.limit) break;
+        if (passes(capability)) hits.push({ id: capability.id, score: 0, matched: [...filterFields] });
+      }
+      return hits;
     }
-    const own = [...new Set(analyze(request.query))];
-    // A bridged term no capability has cannot match; only the caller's own words may be typos.
-    const bridged = bridgeTerms(request.query, own).filter((term) => this.#documentFrequency.has(term));
-    const terms = this.#informative([...own, ...bridged]);
-    if (terms.length === 0) return [];
-    const bridgedSet = new Set(bridged);
-    const typos = new Set(own.filter((term) => !this.#documentFrequency.has(term)));
-    const results = this.#search.search(terms.join(' '), {
-      tokenize: splitTerms,
-      processTerm: (term) => term,
-      boost: { ...BOOST },
-      boostTerm: (term) => (bridgedSet.has(term) ? BRIDGE_WEIGHT : 1),
-      fuzzy: (term) => (typos.has(term) ? fuzzyEdits(term) : false),
-      combineWith: 'OR',
-      ...(filterFields.length > 0
-        ? {
-            filter: (result: SearchResult) => {
-              const capability = this.#docs.get(result.id as string);
-              return capability !== undefined && passes(capability);
-            },
-          }
-        : {}),
+    const plan = planQuery(request.query, (term) => this.#documentFrequency(term), this.#count);
+    if (plan.length === 0) return [];
+    for (const part of this.#parts) part.scratch.startQuery();
+    for (const planned of plan) this.#scoreTerm(planned);
+    return this.#best(request.limit, filtered ? passes : undefined, filterFields);
+  }
+
+  /** Visible capabilities that have `term` in any field. */
+  #documentFrequency(term: string): number {
+    let count = 0;
+    for (const { segment, mask } of this.#parts) {
+      const t = segment.term(term);
+      if (t === undefined) continue;
+      const start = segment.anyStart[t] as number;
+      const end = segment.anyStart[t + 1] as number;
+      if (mask === null) count += end - start;
+      else for (let i = start; i < end; i += 1) count += mask[segment.anyDocs[i] as number] as number;
+    }
+    return count;
+  }
+
+  /** Visible capabilities that have term number t[p] of each part p in field f. */
+  #matching(terms: readonly (number | undefined)[], f: number): number {
+    let count = 0;
+    this.#parts.forEach(({ segment, mask }, p) => {
+      const t = terms[p];
+      if (t === undefined) return;
+      const start = segment.fieldStart[t * FIELD_COUNT + f] as number;
+      const end = segment.fieldStart[t * FIELD_COUNT + f + 1] as number;
+      if (mask === null) count += end - start;
+      else for (let i = start; i < end; i += 1) count += mask[segment.postingDocs[i] as number] as number;
     });
-    return topHits(results, request.limit).map((result) => hit(result, filterFields));
+    return count;
   }
 
   /**
-   * Terms in more than half of the capabilities add almost nothing to BM25 (their IDF is near 0)
-   * but make every one of them a candidate to score; they are left out when a rarer term that some
-   * capability has remains. A term no capability has (a typo, or a word of no capability) does not
-   * count: it may match nothing at all, and must not crowd the known words out of the query.
+   * Add one query term's scores: its exact matches, then (for a typo) each vocabulary term within its
+   * edits, in the order MiniSearch sums them, so that every document's score is the same number.
    */
-  #informative(terms: string[]): string[] {
-    const common = this.#byId.length / 2;
-    const frequency = (term: string): number => this.#documentFrequency.get(term) ?? 0;
-    const rare = terms.filter((term) => frequency(term) <= common);
-    return rare.some((term) => frequency(term) > 0) ? rare : terms;
+  #scoreTerm(planned: PlannedTerm): void {
+    const derived: { term: string; weight: number }[] = [{ term: planned.term, weight: 1 }];
+    if (planned.fuzzy !== false) {
+      const seen = new Set<string>([planned.term]);
+      for (const { segment } of this.#parts) {
+        for (const [term, [, distance]] of segment.vocabulary.fuzzyGet(planned.term, planned.fuzzy)) {
+          if (distance === 0 || seen.has(term)) continue;
+          seen.add(term);
+          derived.push({ term, weight: (FUZZY_WEIGHT * term.length) / (term.length + distance) });
+        }
+      }
+    }
+    for (const part of this.#parts) part.scratch.startTerm();
+    for (const { term, weight } of derived) {
+      const numbers = this.#parts.map(({ segment }) => segment.term(term));
+      for (let f = 0; f < FIELD_COUNT; f += 1) {
+        const matching = this.#matching(numbers, f);
+        if (matching === 0) continue;
+        const inverse = Math.log(1 + (this.#count - matching + 0.5) / (matching + 0.5));
+        const average = this.#averageLength[f] as number;
+        const factor = weight * planned.boost * (FIELD_BOOSTS[f] as number);
+        this.#parts.forEach((part, p) => {
+          const t = numbers[p];
+          if (t !== undefined) addPostings(part, t, f, inverse, average, factor);
+        });
+      }
+    }
+    // Fold the term into the query's totals, as MiniSearch's OR combinator does.
+    for (const { scratch } of this.#parts) {
+      for (const doc of scratch.termTouched) {
+        if (scratch.queryStamp[doc] !== scratch.queryEpoch) {
+          scratch.queryStamp[doc] = scratch.queryEpoch;
+          scratch.total[doc] = scratch.term[doc] as number;
+          scratch.quality[doc] = 1;
+          scratch.touched.push(doc);
+        } else {
+          scratch.total[doc] = (scratch.total[doc] as number) + (scratch.term[doc] as number);
+          scratch.quality[doc] = (scratch.quality[doc] as number) + 1;
+        }
+      }
+    }
   }
+
+  /** The best `limit` documents that pass the filters: by score rounded to six decimals, ties by id. */
+  #best(limit: number, passes: ((capability: AnalyzedCapability) => boolean) | undefined, filterFields: readonly MatchedField[]): SearchHit[] {
+    // Every matched document's final score (MiniSearch's: the sum times the number of query terms
+    // matched), in flat arrays: thousands of documents match a common word at 10,000 capabilities.
+    const raws: number[] = [];
+    const where: number[] = [];
+    this.#parts.forEach(({ scratch, segment }, p) => {
+      for (const doc of scratch.touched) {
+        if (passes !== undefined && !passes(segment.documents[doc] as AnalyzedCapability)) continue;
+        raws.push((scratch.total[doc] as number) * (scratch.quality[doc] as number));
+        where.push(doc * this.#parts.length + p);
+      }
+    });
+    // Rounding keeps order, so the limit-th best rounded score is the limit-th best raw one rounded;
+    // only documents within rounding of it can still tie with it.
+    const floor = raws.length > limit ? roundScore(kthLargest(raws, limit)) : -Infinity;
+    const nearest = floor - 10 ** -SCORE_DIGITS;
+    const ranked: { part: Part; doc: number; score: number }[] = [];
+    raws.forEach((raw, i) => {
+      if (raw < nearest) return;
+      const score = roundScore(raw);
+      if (score < floor) return;
+      const at = where[i] as number;
+      ranked.push({ part: this.#parts[at % this.#parts.length] as Part, doc: Math.floor(at / this.#parts.length), score });
+    });
+    const idOf = ({ part, doc }: { part: Part; doc: number }): string => (part.segment.documents[doc] as AnalyzedCapability).id;
+    ranked.sort((a, b) => b.score - a.score || compareIds(idOf(a), idOf(b)));
+    return ranked.slice(0, limit).map((hit) => {
+      const mask = hit.part.scratch.fields[hit.doc] as number;
+      const matched = new Set<MatchedField>(filterFields);
+      SEARCH_FIELDS.forEach((field, f) => {
+        if ((mask & (1 << f)) !== 0) matched.add(field);
+      });
+      return { id: idOf(hit), score: hit.score, matched: MATCH_ORDER.filter((field) => matched.has(field)) };
+    });
+  }
+
+  /** The visible documents, in id order. */
+  #located(): readonly Located[] {
+    if (this.#byId !== undefined) return this.#byId;
+    const located: Located[] = [];
+    for (const part of this.#parts) {
+      part.segment.documents.forEach((capability, doc) => {
+        if (part.mask === null || part.mask[doc] === 1) located.push({ part, doc, capability });
+      });
+    }
+    if (this.#parts.length > 1) located.sort((a, b) => compareIds(a.capability.id, b.capability.id));
+    this.#byId = located;
+    return located;
+  }
+}
+
+/** Score one posting list (term t, field f) of a part into the current term's scratch. */
+function addPostings(part: Part, t: number, f: number, inverse: number, average: number, factor: number): void {
+  const { segment, mask, scratch } = part;
+  const { postingDocs, postingFreqs, fieldLength } = segment;
+  const { term, fields, termStamp, termTouched, queryStamp } = scratch;
+  const epoch = scratch.termEpoch;
+  const queryEpoch = scratch.queryEpoch;
+  const bit = 1 << f;
+  const end = segment.fieldStart[t * FIELD_COUNT + f + 1] as number;
+  for (let i = segment.fieldStart[t * FIELD_COUNT + f] as number; i < end; i += 1) {
+    const doc = postingDocs[i] as number;
+    if (mask !== null && mask[doc] === 0) continue;
+    const frequency = postingFreqs[i] as number;
+    const length = fieldLength[doc * FIELD_COUNT + f] as number;
+    // MiniSearch's calcBM25Score and weighting, operation for operation.
+    const raw = inverse * (D + (frequency * (K + 1)) / (frequency + K * (1 - B + (B * length) / average)));
+    const weighted = factor * raw;
+    if (termStamp[doc] !== epoch) {
+      termStamp[doc] = epoch;
+      term[doc] = weighted;
+      termTouched.push(doc);
+      if (queryStamp[doc] !== queryEpoch) fields[doc] = bit;
+      else fields[doc] = (fields[doc] as number) | bit;
+    } else {
+      term[doc] = (term[doc] as number) + weighted;
+      fields[doc] = (fields[doc] as number) | bit;
+    }
+  }
+}
+
+/** The k-th largest of `values` (k ≤ values.length), with a min-heap of the k largest seen. */
+function kthLargest(values: readonly number[], k: number): number {
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (const raw of values) {
+    if (size < k) {
+      let i = size++;
+      heap[i] = raw;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if ((heap[parent] as number) <= (heap[i] as number)) break;
+        [heap[parent], heap[i]] = [heap[i] as number, heap[parent] as number];
+        i = parent;
+      }
+    } else if (raw > (heap[0] as number)) {
+      heap[0] = raw;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let smallest = i;
+        if (left < k && (heap[left] as number) < (heap[smallest] as number)) smallest = left;
+        if (right < k && (heap[right] as number) < (heap[smallest] as number)) smallest = right;
+        if (smallest === i) break;
+        [heap[smallest], heap[i]] = [heap[i] as number, heap[smallest] as number];
+        i = smallest;
+      }
+    }
+  }
+  return heap[0] as number;
 }
 
 const roundScore = (score: number): number => Number(score.toFixed(SCORE_DIGITS));
 
-/**
- * The best `limit` results by rounded score, ties by id, so only those are mapped to hits (a common
- * query has thousands of results at 10,000 capabilities). MiniSearch answers by raw score, highest
- * first, and rounding keeps that order, so every result that can tie the last one kept is in the
- * prefix whose rounded score is at least the last one's.
- */
-function topHits(results: readonly SearchResult[], limit: number): { result: SearchResult; score: number }[] {
-  const ranked: { result: SearchResult; score: number }[] = [];
-  for (const result of results) {
-    const score = roundScore(result.score);
-    const last = ranked[limit - 1];
-    if (last !== undefined && score < last.score) break;
-    ranked.push({ result, score });
-  }
-  return ranked.sort((a, b) => b.score - a.score || compareIds(a.result.id as string, b.result.id as string)).slice(0, limit);
-}
-
 const MATCH_ORDER: readonly MatchedField[] = [...SEARCH_FIELDS, 'lifecyclePhase'];
-
-function hit({ result, score }: { result: SearchResult; score: number }, filterFields: readonly MatchedField[]): SearchHit {
-  const matched = new Set<MatchedField>(filterFields);
-  for (const fields of Object.values(result.match)) for (const field of fields) matched.add(field as SearchField);
-  return { id: result.id as string, score, matched: MATCH_ORDER.filter((field) => matched.has(field)) };
-}
-
-/** Code-unit order, as the manifest sorts ids: independent of locale. */
-export function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** A line that starts a Markdown table row. */
 const TABLE_ROW = /^\s*\|(.*)\|\s*$/;

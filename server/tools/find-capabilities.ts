@@ -70,13 +70,8 @@ export function registerFindCapabilitiesTool(server: McpServer, deps: ToolDeps):
         scope = { catalogVersion: listing.catalogVersion, platform: listing.platform, user: listing.user };
         warning = listing.unavailable;
       }
-      const found = catalog.search.search(scope, { query, lifecyclePhase, tags, limit: limit ?? DEFAULT_LIMIT });
-      return jsonResult({
-        success: true,
-        catalogVersion: scope.catalogVersion,
-        capabilities: found.map(({ entry, score, matched }) => ({ ...entry, score, matched })),
-        ...(warning !== undefined ? { warning } : {}),
-      });
+      const answer = catalog.search.answer(scope, { query, lifecyclePhase, tags, limit: limit ?? DEFAULT_LIMIT }, warning);
+      return jsonResult({ ...answer.structured }, answer.text);
     },
   );
 }
