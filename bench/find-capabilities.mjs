@@ -33,6 +33,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '8' },
     concurrency: { type: 'string', default: '16' },
     capabilities: { type: 'string', default: '10000' },
+    // The generator's median protocol (bench/generate-registry.mjs: ~4.4 KB, ~1,000 tokens); 0 for the old one-line body.
+    'protocol-chars': { type: 'string', default: '4400' },
   },
 });
 
@@ -230,6 +232,18 @@ const OBJECTS = [
 ];
 const ZH = ['周报', '发票', '数据库', '发布', '工单', '预算', '日程', '密钥', '合同', '电脑', '故障', '迁移', '报销', '审批', '面试'];
 
+/** Numbered steps until the protocol is about `chars` long: what a served protocol weighs, not what it says. */
+function protocolBody(verb, object, team, chars) {
+  const lines = [];
+  let length = 0;
+  for (let step = 1; length < chars - 200; step += 1) {
+    const line = `${step}. Before you ${verb} the ${object}, check what ${team} asked for in step ${step}, record what you find in the log, and stop and ask when an input is missing or looks wrong; never guess a value.`;
+    lines.push(line);
+    length += line.length + 1;
+  }
+  return lines.length === 0 ? '' : `\n## Procedure\n\n${lines.join('\n')}\n`;
+}
+
 async function buildManifest(count) {
   const { digestOf } = await import(`${lib}/compiler/canonical.js`);
   const { manifestIntegrity, serializeManifest } = await import(`${lib}/compiler/manifest.js`);
@@ -241,7 +255,7 @@ async function buildManifest(count) {
     const object = OBJECTS[Math.floor(i / VERBS.length) % OBJECTS.length];
     const team = `team${i % 211}`;
     const zh = i % 3 === 0 ? [`${ZH[i % ZH.length]}${ZH[(i >> 2) % ZH.length]}处理`] : [];
-    const protocol = `---\nprotocol_version: 1.0.0\nprotocol_updated: 2025-06-01\n---\n\n# ${verb} the ${object}\n\n## Steps\n\n| Tool | Use |\n| --- | --- |\n| \`run_job\` | run it |\n\nDo the ${verb} of the ${object} for ${team}.\n`;
+    const protocol = `---\nprotocol_version: 1.0.0\nprotocol_updated: 2025-06-01\n---\n\n# ${verb} the ${object}\n\n## Steps\n\n| Tool | Use |\n| --- | --- |\n| \`run_job\` | run it |\n\nDo the ${verb} of the ${object} for ${team}.\n${protocolBody(verb, object, team, Number(values['protocol-chars']))}`;
     const base = {
       id,
       name: `${verb} ${object} for ${team}`,
@@ -434,7 +448,9 @@ async function overHttp(count) {
         fresh: await httpLoad(url, fresh.slice(round * 100_000), BENCH_HEADERS, { check: succeeded, seconds, concurrency }),
       });
     }
-    console.log(`\nHTTP at concurrency ${concurrency}, ${count} visible capabilities, ${seconds} s per run, server in a child process\n`);
+    console.log(
+      `\nHTTP at concurrency ${concurrency}, ${count} visible capabilities (protocols of ~${values['protocol-chars']} characters), ${seconds} s per run, server in a child process\n`,
+    );
     console.log(
       '| round | find_capabilities req/s (12 repeated queries) | get_capability_protocol req/s | ratio | find, every query new, req/s | ratio | failures |',
     );

@@ -4,13 +4,14 @@
 // marks which of them it may see, plus a small segment of its own user capabilities, keyed by that
 // visible set's catalogVersion, so no statistic, term or score depends on a capability the caller
 // cannot see. Memory: one segment over the catalog; at most MAX_CACHED_VIEWS views, each a byte per
-// catalog capability plus one owner's user capabilities; MAX_CACHED_ANSWERS answers of at most 50
-// hits; least recently used first out. No MCP SDK code here.
+// catalog capability plus one owner's user capabilities; term scores of at most DEFAULT_TERM_SCORES
+// documents in all (~13 MiB); MAX_CACHED_ANSWERS answers of at most 50 hits; least recently used
+// first out. No MCP SDK code here.
 import { LRUCache } from 'lru-cache';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../compiler/contract.js';
 import { analyzeCapability, type AnalyzedCapability } from '../compiler/search/fields.js';
 import { Segment } from '../compiler/search/postings.js';
-import { CapabilityIndex, protocolSearchText, type SearchHit, type SearchRequest, type ViewPart } from '../compiler/search/ranker.js';
+import { CapabilityIndex, protocolSearchText, TermScoreCache, type SearchHit, type SearchRequest, type ViewPart } from '../compiler/search/ranker.js';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
 import type { CatalogListing } from './catalog.js';
 
@@ -75,6 +76,8 @@ export class CatalogSearch {
   /** Every capability of the manifest, indexed once; views choose what counts. */
   #segment: Segment | undefined;
   readonly #views = new LRUCache<string, ScopeView>({ max: MAX_CACHED_VIEWS });
+  /** Each view's term scores, under its catalogVersion (DEFAULT_TERM_SCORES document scores in all). */
+  readonly #termScores = new TermScoreCache();
   readonly #answers = new LRUCache<string, readonly FoundCapability[]>({ max: MAX_CACHED_ANSWERS });
   /** What a cached answer lists, made once per answer (weakly held: it lives as long as the answer does). */
   readonly #answerEntries = new WeakMap<readonly FoundCapability[], AnswerEntries>();
@@ -153,7 +156,7 @@ export class CatalogSearch {
     const parts: ViewPart[] = [{ segment: this.#platformSegment(), visible: scope.platform.capabilities.map((entry) => entry.id) }];
     // The caller's own user capabilities: a small segment of their catalog facts, all visible.
     if (scope.user.length > 0) parts.push({ segment: new Segment(scope.user.map((entry) => analyzeCapability({ ...entry, protocolText: '' }))) });
-    const built = { index: CapabilityIndex.view(parts), entries };
+    const built = { index: CapabilityIndex.view(parts, { cache: this.#termScores, key: scope.catalogVersion }), entries };
     this.#views.set(scope.catalogVersion, built);
     return built;
   }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { analyzeCapability, compareIds, type AnalyzedCapability, type MatchedField, type SearchSource } from '../compiler/search/fields.js';
 import { MiniSearchReference } from '../compiler/search/minisearch-reference.js';
 import { Segment } from '../compiler/search/postings.js';
-import { CapabilityIndex, type SearchHit } from '../compiler/search/ranker.js';
+import { CapabilityIndex, TermScoreCache, type SearchHit } from '../compiler/search/ranker.js';
 
 // A small vocabulary, so that terms are shared, frequent and rare; with near-misses for typos.
 const WORDS = [
@@ -102,7 +102,8 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
           const visiblePlatform = platformAnalyzed.filter((_, i) => shown[i] === true);
           const parts = [{ segment: new Segment(platformAnalyzed), visible: visiblePlatform.map((capability) => capability.id) }];
           if (userAnalyzed.length > 0) parts.push({ segment: new Segment(userAnalyzed), visible: userAnalyzed.map((capability) => capability.id) });
-          const view = CapabilityIndex.view(parts);
+          // A small shared cache: term scores are kept, evicted and recomputed while the queries run.
+          const view = CapabilityIndex.view(parts, { cache: new TermScoreCache(64), key: 'view' });
           const visible = [...visiblePlatform, ...userAnalyzed];
           expect(view.size).toBe(visible.length);
           const filter = (capability: AnalyzedCapability): boolean =>
@@ -116,6 +117,8 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
             const answer = view.search(request);
             if (answer.length > 0) answered += 1;
             expect(answer).toEqual(expected(visible, query, limit, filter, filterFields));
+            // Again, with the terms' scores from the cache.
+            expect(view.search(request)).toEqual(answer);
           }
         },
       ),

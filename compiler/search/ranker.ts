@@ -19,6 +19,7 @@
 // expand into — is taken over the visible ones, so a view answers exactly as an index built over
 // those capabilities alone. `lifecyclePhase` and `tags` narrow (a capability must have the phase
 // and every tag); without a query the narrowed set comes back in id order. Best first, ties by id.
+import { LRUCache } from 'lru-cache';
 import { compareIds, BOOST, SEARCH_FIELDS, type AnalyzedCapability, type MatchedField } from './fields.js';
 import { FIELD_COUNT, Segment } from './postings.js';
 import { FUZZY_WEIGHT, planQuery, type PlannedTerm } from './query.js';
@@ -62,7 +63,9 @@ class Scratch {
   readonly total: Float64Array;
   readonly term: Float64Array;
   readonly quality: Int32Array;
+  /** Fields the query matched in each document, and the current term's, as bits in SEARCH_FIELDS order. */
   readonly fields: Int32Array;
+  readonly termFields: Int32Array;
   /** termStamp[d] === termEpoch: d matched the current query term; queryStamp[d] === queryEpoch: d matched the query. */
   readonly termStamp: Int32Array;
   readonly queryStamp: Int32Array;
@@ -76,6 +79,7 @@ class Scratch {
     this.term = new Float64Array(size);
     this.quality = new Int32Array(size);
     this.fields = new Int32Array(size);
+    this.termFields = new Int32Array(size);
     this.termStamp = new Int32Array(size);
     this.queryStamp = new Int32Array(size);
   }
@@ -107,6 +111,49 @@ function scratchOf(segment: Segment): Scratch {
   return scratch;
 }
 
+/** One query term's contribution to each visible document that has it, per part of the view. */
+interface TermScores {
+  readonly parts: readonly { readonly docs: Int32Array; readonly scores: Float64Array; readonly fields: Uint8Array }[];
+  /** Documents in all parts. */
+  readonly size: number;
+}
+
+/** Documents' scores a TermScoreCache holds by default, in all: ~13 bytes each (~13 MiB). */
+export const DEFAULT_TERM_SCORES = 1 << 20;
+
+/**
+ * Term scores kept across queries: a term's contribution to each document depends only on the view
+ * and the term (and its weight), and requests share their words even when no two are the same. One
+ * cache may serve many views (each names itself with a key); least recently used first out, bounded
+ * by the number of document scores held.
+ */
+export class TermScoreCache {
+  readonly #entries: LRUCache<string, TermScores>;
+
+  constructor(maxDocuments: number = DEFAULT_TERM_SCORES) {
+    this.#entries = new LRUCache<string, TermScores>({ maxSize: maxDocuments, sizeCalculation: (scores) => Math.max(1, scores.size) });
+  }
+
+  get(key: string): TermScores | undefined {
+    return this.#entries.get(key);
+  }
+
+  set(key: string, scores: TermScores): void {
+    this.#entries.set(key, scores);
+  }
+
+  /** Document scores held now. */
+  get size(): number {
+    return this.#entries.calculatedSize;
+  }
+}
+
+/** Where a view keeps its term scores: a cache, and the key that names the view in it (its visible set). */
+export interface ViewCache {
+  cache: TermScoreCache;
+  key: string;
+}
+
 /** A document of a view: which part, and its number there. */
 interface Located {
   part: Part;
@@ -120,18 +167,24 @@ export class CapabilityIndex {
   /** Average distinct terms per field over the visible documents, accumulated in id order as MiniSearch does. */
   readonly #averageLength = new Float64Array(FIELD_COUNT);
   #byId: readonly Located[] | undefined;
+  readonly #cache: ViewCache | undefined;
 
-  /** An index over exactly these capabilities. */
+  /** An index over exactly these capabilities (with its own term-score cache). */
   static of(capabilities: readonly AnalyzedCapability[]): CapabilityIndex {
-    return new CapabilityIndex([{ segment: new Segment(capabilities) }]);
+    return new CapabilityIndex([{ segment: new Segment(capabilities) }], { cache: new TermScoreCache(), key: '' });
   }
 
-  /** The capabilities of `parts` a caller sees, as if no other existed. Ids must be distinct across parts. */
-  static view(parts: readonly ViewPart[]): CapabilityIndex {
-    return new CapabilityIndex(parts);
+  /**
+   * The capabilities of `parts` a caller sees, as if no other existed. Ids must be distinct across
+   * parts. With `cache`, term scores are kept there under `cache.key`, which must name exactly this
+   * visible set (the same key for another set would mix their statistics).
+   */
+  static view(parts: readonly ViewPart[], cache?: ViewCache): CapabilityIndex {
+    return new CapabilityIndex(parts, cache);
   }
 
-  private constructor(parts: readonly ViewPart[]) {
+  private constructor(parts: readonly ViewPart[], cache?: ViewCache) {
+    this.#cache = cache;
     this.#parts = parts.map(({ segment, visible }) => {
       let mask: Uint8Array | null = null;
       if (visible !== undefined) {
@@ -181,7 +234,7 @@ export class CapabilityIndex {
     const plan = planQuery(request.query, (term) => this.#documentFrequency(term), this.#count);
     if (plan.length === 0) return [];
     for (const part of this.#parts) part.scratch.startQuery();
-    for (const planned of plan) this.#scoreTerm(planned);
+    for (const planned of plan) this.#addTerm(planned);
     return this.#best(request.limit, filtered ? passes : undefined, filterFields);
   }
 
@@ -213,11 +266,47 @@ export class CapabilityIndex {
     return count;
   }
 
+  /** Add one query term's scores into the query's totals, as MiniSearch's OR combinator does. */
+  #addTerm(planned: PlannedTerm): void {
+    const scores = this.#termScores(planned);
+    scores.parts.forEach(({ docs, scores: values, fields }, p) => {
+      const { total, quality, fields: queryFields, queryStamp, touched } = (this.#parts[p] as Part).scratch;
+      const epoch = (this.#parts[p] as Part).scratch.queryEpoch;
+      for (let i = 0; i < docs.length; i += 1) {
+        const doc = docs[i] as number;
+        if (queryStamp[doc] !== epoch) {
+          queryStamp[doc] = epoch;
+          total[doc] = values[i] as number;
+          quality[doc] = 1;
+          queryFields[doc] = fields[i] as number;
+          touched.push(doc);
+        } else {
+          total[doc] = (total[doc] as number) + (values[i] as number);
+          quality[doc] = (quality[doc] as number) + 1;
+          queryFields[doc] = (queryFields[doc] as number) | (fields[i] as number);
+        }
+      }
+    });
+  }
+
+  /** One query term's scores, from the cache when the view has one and the term is matched exactly. */
+  #termScores(planned: PlannedTerm): TermScores {
+    // A typo's expansions are not kept: typos are rare and their vocabulary lookup dominates anyway.
+    const key = this.#cache !== undefined && planned.fuzzy === false ? `${this.#cache.key}\u0000${planned.boost}\u0000${planned.term}` : undefined;
+    if (key !== undefined) {
+      const cached = this.#cache?.cache.get(key);
+      if (cached !== undefined) return cached;
+    }
+    const scores = this.#scoreTerm(planned);
+    if (key !== undefined) this.#cache?.cache.set(key, scores);
+    return scores;
+  }
+
   /**
-   * Add one query term's scores: its exact matches, then (for a typo) each vocabulary term within its
+   * One query term's scores: its exact matches, then (for a typo) each vocabulary term within its
    * edits, in the order MiniSearch sums them, so that every document's score is the same number.
    */
-  #scoreTerm(planned: PlannedTerm): void {
+  #scoreTerm(planned: PlannedTerm): TermScores {
     const derived: { term: string; weight: number }[] = [{ term: planned.term, weight: 1 }];
     if (planned.fuzzy !== false) {
       const seen = new Set<string>([planned.term]);
@@ -238,26 +327,25 @@ export class CapabilityIndex {
         const inverse = Math.log(1 + (this.#count - matching + 0.5) / (matching + 0.5));
         const average = this.#averageLength[f] as number;
         const factor = weight * planned.boost * (FIELD_BOOSTS[f] as number);
-        this.#parts.forEach((part, p) => {
+        for (let p = 0; p < this.#parts.length; p += 1) {
           const t = numbers[p];
-          if (t !== undefined) addPostings(part, t, f, inverse, average, factor);
-        });
-      }
-    }
-    // Fold the term into the query's totals, as MiniSearch's OR combinator does.
-    for (const { scratch } of this.#parts) {
-      for (const doc of scratch.termTouched) {
-        if (scratch.queryStamp[doc] !== scratch.queryEpoch) {
-          scratch.queryStamp[doc] = scratch.queryEpoch;
-          scratch.total[doc] = scratch.term[doc] as number;
-          scratch.quality[doc] = 1;
-          scratch.touched.push(doc);
-        } else {
-          scratch.total[doc] = (scratch.total[doc] as number) + (scratch.term[doc] as number);
-          scratch.quality[doc] = (scratch.quality[doc] as number) + 1;
+          if (t !== undefined) addPostings(this.#parts[p] as Part, t, f, inverse, average, factor);
         }
       }
     }
+    let size = 0;
+    const parts = this.#parts.map(({ scratch }) => {
+      const docs = Int32Array.from(scratch.termTouched);
+      const scores = new Float64Array(docs.length);
+      const fields = new Uint8Array(docs.length);
+      for (let i = 0; i < docs.length; i += 1) {
+        scores[i] = scratch.term[docs[i] as number] as number;
+        fields[i] = scratch.termFields[docs[i] as number] as number;
+      }
+      size += docs.length;
+      return { docs, scores, fields };
+    });
+    return { parts, size };
   }
 
   /** The best `limit` documents that pass the filters: by score rounded to six decimals, ties by id. */
@@ -316,9 +404,8 @@ export class CapabilityIndex {
 function addPostings(part: Part, t: number, f: number, inverse: number, average: number, factor: number): void {
   const { segment, mask, scratch } = part;
   const { postingDocs, postingFreqs, fieldLength } = segment;
-  const { term, fields, termStamp, termTouched, queryStamp } = scratch;
+  const { term, termFields, termStamp, termTouched } = scratch;
   const epoch = scratch.termEpoch;
-  const queryEpoch = scratch.queryEpoch;
   const bit = 1 << f;
   const end = segment.fieldStart[t * FIELD_COUNT + f + 1] as number;
   for (let i = segment.fieldStart[t * FIELD_COUNT + f] as number; i < end; i += 1) {
@@ -332,12 +419,11 @@ function addPostings(part: Part, t: number, f: number, inverse: number, average:
     if (termStamp[doc] !== epoch) {
       termStamp[doc] = epoch;
       term[doc] = weighted;
+      termFields[doc] = bit;
       termTouched.push(doc);
-      if (queryStamp[doc] !== queryEpoch) fields[doc] = bit;
-      else fields[doc] = (fields[doc] as number) | bit;
     } else {
       term[doc] = (term[doc] as number) + weighted;
-      fields[doc] = (fields[doc] as number) | bit;
+      termFields[doc] = (termFields[doc] as number) | bit;
     }
   }
 }
