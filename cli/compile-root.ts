@@ -1,8 +1,11 @@
 // Compile the registry at a root: read config and files from disk, parse (through the cache, under
 // the parse budget), lint. Shared by lint, build and the gate.
-import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { compileRegistry, protocolFiles, type CompileResult, type PreparedInput } from '../compiler/compile.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
+import { isEvalsFile, parseEvalsFiles } from '../compiler/evals/file.js';
+import { toolsetsSourceOf } from '../compiler/toolsets.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
@@ -25,10 +28,31 @@ export interface CompileRootOptions {
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
   const read = await readRegistry(root, { maxFileBytes: config.maxFileBytes });
-  const parsed = await parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
+  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
+  // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
+  const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs);
-  const result = compileRegistry(input, { config, documents });
+  // Over-budget protocols only change protocol files, which prepareInput does not read.
+  const result = compileRegistry(input, { config, documents, prepared });
   return { config, input, result, overBudget };
+}
+
+/**
+ * prepareInput (compiler/compile.ts), after the parse has handed out its first batches; the files go one at a time
+ * between turns of the event loop, so that the workers' messages (a worker that is ready, a
+ * document parsed, the parse budget's timers) wait for one file at most.
+ */
+async function prepareWhileParsing(input: RegistryInput): Promise<PreparedInput> {
+  await nextTurn();
+  const toolsets = toolsetsSourceOf(input.files);
+  const evals: PreparedInput['evals'] = [];
+  for (const file of input.files) {
+    if (!isEvalsFile(file.path)) continue;
+    await nextTurn();
+    evals.push(...parseEvalsFiles([file]));
+  }
+  // parseEvalsFiles' order.
+  return { toolsets, evals: evals.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
 }
 
 /**

@@ -6,7 +6,8 @@ import { buildManifest, type ManifestOptions } from './manifest.js';
 import { parseCapability } from './parse.js';
 import type { AnyRule, LintRegistry } from './rule.js';
 import { rules as allRules } from './rules/index.js';
-import { toolsetsSourceOf } from './toolsets.js';
+import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
+import { toolsetsSourceOf, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, Manifest, RegistryInput, SourceFile } from './types.js';
 
 export interface CompileResult {
@@ -32,18 +33,33 @@ export function parseDocuments(input: RegistryInput): CapabilityDocument[] {
   return protocolFiles(input).map((file) => parseCapability(file.path, file.content));
 }
 
+/**
+ * What a compile reads besides the protocols: the toolsets and the evals files, parsed. They do not
+ * depend on the protocols, so the CLI parses them while the workers parse the protocols.
+ */
+export interface PreparedInput {
+  toolsets: ParsedToolsets;
+  evals: ParsedEvals[];
+}
+
+export function prepareInput(input: RegistryInput): PreparedInput {
+  return { toolsets: toolsetsSourceOf(input.files), evals: parseEvalsFiles(input.files) };
+}
+
 export interface CompileOptions {
   config?: ResolvedConfig;
   /** Parsed documents for `input`'s protocol files (from a cache or workers); parsed here when absent. */
   documents?: CapabilityDocument[];
+  /** `prepareInput(input)`, when the caller has it already; computed here when absent. */
+  prepared?: PreparedInput;
   rules?: readonly AnyRule[];
 }
 
 export function compileRegistry(input: RegistryInput, options: CompileOptions = {}): CompileResult {
   const config = options.config ?? defaultConfig();
   const documents = options.documents ?? parseDocuments(input);
-  const toolsets = toolsetsSourceOf(input.files);
-  const registry = createLintRegistry(documents, toolsets, input);
+  const { toolsets, evals } = options.prepared ?? prepareInput(input);
+  const registry = createLintRegistry(documents, toolsets, input, evals);
   const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
   return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };

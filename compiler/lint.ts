@@ -1,6 +1,6 @@
 // Lint: run every enabled rule over the registry and collect diagnostics in a stable order.
 import { formatMessage, severityFor, type AnyRule, type LintCapability, type LintRegistry, type Report, type ResolvedRuleSetting } from './rule.js';
-import { parseEvalsFiles } from './evals/file.js';
+import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
 import { wellTypedFrontmatter } from './frontmatter.js';
 import { BrokenFacts, type Fact } from './facts.js';
 import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
@@ -10,6 +10,8 @@ export function createLintRegistry(
   documents: CapabilityDocument[],
   toolsetsSource: ParsedToolsets,
   input: Pick<RegistryInput, 'allPaths' | 'files' | 'foldersWithoutProtocol'>,
+  /** `parseEvalsFiles(input.files)`, when the caller parsed them already (while the protocols were parsing). */
+  evals: ParsedEvals[] = parseEvalsFiles(input.files),
 ): LintRegistry {
   const sources = new Map(input.files.map((file) => [file.path, file.content]));
   const capabilities: LintCapability[] = [...documents]
@@ -32,7 +34,7 @@ export function createLintRegistry(
     toolsetsSource,
     refusedFiles: input.files.filter((file) => file.problem !== undefined),
     foldersWithoutProtocol: input.foldersWithoutProtocol,
-    evals: parseEvalsFiles(input.files),
+    evals,
   };
 }
 

@@ -11,6 +11,7 @@ import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../bui
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
+import { startParseWorker } from '../parse-workers.js';
 import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
@@ -54,6 +55,8 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
     return 0;
   }
 
+  // The parse worker loads its modules while this thread loads the compiler and reads the registry.
+  startParseWorker();
   const [{ compileRoot }, { emitManifest }, { serializeManifest }] = await Promise.all([
     import('../compile-root.js'),
     import('../../compiler/compile.js'),
