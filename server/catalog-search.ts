@@ -69,6 +69,8 @@ interface ScopeView {
   entries: ReadonlyMap<string, CatalogEntry>;
 }
 
+const yieldToRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class CatalogSearch {
   readonly #capabilities = new Map<string, ManifestCapability>();
   readonly #toolsets: Manifest['toolsets'];
@@ -88,10 +90,10 @@ export class CatalogSearch {
   }
 
   /**
-   * Analyze and index every capability off the request path, right after a manifest is activated.
-   * Analysis runs in slices of at most PREPARE_SLICE_MS and yields to pending I/O between them; the
-   * segment is then built in one step (~100 ms at 10,000 capabilities). A search that comes first
-   * simply does what is missing itself.
+   * Analyze and index every capability off the request path, right after a manifest is activated:
+   * analysis, then the segment, in slices of at most PREPARE_SLICE_MS, yielding to pending I/O
+   * between them, so requests wait at most about one slice. A search that comes first simply does
+   * what is missing itself (the same analysis, the same segment).
    */
   async prepare(): Promise<void> {
     const pending = [...this.#capabilities.values()];
@@ -102,9 +104,21 @@ export class CatalogSearch {
         const capability = pending[next++] as ManifestCapability;
         if (!this.#analyzed.has(capability.id)) this.#analyzedPlatform(capability.id);
       }
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToRequests();
     }
-    this.#platformSegment();
+    if (this.#segment !== undefined) return;
+    const steps = Segment.build(this.#platformCapabilities());
+    for (;;) {
+      const until = performance.now() + PREPARE_SLICE_MS;
+      let step = steps.next();
+      while (step.done !== true && performance.now() < until) step = steps.next();
+      if (step.done === true) {
+        // A search that came first built it already; both are the same segment.
+        this.#segment ??= step.value;
+        return;
+      }
+      await yieldToRequests();
+    }
   }
 
   search(scope: SearchScope, request: SearchRequest): readonly FoundCapability[] {
@@ -155,15 +169,19 @@ export class CatalogSearch {
     for (const entry of scope.user) entries.set(entry.id, entry);
     const parts: ViewPart[] = [{ segment: this.#platformSegment(), visible: scope.platform.capabilities.map((entry) => entry.id) }];
     // The caller's own user capabilities: a small segment of their catalog facts, all visible.
-    if (scope.user.length > 0) parts.push({ segment: new Segment(scope.user.map((entry) => analyzeCapability({ ...entry, protocolText: '' }))) });
+    if (scope.user.length > 0) parts.push({ segment: Segment.of(scope.user.map((entry) => analyzeCapability({ ...entry, protocolText: '' }))) });
     const built = { index: CapabilityIndex.view(parts, { cache: this.#termScores, key: scope.catalogVersion }), entries };
     this.#views.set(scope.catalogVersion, built);
     return built;
   }
 
   #platformSegment(): Segment {
-    this.#segment ??= new Segment([...this.#capabilities.keys()].map((id) => this.#analyzedPlatform(id)));
+    this.#segment ??= Segment.of(this.#platformCapabilities());
     return this.#segment;
+  }
+
+  #platformCapabilities(): AnalyzedCapability[] {
+    return [...this.#capabilities.keys()].map((id) => this.#analyzedPlatform(id));
   }
 
   #analyzedPlatform(id: string): AnalyzedCapability {

@@ -100,8 +100,8 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
           const platformAnalyzed = platform.map(analyzeCapability);
           const userAnalyzed = user.map(analyzeCapability);
           const visiblePlatform = platformAnalyzed.filter((_, i) => shown[i] === true);
-          const parts = [{ segment: new Segment(platformAnalyzed), visible: visiblePlatform.map((capability) => capability.id) }];
-          if (userAnalyzed.length > 0) parts.push({ segment: new Segment(userAnalyzed), visible: userAnalyzed.map((capability) => capability.id) });
+          const parts = [{ segment: Segment.of(platformAnalyzed), visible: visiblePlatform.map((capability) => capability.id) }];
+          if (userAnalyzed.length > 0) parts.push({ segment: Segment.of(userAnalyzed), visible: userAnalyzed.map((capability) => capability.id) });
           // A small shared cache: term scores are kept, evicted and recomputed while the queries run.
           const view = CapabilityIndex.view(parts, { cache: new TermScoreCache(64), key: 'view' });
           const visible = [...visiblePlatform, ...userAnalyzed];
@@ -133,7 +133,7 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
       fc.property(registryArb('p-', 30), fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }), queryArb, (platform, shown, query) => {
         const analyzed = platform.map(analyzeCapability);
         const visible = analyzed.filter((_, i) => shown[i] === true);
-        const shared = CapabilityIndex.view([{ segment: new Segment(analyzed), visible: visible.map((capability) => capability.id) }]);
+        const shared = CapabilityIndex.view([{ segment: Segment.of(analyzed), visible: visible.map((capability) => capability.id) }]);
         const alone = CapabilityIndex.of(visible);
         expect(shared.search({ query, limit: 50 })).toEqual(alone.search({ query, limit: 50 }));
       }),
@@ -143,6 +143,6 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
 
   it('refuses one capability in two parts of a view', () => {
     const one = analyzeCapability({ id: 'same', name: 'x', description: '', whenToUse: [], protocolText: '' });
-    expect(() => CapabilityIndex.view([{ segment: new Segment([one]) }, { segment: new Segment([one]) }])).toThrow(/two parts/);
+    expect(() => CapabilityIndex.view([{ segment: Segment.of([one]) }, { segment: Segment.of([one]) }])).toThrow(/two parts/);
   });
 });

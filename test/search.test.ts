@@ -5,6 +5,7 @@ import { analyze, normalizeText } from '../compiler/search/analyze.js';
 import { bridgeTerms } from '../compiler/search/bridge.js';
 import { porterStem } from '../compiler/search/porter.js';
 import { analyzeCapability, type SearchSource } from '../compiler/search/fields.js';
+import { Segment } from '../compiler/search/postings.js';
 import { CapabilityIndex, protocolSearchText } from '../compiler/search/ranker.js';
 
 function source(id: string, facts: Partial<SearchSource> = {}): SearchSource {
@@ -190,5 +191,28 @@ describe('protocolSearchText', () => {
     ].join('\n');
     const text = protocolSearchText(protocol, (tool) => (tool === 'submit_report' ? 'Submit a report to the manager' : undefined));
     expect(text.split('\n')).toEqual(['Weekly report', '`submit_report` send it', 'Submit a report to the manager']);
+  });
+});
+
+describe('Segment.build', () => {
+  it('yields between documents and builds the segment Segment.of builds', () => {
+    const sources = Array.from({ length: 300 }, (_, i) =>
+      source(`cap-${String(i).padStart(3, '0')}`, { name: `report ${i % 7}`, whenToUse: [`write the ${['weekly', 'monthly', '周报'][i % 3]} report`] }),
+    );
+    const analyzed = sources.map(analyzeCapability);
+    const steps = Segment.build(analyzed);
+    let yields = 0;
+    let step = steps.next();
+    while (step.done !== true) {
+      yields += 1;
+      step = steps.next();
+    }
+    // 300 documents, two passes over them: the build gave way several times.
+    expect(yields).toBeGreaterThanOrEqual(8);
+    const stepped = CapabilityIndex.view([{ segment: step.value }]);
+    const whole = CapabilityIndex.view([{ segment: Segment.of(analyzed) }]);
+    for (const query of ['weekly report', '周报', 'monthly', 'reprot 3']) {
+      expect(stepped.search({ query, limit: 50 })).toEqual(whole.search({ query, limit: 50 }));
+    }
   });
 });

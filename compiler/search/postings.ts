@@ -7,19 +7,33 @@
 // lookups. Visibility is not here: a segment is shared by every caller, and each caller's view says
 // which of its capabilities count (ranker.ts). Pure.
 import SearchableMap from 'minisearch/SearchableMap';
-import { compareIds, SEARCH_FIELDS, type AnalyzedCapability } from './fields.js';
+import { compareIds, SEARCH_FIELDS, splitTerms, type AnalyzedCapability } from './fields.js';
 
 export const FIELD_COUNT = SEARCH_FIELDS.length;
 
-const splitTerms = (text: string): string[] => (text === '' ? [] : text.split(' '));
+/** Documents (or, ×16, vocabulary terms) between two yields of Segment.build. */
+const BUILD_STEP = 64;
+
+interface SegmentData {
+  documents: readonly AnalyzedCapability[];
+  documentNumbers: ReadonlyMap<string, number>;
+  terms: ReadonlyMap<string, number>;
+  vocabulary: SearchableMap<number>;
+  fieldStart: Int32Array;
+  postingDocs: Int32Array;
+  postingFreqs: Int32Array;
+  anyStart: Int32Array;
+  anyDocs: Int32Array;
+  fieldLength: Int32Array;
+}
 
 export class Segment {
   /** The capabilities, in id order; a capability's position here is its document number. */
   readonly documents: readonly AnalyzedCapability[];
   /** Term → term number. */
-  readonly #terms = new Map<string, number>();
+  readonly #terms: ReadonlyMap<string, number>;
   /** Capability id → document number. */
-  readonly #documentNumbers = new Map<string, number>();
+  readonly #documentNumbers: ReadonlyMap<string, number>;
   /** The vocabulary as a radix tree (value: term number), for fuzzy lookups. */
   readonly vocabulary: SearchableMap<number>;
   /** Postings of term t in field f: postingDocs/postingFreqs[fieldStart[t * F + f] .. fieldStart[t * F + f + 1]). */
@@ -32,34 +46,51 @@ export class Segment {
   /** Distinct terms of document d in field f, at d * F + f. */
   readonly fieldLength: Int32Array;
 
-  constructor(capabilities: readonly AnalyzedCapability[]) {
-    this.documents = Object.freeze([...capabilities].sort((a, b) => compareIds(a.id, b.id)));
-    this.documents.forEach((capability, doc) => {
-      if (this.#documentNumbers.has(capability.id)) throw new Error(`Segment: duplicate capability id ${capability.id}`);
-      this.#documentNumbers.set(capability.id, doc);
+  /** A segment over `capabilities`, built in one step. */
+  static of(capabilities: readonly AnalyzedCapability[]): Segment {
+    const steps = Segment.build(capabilities);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /**
+   * A segment over `capabilities`, built in steps: the generator yields every BUILD_STEP documents
+   * (or terms), so a server can build one between requests; its return value is the segment.
+   */
+  static *build(capabilities: readonly AnalyzedCapability[]): Generator<void, Segment, void> {
+    const documents = Object.freeze([...capabilities].sort((a, b) => compareIds(a.id, b.id)));
+    const documentNumbers = new Map<string, number>();
+    documents.forEach((capability, doc) => {
+      if (documentNumbers.has(capability.id)) throw new Error(`Segment: duplicate capability id ${capability.id}`);
+      documentNumbers.set(capability.id, doc);
     });
     const F = FIELD_COUNT;
-    this.fieldLength = new Int32Array(this.documents.length * F);
+    const terms = new Map<string, number>();
+    const fieldLength = new Int32Array(documents.length * F);
     // First pass: term frequencies per document and field, postings counted per (term, field).
     const perDocument: Map<number, number>[][] = [];
     const fieldCounts: number[] = [];
     const anyCounts: number[] = [];
-    this.documents.forEach((capability, doc) => {
+    for (let doc = 0; doc < documents.length; doc += 1) {
+      if (doc % BUILD_STEP === BUILD_STEP - 1) yield;
+      const capability = documents[doc] as AnalyzedCapability;
       const fields: Map<number, number>[] = [];
       const seen = new Set<number>();
       SEARCH_FIELDS.forEach((field, f) => {
         const frequencies = new Map<number, number>();
         for (const term of splitTerms(capability.fields[field])) {
-          let t = this.#terms.get(term);
+          let t = terms.get(term);
           if (t === undefined) {
-            t = this.#terms.size;
-            this.#terms.set(term, t);
+            t = terms.size;
+            terms.set(term, t);
             for (let i = 0; i < F; i += 1) fieldCounts.push(0);
             anyCounts.push(0);
           }
           frequencies.set(t, (frequencies.get(t) ?? 0) + 1);
         }
-        this.fieldLength[doc * F + f] = frequencies.size;
+        fieldLength[doc * F + f] = frequencies.size;
         for (const t of frequencies.keys()) {
           fieldCounts[t * F + f] = (fieldCounts[t * F + f] ?? 0) + 1;
           if (!seen.has(t)) {
@@ -70,34 +101,53 @@ export class Segment {
         fields.push(frequencies);
       });
       perDocument.push(fields);
-    });
+    }
     // Second pass: offsets, then fill in document order so every posting list is in id order.
-    this.fieldStart = prefixSums(fieldCounts);
-    this.anyStart = prefixSums(anyCounts);
-    this.postingDocs = new Int32Array(this.fieldStart[fieldCounts.length] ?? 0);
-    this.postingFreqs = new Int32Array(this.postingDocs.length);
-    this.anyDocs = new Int32Array(this.anyStart[anyCounts.length] ?? 0);
-    const fieldNext = this.fieldStart.slice(0, fieldCounts.length);
-    const anyNext = this.anyStart.slice(0, anyCounts.length);
-    perDocument.forEach((fields, doc) => {
+    const fieldStart = prefixSums(fieldCounts);
+    const anyStart = prefixSums(anyCounts);
+    const postingDocs = new Int32Array(fieldStart[fieldCounts.length] ?? 0);
+    const postingFreqs = new Int32Array(postingDocs.length);
+    const anyDocs = new Int32Array(anyStart[anyCounts.length] ?? 0);
+    const fieldNext = fieldStart.slice(0, fieldCounts.length);
+    const anyNext = anyStart.slice(0, anyCounts.length);
+    for (let doc = 0; doc < perDocument.length; doc += 1) {
+      if (doc % BUILD_STEP === BUILD_STEP - 1) yield;
       const seen = new Set<number>();
-      fields.forEach((frequencies, f) => {
+      (perDocument[doc] as Map<number, number>[]).forEach((frequencies, f) => {
         for (const [t, frequency] of frequencies) {
           const at = fieldNext[t * F + f] as number;
           fieldNext[t * F + f] = at + 1;
-          this.postingDocs[at] = doc;
-          this.postingFreqs[at] = frequency;
+          postingDocs[at] = doc;
+          postingFreqs[at] = frequency;
           if (!seen.has(t)) {
             seen.add(t);
             const anyAt = anyNext[t] as number;
             anyNext[t] = anyAt + 1;
-            this.anyDocs[anyAt] = doc;
+            anyDocs[anyAt] = doc;
           }
         }
       });
-    });
-    this.vocabulary = new SearchableMap<number>();
-    for (const [term, t] of this.#terms) this.vocabulary.set(term, t);
+    }
+    const vocabulary = new SearchableMap<number>();
+    let added = 0;
+    for (const [term, t] of terms) {
+      if (added++ % (BUILD_STEP * 16) === BUILD_STEP * 16 - 1) yield;
+      vocabulary.set(term, t);
+    }
+    return new Segment({ documents, documentNumbers, terms, vocabulary, fieldStart, postingDocs, postingFreqs, anyStart, anyDocs, fieldLength });
+  }
+
+  private constructor(data: SegmentData) {
+    this.documents = data.documents;
+    this.#documentNumbers = data.documentNumbers;
+    this.#terms = data.terms;
+    this.vocabulary = data.vocabulary;
+    this.fieldStart = data.fieldStart;
+    this.postingDocs = data.postingDocs;
+    this.postingFreqs = data.postingFreqs;
+    this.anyStart = data.anyStart;
+    this.anyDocs = data.anyDocs;
+    this.fieldLength = data.fieldLength;
   }
 
   get size(): number {

@@ -1,7 +1,7 @@
 // The capability ranker behind `find_capabilities` (SPEC §9), pure and free of the MCP SDK so the
 // server and the CLI (routing evals) rank with the same code:
 //
-//   const segment = new Segment(sources.map(analyzeCapability));  // once per manifest load (postings.ts)
+//   const segment = Segment.of(sources.map(analyzeCapability));  // once per manifest load (postings.ts)
 //   const index = CapabilityIndex.view([{ segment, visible }]);     // what one caller may see
 //   index.search({ query: 'weekly report', limit: 10 });            // → [{ id, score, matched }], best first
 //
@@ -171,7 +171,7 @@ export class CapabilityIndex {
 
   /** An index over exactly these capabilities (with its own term-score cache). */
   static of(capabilities: readonly AnalyzedCapability[]): CapabilityIndex {
-    return new CapabilityIndex([{ segment: new Segment(capabilities) }], { cache: new TermScoreCache(), key: '' });
+    return new CapabilityIndex([{ segment: Segment.of(capabilities) }], { cache: new TermScoreCache(), key: '' });
   }
 
   /**
