@@ -1,5 +1,6 @@
 // The ranker behind find_capabilities (compiler/search): text analysis, field weights, the
 // English↔Chinese bridge, typos, filters and the order of ties, through its public functions.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, normalizeText } from '../compiler/search/analyze.js';
 import { bridgeTerms } from '../compiler/search/bridge.js';
@@ -214,5 +215,17 @@ describe('Segment.build', () => {
     for (const query of ['weekly report', '周报', 'monthly', 'reprot 3']) {
       expect(stepped.search({ query, limit: 50 })).toEqual(whole.search({ query, limit: 50 }));
     }
+  });
+});
+
+describe('analyze on ASCII text', () => {
+  it('gives the terms the Unicode path gives (the fast path for ASCII changes nothing)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'abcXYZ019 -_.,;:!?\'"()[]{}/\\|@#$%^&*+=~`<>\t\n'.split('')), maxLength: 80 }), (text) => {
+        // A non-ASCII character that analyze drops (not a letter, mark or digit) forces the Unicode path.
+        expect(analyze(text)).toEqual(analyze(`${text}\u2003`));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
