@@ -6,6 +6,7 @@
 import { canonicalJson } from '../canonical.js';
 import type { EvalKind } from '../evals/file.js';
 import { registryEvals, registryIndex } from '../evals/run.js';
+import { analyzeCapability, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
 import type { CapabilityIndex } from '../search/ranker.js';
 import { formatMessage, type LintRegistry } from '../rule.js';
 import { FILE_START } from '../positions.js';
@@ -89,7 +90,18 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
       diagnostics: [{ file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.routingMoved, message }],
     };
   }
-  const [baseIndex, headIndex] = [registryIndex(base), registryIndex(head)];
+  // A capability that reads the same to search in both trees (most of them) is analyzed once.
+  const analyzed = new Map<string, AnalyzedCapability>();
+  const analyze = (source: SearchSource): AnalyzedCapability => {
+    const key = canonicalJson(source);
+    let analysis = analyzed.get(key);
+    if (analysis === undefined) {
+      analysis = analyzeCapability(source);
+      analyzed.set(key, analysis);
+    }
+    return analysis;
+  };
+  const [baseIndex, headIndex] = [registryIndex(base, analyze), registryIndex(head, analyze)];
   // Only the first answer is compared, so each side asks for one hit (a third less work than the
   // full ranking `capreg eval` needs to find a capability's rank).
   const first = (index: CapabilityIndex, query: string): string | null => index.search({ query, limit: 1 })[0]?.id ?? null;

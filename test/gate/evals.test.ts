@@ -151,6 +151,35 @@ describe.concurrent('capreg check: routing', () => {
     ]);
   });
 
+  it('a capability whose PROTOCOL.md is unchanged but whose tool description changed is ranked with its new text', async ({ expect }) => {
+    // The gate analyzes a capability once when it reads the same to search in both trees; reports'
+    // file is the same bytes here, but its tools table now carries other words from toolsets.yaml.
+    const dir = scenario();
+    edit(dir, 'capabilities/toolsets.yaml', 'description: Record an entry.', 'description: Record an entry in the xylophone quokka ledger.');
+    write(dir, 'capabilities/notes/evals.yaml', `${NOTES_EVALS_TEXT}shouldNotMatch:\n  - xylophone quokka\n`);
+    // Routing runs only when a name, description, trigger or tag changed.
+    edit(dir, ARCHIVE_FILE, 'Answers questions about archived material.', 'Answers questions about old archived material and where it came from.');
+    setVersion(dir, '2.1.0', undefined, ARCHIVE_FILE);
+    commitAll(dir, 'a tool description and the archive description');
+    expect(git(dir, 'diff', '--name-only', 'base', '--', REPORTS_FILE)).toBe('');
+    const result = await check(dir);
+    expect(result.json.gate.routing.status).toBe('compared');
+    expect(result.json.gate.routing.moved).toEqual([
+      {
+        capabilityId: 'notes',
+        kind: 'shouldNotMatch',
+        request: 'xylophone quokka',
+        file: 'capabilities/notes/evals.yaml',
+        line: 5,
+        column: 5,
+        before: null,
+        after: 'reports',
+        lost: false,
+      },
+    ]);
+    expect(result.code).toBe(0);
+  });
+
   it('through the real executable: exit 1 and the moved count on stderr', ({ expect }) => {
     const dir = scenario();
     stealWeeklyReport(dir);
