@@ -9,7 +9,7 @@ import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
-import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
+import { compareRegistries, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
@@ -22,6 +22,7 @@ import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
 import { overBudgetProblem, parseInWorkers } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
+import { compareRoutingThreaded } from '../routing-threads.js';
 
 /**
  * Parsed documents of the base tree. A file with the same path and bytes as in the new tree is the
@@ -110,7 +111,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const routing: RoutingResult =
     lint.errorCount > 0
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
-      : compareRouting(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
+      : await compareRoutingThreaded(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

@@ -27,17 +27,21 @@ export function searchSourceOf(capability: LintCapability, toolsets: Toolsets): 
   };
 }
 
+/** The ranker over every capability of a registry whose catalog fields are known. */
+export function registryIndex(registry: LintRegistry): CapabilityIndex {
+  return CapabilityIndex.of(registryAnalysis(registry));
+}
+
 /**
- * The ranker over every capability of a registry whose catalog fields are known. `analyze` turns a
- * source into its analysis: the gate passes one that remembers, so that a capability the same in
- * both trees is analyzed once (analyzeCapability is pure).
+ * What {@link registryIndex} indexes: every capability whose catalog fields are known, analyzed, in
+ * registry order. `analyze` turns a source into its analysis: the gate passes one that remembers, so
+ * that a capability that reads the same in both trees is analyzed once (analyzeCapability is pure).
  */
-export function registryIndex(registry: LintRegistry, analyze: (source: SearchSource) => AnalyzedCapability = analyzeCapability): CapabilityIndex {
-  const analyzed = registry.capabilities.flatMap((capability) => {
+export function registryAnalysis(registry: LintRegistry, analyze: (source: SearchSource) => AnalyzedCapability = analyzeCapability): AnalyzedCapability[] {
+  return registry.capabilities.flatMap((capability) => {
     const source = searchSourceOf(capability, registry.toolsets);
     return source === undefined ? [] : [analyze(source)];
   });
-  return CapabilityIndex.of(analyzed);
 }
 
 export interface RequestResult {

@@ -5,13 +5,13 @@
 // capability and no longer does fails the gate (`routing-moved`). Pure: two lint registries in.
 import { canonicalJson } from '../canonical.js';
 import type { EvalKind } from '../evals/file.js';
-import { registryEvals, registryIndex } from '../evals/run.js';
+import { registryAnalysis, registryEvals } from '../evals/run.js';
 import { analyzeCapability, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
-import type { CapabilityIndex } from '../search/ranker.js';
 import { formatMessage, type LintRegistry } from '../rule.js';
 import { FILE_START } from '../positions.js';
 import type { Diagnostic } from '../types.js';
 import { GATE_MESSAGES, GATE_RULES } from './compare.js';
+import { firstAnswers } from './routing-answers.js';
 
 /**
  * At most this many requests are compared: each costs a search on each tree, about 1.5 ms over
@@ -64,12 +64,22 @@ export function routingChanged(base: LintRegistry, head: LintRegistry): boolean 
   return routingFields(base) !== routingFields(head);
 }
 
+/** The evals of one capability, as compared: its owner in either tree and its requests. */
+type Suite = ReturnType<typeof registryEvals>[number];
+
 /**
- * Run the evals of both trees (a request is keyed by capability, kind and text; the new tree's
- * position wins) over both catalogs and compare each request's first answer.
+ * What routing compares, worked out before any search: either the result already (nothing search
+ * ranks on changed, or too many requests), or the requests and each tree's analyzed catalog.
+ * `queries` are the distinct request texts; each tree answers each once ({@link firstAnswers}).
  */
-export function compareRouting(base: LintRegistry, head: LintRegistry, against: string, options: { maxRequests?: number } = {}): RoutingResult {
-  if (!routingChanged(base, head)) return { status: 'unchanged', requests: 0, moved: [], diagnostics: [] };
+export type RoutingPlan = { result: RoutingResult } | { suites: Suite[]; queries: string[]; base: AnalyzedCapability[]; head: AnalyzedCapability[] };
+
+/**
+ * Plan the comparison of the evals of both trees (a request is keyed by capability, kind and text;
+ * the new tree's position wins) over both catalogs.
+ */
+export function planRouting(base: LintRegistry, head: LintRegistry, options: { maxRequests?: number } = {}): RoutingPlan {
+  if (!routingChanged(base, head)) return { result: { status: 'unchanged', requests: 0, moved: [], diagnostics: [] } };
   const key = (id: string, kind: EvalKind, request: string): string => `${id}\0${kind}\0${request}`;
   const headSuites = registryEvals(head);
   const known = new Set(headSuites.flatMap(({ owner, evals }) => evals.requests.map((each) => key(owner.id, each.kind, each.request))));
@@ -84,35 +94,44 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
     const message = formatMessage(GATE_MESSAGES.routingTooMany, { count: total, limit });
     const file = suites[0]?.evals.file ?? 'capabilities';
     return {
-      status: 'too-many-requests',
-      requests: total,
-      moved: [],
-      diagnostics: [{ file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.routingMoved, message }],
+      result: {
+        status: 'too-many-requests',
+        requests: total,
+        moved: [],
+        diagnostics: [{ file, ...FILE_START, severity: 'warning', ruleId: GATE_RULES.routingMoved, message }],
+      },
     };
   }
   // A capability that reads the same to search in both trees (most of them) is analyzed once.
   const analyzed = new Map<string, AnalyzedCapability>();
   const analyze = (source: SearchSource): AnalyzedCapability => {
-    const key = canonicalJson(source);
-    let analysis = analyzed.get(key);
+    const sourceKey = canonicalJson(source);
+    let analysis = analyzed.get(sourceKey);
     if (analysis === undefined) {
       analysis = analyzeCapability(source);
-      analyzed.set(key, analysis);
+      analyzed.set(sourceKey, analysis);
     }
     return analysis;
   };
-  const [baseIndex, headIndex] = [registryIndex(base, analyze), registryIndex(head, analyze)];
-  // Only the first answer is compared, so each side asks for one hit (a third less work than the
-  // full ranking `capreg eval` needs to find a capability's rank).
-  const first = (index: CapabilityIndex, query: string): string | null => index.search({ query, limit: 1 })[0]?.id ?? null;
+  const queries = [...new Set(suites.flatMap(({ evals }) => evals.requests.map(({ request }) => request)))];
+  return { suites, queries, base: registryAnalysis(base, analyze), head: registryAnalysis(head, analyze) };
+}
 
+/** Judge a planned comparison from each tree's first answers, `queries[i]` answered by `before[i]` and `after[i]`. */
+export function judgeRouting(
+  plan: Exclude<RoutingPlan, { result: RoutingResult }>,
+  before: readonly (string | null)[],
+  after: readonly (string | null)[],
+  against: string,
+): RoutingResult {
+  const answer = new Map(plan.queries.map((query, index) => [query, [before[index] ?? null, after[index] ?? null] as const]));
   let requests = 0;
   const moved: MovedRequest[] = [];
   const diagnostics: Diagnostic[] = [];
-  for (const { owner, evals } of suites) {
+  for (const { owner, evals } of plan.suites) {
     for (const { kind, request, range } of evals.requests) {
       requests += 1;
-      const [was, now] = [first(baseIndex, request), first(headIndex, request)];
+      const [was, now] = answer.get(request) ?? [null, null];
       if (was === now) continue;
       const lost = kind === 'shouldMatch' && was === owner.id;
       moved.push({ capabilityId: owner.id, kind, request, file: evals.file, line: range.line, column: range.column, before: was, after: now, lost });
@@ -128,4 +147,14 @@ export function compareRouting(base: LintRegistry, head: LintRegistry, against: 
     }
   }
   return { status: 'compared', requests, moved, diagnostics };
+}
+
+/**
+ * Run the evals of both trees over both catalogs and compare each request's first answer, in this
+ * thread (the CLI answers the base tree's side in a worker thread: cli/routing-threads.ts).
+ */
+export function compareRouting(base: LintRegistry, head: LintRegistry, against: string, options: { maxRequests?: number } = {}): RoutingResult {
+  const plan = planRouting(base, head, options);
+  if ('result' in plan) return plan.result;
+  return judgeRouting(plan, firstAnswers(plan.base, plan.queries), firstAnswers(plan.head, plan.queries), against);
 }
