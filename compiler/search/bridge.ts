@@ -15,10 +15,18 @@ interface Concept {
   terms: readonly string[];
 }
 
-let concepts: readonly Concept[] | undefined;
+interface Bridge {
+  concepts: readonly Concept[];
+  /** English phrases by their first term: a query is looked up by its own terms, not against every concept. */
+  phrasesByFirstTerm: ReadonlyMap<string, readonly { concept: number; phrase: readonly string[] }[]>;
+  /** Concepts with Chinese words, checked only when the query has Han characters. */
+  chineseConcepts: readonly number[];
+}
 
-function loadConcepts(): readonly Concept[] {
-  return bilingual.groups.map((group) => {
+let bridge: Bridge | undefined;
+
+function loadBridge(): Bridge {
+  const concepts = bilingual.groups.map((group) => {
     const english: string[][] = [];
     const chinese: string[] = [];
     for (const word of group) {
@@ -33,29 +41,45 @@ function loadConcepts(): readonly Concept[] {
     const terms = [...new Set([...english.flat(), ...group.filter(isHan).flatMap((word) => analyze(word))])];
     return { english, chinese, terms };
   });
+  const phrasesByFirstTerm = new Map<string, { concept: number; phrase: readonly string[] }[]>();
+  concepts.forEach(({ english }, concept) => {
+    for (const phrase of english) {
+      const first = phrase[0] as string;
+      phrasesByFirstTerm.set(first, [...(phrasesByFirstTerm.get(first) ?? []), { concept, phrase }]);
+    }
+  });
+  const chineseConcepts = concepts.flatMap(({ chinese }, concept) => (chinese.length > 0 ? [concept] : []));
+  return { concepts, phrasesByFirstTerm, chineseConcepts };
 }
 
-function containsRun(haystack: readonly string[], needle: readonly string[]): boolean {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i += 1) {
-    for (let j = 0; j < needle.length; j += 1) if (haystack[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
+function runAt(haystack: readonly string[], at: number, needle: readonly string[]): boolean {
+  if (at + needle.length > haystack.length) return false;
+  for (let j = 0; j < needle.length; j += 1) if (haystack[at + j] !== needle[j]) return false;
+  return true;
 }
 
 /**
- * The terms the bridge adds to a query: every term of each concept the query names, less the
- * query's own terms, in a stable order (the list's). `terms` is `analyze(query)`.
+ * The terms the bridge adds to a query: every term of each concept the query names (a Chinese
+ * word of the concept in the query's text, or an English phrase of it in the query's terms), less
+ * the query's own terms, in a stable order (the list's). `terms` is `analyze(query)`.
  */
 export function bridgeTerms(query: string, terms: readonly string[]): string[] {
-  concepts ??= loadConcepts();
+  bridge ??= loadBridge();
+  const named = new Set<number>();
+  terms.forEach((term, at) => {
+    for (const { concept, phrase } of bridge?.phrasesByFirstTerm.get(term) ?? []) if (runAt(terms, at, phrase)) named.add(concept);
+  });
   const normalized = normalizeText(query);
+  if (isHan(normalized)) {
+    for (const concept of bridge.chineseConcepts) {
+      if ((bridge.concepts[concept] as Concept).chinese.some((word) => normalized.includes(word))) named.add(concept);
+    }
+  }
   const own = new Set(terms);
   const added = new Set<string>();
-  for (const concept of concepts) {
-    const named = concept.chinese.some((word) => normalized.includes(word)) || concept.english.some((phrase) => containsRun(terms, phrase));
-    if (!named) continue;
+  bridge.concepts.forEach((concept, index) => {
+    if (!named.has(index)) return;
     for (const term of concept.terms) if (!own.has(term)) added.add(term);
-  }
+  });
   return [...added];
 }

@@ -25,6 +25,8 @@ import { FIELD_COUNT, Segment } from './postings.js';
 import { FUZZY_WEIGHT, planQuery, type PlannedTerm } from './query.js';
 
 const SCORE_DIGITS = 6;
+/** Document frequencies a masked view keeps (emptied when full): ~50 bytes each. */
+const MAX_KEPT_FREQUENCIES = 4096;
 const FIELD_BOOSTS = SEARCH_FIELDS.map((field) => BOOST[field]);
 // MiniSearch's BM25 parameters.
 const K = 1.2;
@@ -168,6 +170,7 @@ export class CapabilityIndex {
   readonly #averageLength = new Float64Array(FIELD_COUNT);
   #byId: readonly Located[] | undefined;
   readonly #cache: ViewCache | undefined;
+  readonly #frequencies = new Map<string, number>();
 
   /** An index over exactly these capabilities (with its own term-score cache). */
   static of(capabilities: readonly AnalyzedCapability[]): CapabilityIndex {
@@ -189,10 +192,16 @@ export class CapabilityIndex {
       let mask: Uint8Array | null = null;
       if (visible !== undefined) {
         mask = new Uint8Array(segment.size);
+        let shown = 0;
         for (const id of visible) {
           const doc = segment.documentNumber(id);
-          if (doc !== undefined) mask[doc] = 1;
+          if (doc !== undefined && mask[doc] === 0) {
+            mask[doc] = 1;
+            shown += 1;
+          }
         }
+        // Everything visible: no mask to consult (the common case of a caller who sees the catalog).
+        if (shown === segment.size) mask = null;
       }
       return { segment, mask, scratch: scratchOf(segment) };
     });
@@ -238,8 +247,19 @@ export class CapabilityIndex {
     return this.#best(request.limit, filtered ? passes : undefined, filterFields);
   }
 
-  /** Visible capabilities that have `term` in any field. */
+  /** Visible capabilities that have `term` in any field (kept per view for masked views: counting scans the term's postings). */
   #documentFrequency(term: string): number {
+    const known = this.#frequencies.get(term);
+    if (known !== undefined) return known;
+    const count = this.#countDocuments(term);
+    if (this.#parts.some((part) => part.mask !== null)) {
+      if (this.#frequencies.size >= MAX_KEPT_FREQUENCIES) this.#frequencies.clear();
+      this.#frequencies.set(term, count);
+    }
+    return count;
+  }
+
+  #countDocuments(term: string): number {
     let count = 0;
     for (const { segment, mask } of this.#parts) {
       const t = segment.term(term);
@@ -298,7 +318,8 @@ export class CapabilityIndex {
       if (cached !== undefined) return cached;
     }
     const scores = this.#scoreTerm(planned);
-    if (key !== undefined) this.#cache?.cache.set(key, scores);
+    // A word no visible capability has (a number, a name) matches nothing: not worth a cache entry.
+    if (key !== undefined && scores.size > 0) this.#cache?.cache.set(key, scores);
     return scores;
   }
 
@@ -354,25 +375,30 @@ export class CapabilityIndex {
     // matched), in flat arrays: thousands of documents match a common word at 10,000 capabilities.
     const raws: number[] = [];
     const where: number[] = [];
-    this.#parts.forEach(({ scratch, segment }, p) => {
-      for (const doc of scratch.touched) {
+    const partCount = this.#parts.length;
+    for (let p = 0; p < partCount; p += 1) {
+      const { scratch, segment } = this.#parts[p] as Part;
+      const { touched, total, quality } = scratch;
+      for (let i = 0; i < touched.length; i += 1) {
+        const doc = touched[i] as number;
         if (passes !== undefined && !passes(segment.documents[doc] as AnalyzedCapability)) continue;
-        raws.push((scratch.total[doc] as number) * (scratch.quality[doc] as number));
-        where.push(doc * this.#parts.length + p);
+        raws.push((total[doc] as number) * (quality[doc] as number));
+        where.push(doc * partCount + p);
       }
-    });
+    }
     // Rounding keeps order, so the limit-th best rounded score is the limit-th best raw one rounded;
     // only documents within rounding of it can still tie with it.
     const floor = raws.length > limit ? roundScore(kthLargest(raws, limit)) : -Infinity;
     const nearest = floor - 10 ** -SCORE_DIGITS;
     const ranked: { part: Part; doc: number; score: number }[] = [];
-    raws.forEach((raw, i) => {
-      if (raw < nearest) return;
+    for (let i = 0; i < raws.length; i += 1) {
+      const raw = raws[i] as number;
+      if (raw < nearest) continue;
       const score = roundScore(raw);
-      if (score < floor) return;
+      if (score < floor) continue;
       const at = where[i] as number;
-      ranked.push({ part: this.#parts[at % this.#parts.length] as Part, doc: Math.floor(at / this.#parts.length), score });
-    });
+      ranked.push({ part: this.#parts[at % partCount] as Part, doc: Math.floor(at / partCount), score });
+    }
     const idOf = ({ part, doc }: { part: Part; doc: number }): string => (part.segment.documents[doc] as AnalyzedCapability).id;
     ranked.sort((a, b) => b.score - a.score || compareIds(idOf(a), idOf(b)));
     return ranked.slice(0, limit).map((hit) => {
