@@ -5,8 +5,9 @@
 //
 // Layout: .capreg/cache/documents/<n>.bin, SHARDS files; a document lives in the shard of its path.
 // A shard is a header line, the sha256 of the rest (32 bytes), then records: u32 key length, key
-// (UTF-8 `path\0sha256`), u32 document length, document (v8.serialize: lossless, and cheap to
-// produce in the parse workers). Editing one file rewrites one shard, not the whole cache; reading
+// (UTF-8 `path\0sha256`), u32 document length, document without its token count (v8.serialize:
+// lossless, and cheap to produce in the parse workers, which do not count tokens), u32 the body's
+// token count (counted once, by the thread that received the document). Editing one file rewrites one shard, not the whole cache; reading
 // needs no giant JSON string; a damaged shard is detected and ignored.
 import { readFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,13 +15,14 @@ import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
+import type { UncountedDocument } from '../compiler/parse.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
-const HEADER = `capreg parse cache 2; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
+const HEADER = `capreg parse cache 3; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
 const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
 
 export function cacheDirectory(root: string): string {
@@ -38,9 +40,15 @@ function shardOf(file: string): number {
   return (hash >>> 0) % SHARDS;
 }
 
+/** One cached document: its serialized form without the token count, and the count. */
+interface CacheRecord {
+  bytes: Uint8Array;
+  bodyTokens: number;
+}
+
 /** The records of one shard file; empty when it is missing, from another version, or damaged. */
-async function readShard(file: string): Promise<Map<string, Uint8Array>> {
-  const records = new Map<string, Uint8Array>();
+async function readShard(file: string): Promise<Map<string, CacheRecord>> {
+  const records = new Map<string, CacheRecord>();
   let data: Buffer;
   try {
     data = await readFile(file);
@@ -60,22 +68,24 @@ async function readShard(file: string): Promise<Map<string, Uint8Array>> {
     const key = data.toString('utf8', offset + 4, keyEnd);
     const documentLength = data.readUInt32LE(keyEnd);
     const documentEnd = keyEnd + 4 + documentLength;
-    if (documentEnd > data.byteLength) return new Map();
-    records.set(key, data.subarray(keyEnd + 4, documentEnd));
-    offset = documentEnd;
+    if (documentEnd + 4 > data.byteLength) return new Map();
+    records.set(key, { bytes: data.subarray(keyEnd + 4, documentEnd), bodyTokens: data.readUInt32LE(documentEnd) });
+    offset = documentEnd + 4;
   }
   return records;
 }
 
-async function writeShard(file: string, records: Map<string, Uint8Array>): Promise<void> {
+async function writeShard(file: string, records: Map<string, CacheRecord>): Promise<void> {
   const parts: Uint8Array[] = [];
-  for (const [key, document] of records) {
+  for (const [key, { bytes, bodyTokens }] of records) {
     const keyBytes = Buffer.from(key, 'utf8');
     const lengths = Buffer.alloc(4);
     lengths.writeUInt32LE(keyBytes.byteLength);
     const documentLength = Buffer.alloc(4);
-    documentLength.writeUInt32LE(document.byteLength);
-    parts.push(lengths, keyBytes, documentLength, document);
+    documentLength.writeUInt32LE(bytes.byteLength);
+    const tokens = Buffer.alloc(4);
+    tokens.writeUInt32LE(bodyTokens);
+    parts.push(lengths, keyBytes, documentLength, bytes, tokens);
   }
   const body = Buffer.concat(parts);
   await writeFileAtomic(file, Buffer.concat([HEADER_BYTES, createHash('sha256').update(body).digest(), body]), { sync: false });
@@ -111,8 +121,8 @@ export async function parseWithCache(
     const record = shards[shardIndex[index]!]!.get(keys[index]!);
     if (record) {
       try {
-        documents[index] = deserialize(record) as CapabilityDocument;
-        bytes[index] = record;
+        documents[index] = { ...(deserialize(record.bytes) as UncountedDocument), bodyTokens: record.bodyTokens };
+        bytes[index] = record.bytes;
         return;
       } catch {
         // a damaged record: parse the file again
@@ -132,10 +142,11 @@ export async function parseWithCache(
   }
 
   // Rewrite the shards whose set of entries changed (a file added, edited or removed).
-  const wanted = Array.from({ length: SHARDS }, () => new Map<string, Uint8Array>());
+  const wanted = Array.from({ length: SHARDS }, () => new Map<string, CacheRecord>());
   files.forEach((_, index) => {
     const record = bytes[index];
-    if (record) wanted[shardIndex[index]!]!.set(keys[index]!, record);
+    const document = documents[index];
+    if (record && document) wanted[shardIndex[index]!]!.set(keys[index]!, { bytes: record, bodyTokens: document.bodyTokens });
   });
   const changed: number[] = [];
   wanted.forEach((records, index) => {

@@ -2,9 +2,10 @@
 // it is sent, in order, and answers each document as soon as it is parsed (the main thread times
 // every document against its budget): the document itself or, for the parse cache, its serialized
 // bytes in a transferred buffer. A parse that throws is reported with its message, so that the
-// main thread fails with the same error an inline parse would have thrown.
+// main thread fails with the same error an inline parse would have thrown. It does not count the
+// body's tokens (the main thread does, as the documents come in), so it never loads the tokenizer.
 import { parentPort } from 'node:worker_threads';
-import { parseCapability } from '../compiler/parse.js';
+import { parseUncounted } from '../compiler/parse.js';
 import { serializeDocument, type FromWorker, type ToWorker } from './parse-workers.js';
 
 const port = parentPort;
@@ -14,7 +15,7 @@ if (port) {
       const index = indices[offset]!;
       let document;
       try {
-        document = parseCapability(file.path, file.content);
+        document = parseUncounted(file.path, file.content);
       } catch (error) {
         const failed: FromWorker = {
           type: 'failed',

@@ -9,19 +9,21 @@
 // main thread is idle while they parse); batches shrink towards the end of the queue so that the
 // workers finish together.
 //
-// A worker takes a few hundred ms to load its modules (unified, micromark, the tokenizer's BPE
-// tables), as long as the main thread takes to load the compiler: a command calls
+// A worker takes ~100 ms to load its modules (unified, micromark, yaml; not the tokenizer: the
+// main thread counts each body's tokens as its document comes in, and it loads the tokenizer's BPE
+// tables for the rules anyway): a command calls
 // startParseWorker() before it imports the compiler, so that both load at once. This module
 // imports no compiler code for that reason.
 //
 // For the parse cache, documents can also be returned serialized (v8.serialize, lossless like the
-// structured clone that carries them between threads): a worker then serializes its own documents,
-// in parallel, and sends the bytes instead of the objects.
+// structured clone that carries them between threads): a worker then serializes its own documents
+// (without the token count), in parallel, and sends the bytes instead of the objects.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
+import type { UncountedDocument } from '../compiler/parse.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
 /** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */
@@ -37,8 +39,8 @@ export type ToWorker = { indices: number[]; files: ParseInput[]; serialize: bool
 /** One message per document, as soon as it is parsed: the main thread times each document. */
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'parsed'; index: number; document: CapabilityDocument }
-  /** The document's v8.serialize bytes, transferred. */
+  | { type: 'parsed'; index: number; document: UncountedDocument }
+  /** The (uncounted) document's v8.serialize bytes, transferred. */
   | { type: 'serialized'; index: number; bytes: ArrayBuffer }
   | { type: 'failed'; index: number; message: string; stack?: string };
 
@@ -74,7 +76,7 @@ export function startParseWorker(): void {
 }
 
 /** One document serialized into a transferable buffer of its own. */
-export function serializeDocument(document: CapabilityDocument): ArrayBuffer {
+export function serializeDocument(document: UncountedDocument): ArrayBuffer {
   const bytes = serialize(document);
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
@@ -109,7 +111,7 @@ export async function parseInWorkers(files: readonly ParseInput[], options: Pars
 
 export interface ParsedAndSerialized {
   documents: ParsedDocuments;
-  /** v8.serialize of each parsed document (for the parse cache); undefined where the document is. */
+  /** v8.serialize of each parsed document without its `bodyTokens` (for the parse cache); undefined where the document is. */
   serialized: (Uint8Array | undefined)[];
 }
 
@@ -135,11 +137,11 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
 
   // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
   // without a budget. The built CLI (lib/) always has its worker.
+  const { countBodyTokens, parseUncounted } = await import('../compiler/parse.js');
   if (!existsSync(fileURLToPath(WORKER_URL))) {
-    const { parseCapability } = await import('../compiler/parse.js');
     files.forEach((file, index) => {
-      const document = parseCapability(file.path, file.content);
-      documents[index] = document;
+      const document = parseUncounted(file.path, file.content);
+      documents[index] = countBodyTokens(document);
       if (options.serialize) serialized[index] = serialize(document);
     });
     return { documents, serialized };
@@ -225,17 +227,19 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
         return fail(Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {}));
       }
       member.queue.shift();
+      if (message.index === member.batchEnds[0]) member.batchEnds.shift();
+      // The clock and the next batch first: counting tokens takes this thread a moment (the first
+      // count loads the tokenizer).
+      arm(member);
+      feed(member);
       if (message.type === 'serialized') {
         const bytes = new Uint8Array(message.bytes);
-        documents[message.index] = deserialize(bytes) as CapabilityDocument;
+        documents[message.index] = countBodyTokens(deserialize(bytes) as UncountedDocument);
         serialized[message.index] = bytes;
       } else {
-        documents[message.index] = message.document;
+        documents[message.index] = countBodyTokens(message.document);
       }
-      if (message.index === member.batchEnds[0]) member.batchEnds.shift();
-      arm(member);
       answered();
-      feed(member);
     });
     member.worker.on('error', (error) => {
       if (pool.has(member)) fail(error);

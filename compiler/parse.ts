@@ -161,7 +161,23 @@ function refusal(text: string): { line: number; message: string } | undefined {
   return undefined;
 }
 
+/**
+ * A document before its body's tokens are counted: what a parse worker sends (it never loads the
+ * tokenizer; the main thread counts, see compiler/tokens.ts).
+ */
+export type UncountedDocument = Omit<CapabilityDocument, 'bodyTokens'>;
+
 export function parseCapability(file: string, content: string): CapabilityDocument {
+  return countBodyTokens(parseUncounted(file, content));
+}
+
+/** The document with `bodyTokens`, the BPE token count of its body. */
+export function countBodyTokens(document: UncountedDocument): CapabilityDocument {
+  return { ...document, bodyTokens: countTokens(document.body) };
+}
+
+/** Everything of parseCapability but the token count. */
+export function parseUncounted(file: string, content: string): UncountedDocument {
   const text = normalizeNewlines(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content);
   let tree: Root | undefined;
   let collected: Collected | undefined;
@@ -203,7 +219,6 @@ export function parseCapability(file: string, content: string): CapabilityDocume
     body,
     bodyStartLine,
     ...collected,
-    bodyTokens: countTokens(body),
     contentHash: sha256Hex(content),
   };
 }

@@ -1,5 +1,6 @@
 // The parse cache (cli/parse-cache.ts): cached documents are the documents a fresh parse gives,
 // one edited file rewrites one shard, and a damaged or foreign cache is only a slower build.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { deserialize } from 'node:v8';
@@ -9,7 +10,7 @@ import { serializeDocument, threadCount } from '../../cli/parse-workers.js';
 import { readRegistry } from '../../cli/read-registry.js';
 import { DEFAULT_MAX_PARSE_MS } from '../../compiler/config.js';
 import { parseCapability } from '../../compiler/parse.js';
-import { cleanProtocol, tempRegistry } from './helpers.js';
+import { REPO_ROOT, cleanProtocol, tempRegistry } from './helpers.js';
 
 const COUNT = 40;
 
@@ -94,5 +95,38 @@ describe('parse workers', () => {
     expect(threadCount(65, 2)).toBe(2);
     expect(threadCount(1000, 2)).toBe(2);
     expect(threadCount(1000, 8)).toBe(8);
+  });
+});
+
+describe('token counts', () => {
+  it('the parser does not load the tokenizer until a count is asked for (parse workers never ask)', () => {
+    // An import of gpt-tokenizer (ESM) fails in this child; the lazy load (CommonJS) shows in require.cache.
+    const hooks = `export async function resolve(specifier, context, next) { if (specifier === 'gpt-tokenizer') throw new Error('tokenizer imported'); return next(specifier, context); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const script = [
+      "import path from 'node:path';",
+      "import { createRequire } from 'node:module';",
+      "const { parseUncounted, countBodyTokens } = await import('./lib/compiler/parse.js');",
+      'const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes(`${path.sep}gpt-tokenizer${path.sep}`));',
+      "const document = parseUncounted('capabilities/a/PROTOCOL.md', '---\\nid: a\\n---\\n\\nNever guess.\\n');",
+      'const before = loaded();',
+      'const counted = countBodyTokens(document);',
+      'console.log(JSON.stringify({ before, after: loaded(), tokens: counted.bodyTokens }));',
+    ].join('\n');
+    const result = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    expect(result.stderr).toBe('');
+    const expected = parseCapability('capabilities/a/PROTOCOL.md', '---\nid: a\n---\n\nNever guess.\n').bodyTokens;
+    expect(JSON.parse(result.stdout)).toEqual({ before: false, after: true, tokens: expected });
+  });
+
+  it('a warm cache gives each body count (kept beside the document)', async () => {
+    const root = registry();
+    const cold = await parse(root);
+    const warm = await parse(root);
+    expect(warm.documents.map((document) => document?.bodyTokens)).toEqual(cold.fresh.map((document) => document.bodyTokens));
+    expect(cold.fresh.every((document) => document.bodyTokens > 3)).toBe(true);
   });
 });
