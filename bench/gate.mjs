@@ -17,6 +17,9 @@
 // Targets: `check, no cache` ≤ 0.6× `cold build` (issue 13); `check, cache` ≤ 0.5× `cold build` (issue 4).
 // Ratios are per round (each measure against the cold build of its own round), then the median.
 // `--only coldBuild,checkNoCache` runs some measures only (a 10,000 round takes minutes).
+// `--baseline-bin DIR/bin/capreg.js` adds `check, no cache` with another build of capreg, in the same
+// rounds: before/after a change, e.g. `git archive <commit> | tar -x -C DIR`, link node_modules,
+// `npx tsc -p tsconfig.build.json` there.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -35,13 +38,14 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     keep: { type: 'string' },
     only: { type: 'string' },
+    'baseline-bin': { type: 'string' },
   },
 });
 
-function run(args, cwd) {
+function run(args, cwd, executable = bin) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [executable, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -63,7 +67,9 @@ async function main() {
   const count = Number(values.count);
   const runs = Number(values.runs);
   if (!Number.isInteger(count) || count < 2 || !Number.isInteger(runs) || runs < 1) {
-    console.error('usage: node bench/gate.mjs [--count N] [--runs N] [--keep DIR] [--only coldBuild,lintNoCache,checkNoCache,checkBaseCache,checkWarm]');
+    console.error(
+      'usage: node bench/gate.mjs [--count N] [--runs N] [--keep DIR] [--only coldBuild,lintNoCache,checkNoCache,checkBaseCache,checkWarm,baselineCheckNoCache] [--baseline-bin PATH]',
+    );
     process.exit(2);
   }
   if (!existsSync(path.join(repo, 'lib', 'cli', 'main.js'))) {
@@ -142,6 +148,15 @@ async function main() {
       return expectCheck('check, base cache', await run(checkArgs, root));
     },
     checkWarm: async () => expectCheck('check, warm', await run(checkArgs, root)),
+    // Another build of capreg (an older commit, built with `npm run build:ts` in a copy of it), same registry, same round.
+    ...(values['baseline-bin'] === undefined
+      ? {}
+      : {
+          baselineCheckNoCache: async () => {
+            await rm(cache, { recursive: true, force: true });
+            return expectCheck('baseline check, no cache', await run(checkArgs, root, path.resolve(values['baseline-bin'])));
+          },
+        }),
   };
   const names = {
     coldBuild: 'cold `capreg build` (no parse cache)',
@@ -149,6 +164,7 @@ async function main() {
     checkNoCache: '`capreg check`, no parse cache',
     checkBaseCache: '`capreg check`, parse cache of the base tree',
     checkWarm: '`capreg check`, parse cache of the new tree',
+    baselineCheckNoCache: `\`capreg check\`, no parse cache, baseline build (${values['baseline-bin']})`,
   };
   const chosen = values.only === undefined ? Object.keys(measures) : values.only.split(',').map((key) => key.trim());
   const unknown = chosen.filter((key) => !(key in measures));
