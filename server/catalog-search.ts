@@ -17,10 +17,7 @@ import type { CatalogListing } from './catalog.js';
 
 /** Distinct visible sets whose view is kept (a set's first search after eviction rebuilds it: ~1 ms per 1,000 capabilities). */
 export const MAX_CACHED_VIEWS = 64;
-/**
- * Answers kept, keyed by visible set and request: an answer is a function of those two alone, and
- * agents repeat the same requests. Each holds at most 50 hits (entries are shared, not copied).
- */
+/** Answers kept (their hits: at most 50 each, an id, a score and the matched fields), keyed by visible set and request. */
 export const MAX_CACHED_ANSWERS = 4096;
 /** Longest stretch `prepare()` keeps the event loop before letting requests run. */
 export const PREPARE_SLICE_MS = 10;
@@ -43,12 +40,6 @@ export interface FindAnswer {
   readonly structured: Readonly<Record<string, unknown>>;
   /** `JSON.stringify(structured)`, byte for byte. */
   readonly text: string;
-}
-
-/** Found capabilities as the answer lists them (entry, score, matched), and that list as JSON without its brackets. */
-interface AnswerEntries {
-  readonly capabilities: readonly Readonly<Record<string, unknown>>[];
-  readonly json: string;
 }
 
 // An entry's JSON, once per entry object: platform entries are shared by every caller of a class and
@@ -80,9 +71,12 @@ export class CatalogSearch {
   readonly #views = new LRUCache<string, ScopeView>({ max: MAX_CACHED_VIEWS });
   /** Each view's term scores, under its catalogVersion (DEFAULT_TERM_SCORES document scores in all). */
   readonly #termScores = new TermScoreCache();
-  readonly #answers = new LRUCache<string, readonly FoundCapability[]>({ max: MAX_CACHED_ANSWERS });
-  /** What a cached answer lists, made once per answer (weakly held: it lives as long as the answer does). */
-  readonly #answerEntries = new WeakMap<readonly FoundCapability[], AnswerEntries>();
+  /**
+   * The hits of answers, by visible set and request: an answer is a function of those two alone,
+   * and agents repeat requests. Only the hits are kept (their entries are the view's, shared), so a
+   * stream of new requests does not fill the heap with answers that will not be asked again.
+   */
+  readonly #answers = new LRUCache<string, readonly SearchHit[]>({ max: MAX_CACHED_ANSWERS });
 
   constructor(manifest: Manifest) {
     for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
@@ -121,14 +115,10 @@ export class CatalogSearch {
     }
   }
 
+  /** The capabilities `scope` sees that fit `request`, best first, with their entries (not cached: see answer()). */
   search(scope: SearchScope, request: SearchRequest): readonly FoundCapability[] {
-    const key = JSON.stringify([scope.catalogVersion, request.query, request.lifecyclePhase, request.tags, request.limit]);
-    const cached = this.#answers.get(key);
-    if (cached !== undefined) return cached;
     const { index, entries } = this.#view(scope);
-    const found = Object.freeze(index.search(request).map((hit) => Object.freeze({ ...hit, entry: entries.get(hit.id) as CatalogEntry })));
-    this.#answers.set(key, found);
-    return found;
+    return index.search(request).map((hit) => ({ ...hit, entry: entries.get(hit.id) as CatalogEntry }));
   }
 
   /**
@@ -137,25 +127,24 @@ export class CatalogSearch {
    * entry's JSON, made once per entry, instead of serializing the entries on every call.
    */
   answer(scope: SearchScope, request: SearchRequest, warning?: string): FindAnswer {
-    const found = this.search(scope, request);
-    let listed = this.#answerEntries.get(found);
-    if (listed === undefined) {
-      listed = {
-        capabilities: Object.freeze(found.map(({ entry, score, matched }) => Object.freeze({ ...entry, score, matched }))),
-        json: found
-          .map(({ entry, score, matched }) => `${entryJsonOpen(entry)},"score":${JSON.stringify(score)},"matched":${JSON.stringify(matched)}}`)
-          .join(','),
-      };
-      this.#answerEntries.set(found, listed);
+    const view = this.#view(scope);
+    const key = JSON.stringify([scope.catalogVersion, request.query, request.lifecyclePhase, request.tags, request.limit]);
+    let hits = this.#answers.get(key);
+    if (hits === undefined) {
+      hits = Object.freeze(view.index.search(request));
+      this.#answers.set(key, hits);
     }
+    const found = hits.map((hit) => ({ hit, entry: view.entries.get(hit.id) as CatalogEntry }));
+    const capabilities = found.map(({ hit, entry }) => ({ ...entry, score: hit.score, matched: [...hit.matched] }));
+    const listed = found.map(({ hit, entry }) => `${entryJsonOpen(entry)},"score":${JSON.stringify(hit.score)},"matched":${JSON.stringify(hit.matched)}}`);
     const structured = {
       success: true,
       catalogVersion: scope.catalogVersion,
-      capabilities: listed.capabilities,
+      capabilities,
       ...(warning !== undefined ? { warning } : {}),
     };
     const text =
-      `{"success":true,"catalogVersion":${JSON.stringify(scope.catalogVersion)},"capabilities":[${listed.json}]` +
+      `{"success":true,"catalogVersion":${JSON.stringify(scope.catalogVersion)},"capabilities":[${listed.join(',')}]` +
       `${warning !== undefined ? `,"warning":${JSON.stringify(warning)}` : ''}}`;
     return { structured, text };
   }

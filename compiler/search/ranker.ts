@@ -107,6 +107,22 @@ class Scratch {
 
 const scratches = new WeakMap<Segment, Scratch>();
 
+/** The scored documents of one query (score, and where: document × parts + part), reused by every query. */
+const candidates = {
+  raw: new Float64Array(1024),
+  at: new Int32Array(1024),
+  reserve(size: number): void {
+    if (size <= this.raw.length) return;
+    const length = Math.max(size, this.raw.length * 2);
+    const raw = new Float64Array(length);
+    raw.set(this.raw);
+    const at = new Int32Array(length);
+    at.set(this.at);
+    this.raw = raw;
+    this.at = at;
+  },
+};
+
 function scratchOf(segment: Segment): Scratch {
   let scratch = scratches.get(segment);
   if (scratch === undefined) scratches.set(segment, (scratch = new Scratch(segment.size)));
@@ -372,42 +388,51 @@ export class CapabilityIndex {
   /** The best `limit` documents that pass the filters: by score rounded to six decimals, ties by id. */
   #best(limit: number, passes: ((capability: AnalyzedCapability) => boolean) | undefined, filterFields: readonly MatchedField[]): SearchHit[] {
     // Every matched document's final score (MiniSearch's: the sum times the number of query terms
-    // matched), in flat arrays: thousands of documents match a common word at 10,000 capabilities.
-    const raws: number[] = [];
-    const where: number[] = [];
+    // matched), in flat reused arrays: thousands of documents match a common word at 10,000 capabilities.
     const partCount = this.#parts.length;
+    let count = 0;
     for (let p = 0; p < partCount; p += 1) {
       const { scratch, segment } = this.#parts[p] as Part;
       const { touched, total, quality } = scratch;
+      candidates.reserve(count + touched.length);
       for (let i = 0; i < touched.length; i += 1) {
         const doc = touched[i] as number;
         if (passes !== undefined && !passes(segment.documents[doc] as AnalyzedCapability)) continue;
-        raws.push((total[doc] as number) * (quality[doc] as number));
-        where.push(doc * partCount + p);
+        candidates.raw[count] = (total[doc] as number) * (quality[doc] as number);
+        candidates.at[count] = doc * partCount + p;
+        count += 1;
       }
     }
     // Rounding keeps order, so the limit-th best rounded score is the limit-th best raw one rounded;
-    // only documents within rounding of it can still tie with it.
-    const floor = raws.length > limit ? roundScore(kthLargest(raws, limit)) : -Infinity;
+    // only documents within rounding of it can still tie with it. Fewer than `limit` score above it.
+    const floor = count > limit ? roundScore(kthLargest(candidates.raw, count, limit)) : -Infinity;
     const nearest = floor - 10 ** -SCORE_DIGITS;
-    const ranked: { part: Part; doc: number; score: number }[] = [];
-    for (let i = 0; i < raws.length; i += 1) {
-      const raw = raws[i] as number;
+    const above: { at: number; score: number }[] = [];
+    const tied: { at: number; score: number }[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const raw = candidates.raw[i] as number;
       if (raw < nearest) continue;
       const score = roundScore(raw);
-      if (score < floor) continue;
-      const at = where[i] as number;
-      ranked.push({ part: this.#parts[at % partCount] as Part, doc: Math.floor(at / partCount), score });
+      if (score > floor) above.push({ at: candidates.at[i] as number, score });
+      else if (score === floor) tied.push({ at: candidates.at[i] as number, score });
     }
-    const idOf = ({ part, doc }: { part: Part; doc: number }): string => (part.segment.documents[doc] as AnalyzedCapability).id;
-    ranked.sort((a, b) => b.score - a.score || compareIds(idOf(a), idOf(b)));
-    return ranked.slice(0, limit).map((hit) => {
-      const mask = hit.part.scratch.fields[hit.doc] as number;
+    const located = (at: number): { part: Part; doc: number } => ({ part: this.#parts[at % partCount] as Part, doc: Math.floor(at / partCount) });
+    const idOf = (at: number): string => {
+      const { part, doc } = located(at);
+      return (part.segment.documents[doc] as AnalyzedCapability).id;
+    };
+    // Within a part, document numbers are in id order: a view of one part breaks ties by number.
+    const byId = (a: { at: number }, b: { at: number }): number => (partCount === 1 ? a.at - b.at : compareIds(idOf(a.at), idOf(b.at)));
+    above.sort((a, b) => b.score - a.score || byId(a, b));
+    tied.sort(byId);
+    return [...above, ...tied].slice(0, limit).map(({ at, score }) => {
+      const { part, doc } = located(at);
+      const mask = part.scratch.fields[doc] as number;
       const matched = new Set<MatchedField>(filterFields);
       SEARCH_FIELDS.forEach((field, f) => {
         if ((mask & (1 << f)) !== 0) matched.add(field);
       });
-      return { id: idOf(hit), score: hit.score, matched: MATCH_ORDER.filter((field) => matched.has(field)) };
+      return { id: idOf(at), score, matched: MATCH_ORDER.filter((field) => matched.has(field)) };
     });
   }
 
@@ -454,18 +479,21 @@ function addPostings(part: Part, t: number, f: number, inverse: number, average:
   }
 }
 
-/** The k-th largest of `values` (k ≤ values.length), with a min-heap of the k largest seen. */
-function kthLargest(values: readonly number[], k: number): number {
+/** The k-th largest of the first `count` values (k ≤ count), with a min-heap of the k largest seen. */
+function kthLargest(values: Float64Array, count: number, k: number): number {
   const heap = new Float64Array(k);
   let size = 0;
-  for (const raw of values) {
+  for (let v = 0; v < count; v += 1) {
+    const raw = values[v] as number;
     if (size < k) {
       let i = size++;
       heap[i] = raw;
       while (i > 0) {
         const parent = (i - 1) >> 1;
         if ((heap[parent] as number) <= (heap[i] as number)) break;
-        [heap[parent], heap[i]] = [heap[i] as number, heap[parent] as number];
+        const swap = heap[parent] as number;
+        heap[parent] = heap[i] as number;
+        heap[i] = swap;
         i = parent;
       }
     } else if (raw > (heap[0] as number)) {
@@ -478,7 +506,9 @@ function kthLargest(values: readonly number[], k: number): number {
         if (left < k && (heap[left] as number) < (heap[smallest] as number)) smallest = left;
         if (right < k && (heap[right] as number) < (heap[smallest] as number)) smallest = right;
         if (smallest === i) break;
-        [heap[smallest], heap[i]] = [heap[i] as number, heap[smallest] as number];
+        const swap = heap[smallest] as number;
+        heap[smallest] = heap[i] as number;
+        heap[i] = swap;
         i = smallest;
       }
     }
