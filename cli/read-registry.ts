@@ -73,33 +73,32 @@ function isTextInput(relativePath: string): boolean {
   return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
 
+/** Text files read at once while the walk goes on (libuv has 4 threads for file I/O). */
+const READ_AHEAD = 16;
+
 export async function readRegistry(root: string, options: ReadOptions): Promise<RegistryInput> {
   const realRoot = await realpath(root);
-  const files: SourceFile[] = [];
+  // In walk order; a text file's slot holds its read in flight (files are read while the walk goes on).
+  const files: (SourceFile | Promise<SourceFile>)[] = [];
   const allPaths: string[] = [];
   const protocolFolders = new Set<string>();
   const capabilityFolders: string[] = [];
   const visited = new Set<string>();
+  const reading: Promise<SourceFile>[] = [];
 
-  const readText = async (absolute: string, relative: string): Promise<void> => {
+  const readText = async (absolute: string, relative: string): Promise<SourceFile> => {
     try {
       const info = await stat(absolute);
       // A FIFO or device named PROTOCOL.md would block the read or never end.
-      if (!info.isFile()) {
-        files.push({ path: relative, problem: 'not a regular file; it must be a UTF-8 text file' });
-        return;
-      }
-      if (info.size > options.maxFileBytes) {
-        files.push({ path: relative, problem: sizeProblem(info.size, options.maxFileBytes) });
-        return;
-      }
+      if (!info.isFile()) return { path: relative, problem: 'not a regular file; it must be a UTF-8 text file' };
+      if (info.size > options.maxFileBytes) return { path: relative, problem: sizeProblem(info.size, options.maxFileBytes) };
       const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
-      files.push({ path: relative, ...result });
+      return { path: relative, ...result };
     } catch (error) {
-      files.push({
+      return {
         path: relative,
         problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
-      });
+      };
     }
   };
 
@@ -145,13 +144,19 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
       }
       allPaths.push(relative);
       if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
-      if (isTextInput(relative)) await readText(absolute, relative);
+      if (isTextInput(relative)) {
+        // At most READ_AHEAD reads in flight: a registry of many large files is not all in buffers at once.
+        if (reading.length >= READ_AHEAD) await reading.shift();
+        const read = readText(absolute, relative);
+        reading.push(read);
+        files.push(read);
+      }
     }
   };
 
   await walk(path.join(root, 'capabilities'), 'capabilities');
   return {
-    files,
+    files: await Promise.all(files.map(async (file) => file)),
     allPaths: allPaths.sort(),
     foldersWithoutProtocol: capabilityFolders.filter((folder) => !protocolFolders.has(folder)).sort(),
   };
