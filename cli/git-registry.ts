@@ -225,6 +225,12 @@ export async function readGitRegistry(root: string, ref: string, options: { maxF
 export interface GitBase {
   commit: string;
   read(options: { maxFileBytes: number }): Promise<RegistryInput>;
+  /**
+   * The files under `capabilities/` that Git sees differ between the commit and the working tree
+   * (paths relative to the registry root), or undefined when git cannot say. A hint only: Git
+   * compares after its filters (line endings), so callers still compare bytes.
+   */
+  changedPaths(): Promise<Set<string> | undefined>;
 }
 
 /**
@@ -236,7 +242,19 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   const git = simpleGit({ baseDir: root });
   const { prefix, shallow, commit } = await inspectRepository(git, root, ref);
   if (commit === undefined) throw await missingRefError(git, ref, shallow);
-  return { commit, read: (options) => readTree({ git, root, ref, commit, prefix }, options) };
+  return {
+    commit,
+    read: (options) => readTree({ git, root, ref, commit, prefix }, options),
+    changedPaths: async () => {
+      try {
+        // --relative: paths relative to the registry root (the working directory), which may be a subfolder.
+        const output = await git.raw(['diff', '--name-only', '-z', '--no-renames', '--relative', commit, '--', 'capabilities']);
+        return new Set(output.split('\0').filter((line) => line !== ''));
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }
 
 async function readTree(

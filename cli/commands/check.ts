@@ -20,24 +20,43 @@ import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
-import { overBudgetProblem, parseInWorkers } from '../parse-workers.js';
+import { overBudgetProblem, parseInWorkers, startParseWorker } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
 
+/** Base documents parsed ahead, by `path\0sha256`; undefined for one over the parse budget. */
+export type EarlyDocuments = ReadonlyMap<string, CapabilityDocument | undefined>;
+
+const documentKey = (file: string, content: string): string => `${file}\0${sha256Hex(content)}`;
+
+/**
+ * Parse the base tree's protocol files that Git says the change touched, while the new tree is
+ * compiled: the workers start next to the new tree's, rather than after its lint. A hint only:
+ * {@link baseDocuments} decides by bytes which base files need a document of their own.
+ */
+export async function parseEarly(input: RegistryInput, changed: ReadonlySet<string> | undefined, maxParseMs: number): Promise<EarlyDocuments> {
+  const files = changed === undefined ? [] : protocolFiles(input).filter((file) => changed.has(file.path));
+  const parsed = await parseInWorkers(files, { maxParseMs });
+  return new Map(files.map((file, index) => [documentKey(file.path, file.content), parsed[index]]));
+}
+
 /**
  * Parsed documents of the base tree. A file with the same path and bytes as in the new tree is the
- * same document, so only files the change touched are parsed again, under the same parse budget.
- * `overBudget` lists the base files that could not be parsed within it.
+ * same document, so only files the change touched are parsed again, under the same parse budget
+ * (taken from `early` when they were parsed ahead). `overBudget` lists the base files that could
+ * not be parsed within it.
  */
 export async function baseDocuments(
   input: RegistryInput,
   headDocuments: readonly CapabilityDocument[],
   maxParseMs: number,
+  early: EarlyDocuments = new Map(),
 ): Promise<{ documents: CapabilityDocument[]; overBudget: string[] }> {
   const known = new Map(headDocuments.map((document) => [`${document.file}\0${document.contentHash}`, document]));
   const files = protocolFiles(input);
-  const reused = files.map((file) => known.get(`${file.path}\0${sha256Hex(file.content)}`));
-  const missing = files.filter((_, index) => reused[index] === undefined);
+  const keys = files.map((file) => documentKey(file.path, file.content));
+  const reused = keys.map((key) => known.get(key) ?? early.get(key));
+  const missing = files.filter((_, index) => reused[index] === undefined && !early.has(keys[index]!));
   const parsed = await parseInWorkers(missing, { maxParseMs });
   const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]]));
   const documents = files.map((file, index) => reused[index] ?? fresh.get(file.path));
@@ -85,20 +104,31 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const formatter = await pickFormatter(values.format, { gate: true });
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const root = findRegistryRoot(context.cwd, values.root);
+  // As lint and build do: a parse worker loads its modules while Git and the disk are read.
+  startParseWorker();
 
   // Git first: a missing ref or a shallow clone is reported before any work is done. The base tree
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
   const base = await openGitBase(root, values.against);
-  const [baseInput, { result: lint, overBudget }] = await Promise.all([
-    base.read({ maxFileBytes: config.maxFileBytes }),
-    compileRoot(root, { cache: !values['no-cache'] }),
-  ]);
+  const baseRead = base.read({ maxFileBytes: config.maxFileBytes });
+  const headCompile = compileRoot(root, { cache: !values['no-cache'] });
+  // A failed early parse is only a lost head start: baseDocuments parses those files again (and
+  // reports what fails then).
+  const early = Promise.all([baseRead, base.changedPaths()])
+    .then(([input, changed]) => {
+      const parsing = parseEarly(input, changed, config.maxParseMs);
+      // parseEarly took the spare worker (when it had files to parse): load another for the new tree.
+      startParseWorker();
+      return parsing;
+    })
+    .catch((): EarlyDocuments => new Map());
+  const [baseInput, { result: lint, overBudget }] = await Promise.all([baseRead, headCompile]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
   const before = readableToolsets(baseToolsets);
   const after = readableToolsets(lint.registry.toolsetsSource);
-  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs);
+  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
   const gate = compareRegistries(
