@@ -60,6 +60,12 @@ interface ScopeView {
   entries: ReadonlyMap<string, CatalogEntry>;
 }
 
+/** What prepare() did: analyses taken over from the previous catalog, and capabilities it analyzed itself. */
+export interface PrepareResult {
+  kept: number;
+  analyzed: number;
+}
+
 const yieldToRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class CatalogSearch {
@@ -85,22 +91,28 @@ export class CatalogSearch {
 
   /**
    * Analyze and index every capability off the request path, right after a manifest is activated:
-   * analysis, then the segment, in slices of at most PREPARE_SLICE_MS, yielding to pending I/O
-   * between them, so requests wait at most about one slice. A search that comes first simply does
-   * what is missing itself (the same analysis, the same segment).
+   * analysis (taken over from `previous`, the catalog this one replaces, for every capability that
+   * did not change), then the segment, in slices of at most PREPARE_SLICE_MS, yielding to pending
+   * I/O between them, so requests wait at most about one slice. A search that comes first simply
+   * does what is missing itself (the same analysis, the same segment).
    */
-  async prepare(): Promise<void> {
+  async prepare(previous?: CatalogSearch): Promise<PrepareResult> {
+    const kept = previous === undefined ? 0 : this.#adopt(previous);
     const pending = [...this.#capabilities.values()];
+    let analyzed = 0;
     let next = 0;
     while (next < pending.length) {
       const until = performance.now() + PREPARE_SLICE_MS;
       while (next < pending.length && performance.now() < until) {
         const capability = pending[next++] as ManifestCapability;
-        if (!this.#analyzed.has(capability.id)) this.#analyzedPlatform(capability.id);
+        if (!this.#analyzed.has(capability.id)) {
+          this.#analyzedPlatform(capability.id);
+          analyzed += 1;
+        }
       }
       await yieldToRequests();
     }
-    if (this.#segment !== undefined) return;
+    if (this.#segment !== undefined) return { kept, analyzed };
     const steps = Segment.build(this.#platformCapabilities());
     for (;;) {
       const until = performance.now() + PREPARE_SLICE_MS;
@@ -109,10 +121,28 @@ export class CatalogSearch {
       if (step.done === true) {
         // A search that came first built it already; both are the same segment.
         this.#segment ??= step.value;
-        return;
+        return { kept, analyzed };
       }
       await yieldToRequests();
     }
+  }
+
+  /**
+   * Take over the analysis of every capability the previous manifest had with the same digest (its
+   * catalog facts and protocol), when the toolsets (whose tool descriptions are indexed) are the
+   * same: a reload that changes a few capabilities analyzes only those.
+   */
+  #adopt(previous: CatalogSearch): number {
+    if (previous === this || JSON.stringify(previous.#toolsets) !== JSON.stringify(this.#toolsets)) return 0;
+    let kept = 0;
+    for (const [id, capability] of this.#capabilities) {
+      const analyzed = previous.#analyzed.get(id);
+      if (analyzed !== undefined && previous.#capabilities.get(id)?.digest === capability.digest && !this.#analyzed.has(id)) {
+        this.#analyzed.set(id, analyzed);
+        kept += 1;
+      }
+    }
+    return kept;
   }
 
   /** The capabilities `scope` sees that fit `request`, best first, with their entries (not cached: see answer()). */

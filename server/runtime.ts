@@ -133,13 +133,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const notify = (): void => {
     for (const listener of listeners) listener();
   };
-  // find_capabilities' per-capability analysis runs in the background after each activation (the
-  // swap is not delayed), so the first search after a reload does not pay for it.
-  const prepareSearch = (catalog: Catalog): void => void catalog.search.prepare();
-  prepareSearch(manifests.current.catalog);
+  // find_capabilities' per-capability analysis and index run in the background after each
+  // activation (the swap is not delayed), so the first search after a reload does not pay for them;
+  // capabilities the reload did not change keep their analysis.
+  void manifests.current.catalog.search.prepare();
   const unsubscribe = [
     manifests.onActivate(notify),
-    manifests.onActivate((next) => prepareSearch(next.value.catalog)),
+    manifests.onActivate((next, previous) => void next.value.catalog.search.prepare(previous.value.catalog.search)),
     ...(principalsStore ? [principalsStore.onActivate(notify)] : []),
   ];
 

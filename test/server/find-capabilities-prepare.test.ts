@@ -47,6 +47,25 @@ describe('CatalogSearch.prepare', () => {
     }
   });
 
+  it('a reload keeps the analysis of capabilities it did not change, and answers as a fresh start', async () => {
+    const before = new Catalog(manifest, names);
+    expect(await before.search.prepare()).toEqual({ kept: 0, analyzed: specs.length });
+    // One capability's description changes: only it is analyzed again.
+    const changed = specs.map((spec, index) => (index === 7 ? { ...spec, description: 'Plans the quarterly budget review.' } : spec));
+    const next = makeManifest(changed);
+    const reloaded = new Catalog(next, names);
+    expect(await reloaded.search.prepare(before.search)).toEqual({ kept: specs.length - 1, analyzed: 1 });
+    for (const grants of [new Grants([]), new Grants(['reports:read'])]) {
+      expect(answers(reloaded, grants)).toEqual(answers(new Catalog(next, names), grants));
+    }
+    const budget = reloaded.visibleCapabilities(new Grants(['reports:read']));
+    const found = reloaded.search.search({ catalogVersion: budget.catalogVersion, platform: budget, user: [] }, { query: 'quarterly budget', limit: 1 });
+    expect(found[0]?.id).toBe('cap-0007');
+    // Other toolsets (their tool descriptions are indexed): everything is analyzed again.
+    const retooled = makeManifest(changed, { toolsets: { ...next.toolsets, extra: { description: 'Extra', tools: {} } } });
+    expect(await new Catalog(retooled, names).search.prepare(reloaded.search)).toEqual({ kept: 0, analyzed: specs.length });
+  });
+
   it('a search during prepare answers as without it', async () => {
     const catalog = new Catalog(manifest, names);
     const running = catalog.search.prepare();
