@@ -1,7 +1,7 @@
 // The benches' HTTP load generator: POSTs MCP JSON-RPC bodies to <url>/mcp over keep-alive
 // connections at a fixed concurrency, until `requests` are sent or `seconds` pass, and counts
-// answers that are not 200 or fail `check`. Shared by server-throughput and
-// find-capabilities so their req/s figures are measured the same way (user-catalog still has its own).
+// answers that are not 200 or fail `check`. Shared by server-throughput, find-capabilities and
+// user-catalog so their req/s figures are measured the same way.
 import http from 'node:http';
 
 /** A `tools/call` JSON-RPC body. */

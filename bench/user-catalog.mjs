@@ -4,6 +4,7 @@
 //
 //   npm run build:ts && node bench/user-catalog.mjs [--stores sqlite,postgres] [--capabilities 1000]
 //        [--owners 1000] [--per-owner 10] [--seconds 2] [--rounds 7] [--concurrency 16] [--calls 100]
+//        [--phase-timeout 600]
 //
 // PostgreSQL comes from --postgres URL or CAPREG_TEST_PG_URL (`.ci/postgres.sh` starts one); the
 // bench works in a schema of its own and drops it at the end. For each store:
@@ -17,16 +18,23 @@
 //   Client calling one at a time (no HTTP, no concurrency: the store query is the largest share it
 //   can be), in interleaved blocks; median of the per-block ratios of mean latency.
 // Every answer is checked (HTTP 200, a result, no isError; the owner's carries 10 user entries).
+// The owner measured is owner-0042 (the last owner when there are fewer than 43).
+//
+// Progress goes to stderr as the bench runs; the table goes to stdout. Each phase (manifest, storing,
+// a server starting, a load round, a stdio connection or block) has a time limit (--phase-timeout
+// seconds; a load round gets --seconds plus 60 s) and fails with an error naming the phase. The
+// server children are killed when the bench exits or fails, and exit by themselves when their
+// parent goes away; their output is kept (the last 40 lines) and printed only if something fails.
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { httpLoad, toolCall } from './http-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const lib = path.resolve(here, '../lib');
@@ -48,15 +56,79 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '7' },
     concurrency: { type: 'string', default: '16' },
     calls: { type: 'string', default: '100' },
+    'phase-timeout': { type: 'string', default: '600' },
   },
 });
 
-const OWNER = 'owner-0042';
 const OWNER_KEY = 'bench-owner';
 const GIT_ONLY_KEY = 'bench-git-only';
 
-if (values.role) await runServer(values.role);
-else await main();
+/** A numeric option within [min, max] (integers unless `fraction`), or an error naming it. */
+function numberOption(name, min, max, fraction = false) {
+  const value = Number(values[name]);
+  if (!Number.isFinite(value) || value < min || value > max || (!fraction && !Number.isInteger(value))) {
+    throw new Error(`--${name} must be ${fraction ? 'a number' : 'an integer'} from ${min} to ${max}, got ${JSON.stringify(values[name])}`);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress, time limits, children
+
+const startedAt = performance.now();
+
+function progress(message) {
+  process.stderr.write(`[user-catalog ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${message}\n`);
+}
+
+/** `promise`, or a rejection naming `phase` if it has not settled within `seconds`. */
+async function phase(name, seconds, run) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name}: no result within ${seconds} s (--phase-timeout)`)), seconds * 1000);
+  });
+  try {
+    return await Promise.race([run(), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every child process this bench started and has not seen exit: { label, pid, dumpOutput }. */
+const children = new Set();
+
+function killChildren() {
+  for (const child of children) {
+    try {
+      process.kill(child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  children.clear();
+}
+
+/** Keeps the last lines a child wrote (bounded), to print if something fails. */
+function outputTail(label, max = 40) {
+  const lines = [];
+  let partial = '';
+  return {
+    add(chunk) {
+      const parts = (partial + chunk.toString()).split('\n');
+      partial = parts.pop() ?? '';
+      if (partial.length > 10_000) partial = partial.slice(-10_000);
+      for (const line of parts) {
+        lines.push(line.length > 1000 ? `${line.slice(0, 1000)}…` : line);
+        if (lines.length > max) lines.shift();
+      }
+    },
+    dump() {
+      if (partial) lines.push(partial.slice(-1000));
+      if (lines.length === 0) return;
+      process.stderr.write(`--- last output of ${label} ---\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+    },
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -142,6 +214,8 @@ async function populate(store, manifest, owners, perOwner) {
   // The owner as the server keys the API-key principal that later lists them.
   const { ownerKey } = await import(`${lib}/server/identity.js`);
   let next = 0;
+  let finished = 0;
+  const step = Math.max(1, Math.ceil(owners / 10));
   // Owners in parallel (creates of one owner serialise on their limit lock anyway).
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -150,6 +224,8 @@ async function populate(store, manifest, owners, perOwner) {
         for (let k = 0; k < perOwner; k += 1) {
           await store.create(owner, { ...data, name: `My workflow ${o}.${k}`, whenToUse: [`run my weekly routine ${o}.${k}`] });
         }
+        finished += 1;
+        if (finished % step === 0 || finished === owners) progress(`  stored the capabilities of ${finished}/${owners} owners`);
       }
     }),
   );
@@ -184,70 +260,37 @@ async function runServer(role) {
   process.send({ url: server.url });
 }
 
+/**
+ * A server child. Its stdout and stderr are piped into a bounded tail (not inherited: a child that
+ * somehow outlived the bench would otherwise hold the caller's pipe open). `ready` settles with the
+ * URL it sends, or rejects if it exits first.
+ */
 function startChild(role, extra) {
-  const child = fork(fileURLToPath(import.meta.url), ['--role', role, ...extra], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--role', role, ...extra], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const tail = outputTail(`the ${role} server (pid ${child.pid})`);
+  child.stdout.on('data', tail.add);
+  child.stderr.on('data', tail.add);
+  const entry = { label: role, pid: child.pid, dumpOutput: tail.dump };
+  children.add(entry);
   const ready = new Promise((resolve, reject) => {
     child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      children.delete(entry);
+      tail.dump();
+      reject(new Error(`the ${role} server exited (${signal ?? `code ${code}`}) before it was ready`));
+    });
   });
-  return { child, ready };
+  const stop = () => {
+    children.delete(entry);
+    child.removeAllListeners('exit');
+    child.kill('SIGKILL');
+  };
+  return { ready, stop, dumpOutput: tail.dump };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Load
-
-async function load(url, token, { seconds, concurrency, check }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL('/mcp', url);
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_capabilities', arguments: {} } });
-  let done = 0;
-  let failures = 0;
-  let bytes = 0;
-  const deadline = Date.now() + seconds * 1000;
-  const one = () =>
-    new Promise((resolve) => {
-      const req = http.request(
-        target,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'Content-Type': 'application/json',
-            Accept: 'application/json, text/event-stream',
-            'Content-Length': Buffer.byteLength(body),
-            Authorization: `Bearer ${token}`,
-          },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (chunk) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            bytes = text.length;
-            if (res.statusCode !== 200 || !check(text)) failures += 1;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        failures += 1;
-        resolve();
-      });
-      req.end(body);
-    });
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (Date.now() < deadline) {
-        await one();
-        done += 1;
-      }
-    }),
-  );
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  agent.destroy();
-  return { requests: done, failures, rps: done / elapsed, bytes };
-}
 
 function median(numbers) {
   return [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
@@ -257,10 +300,14 @@ function countUserEntries(text) {
   return text.split('"isUserDefined":true').length - 1;
 }
 
-async function measureHttp(label, files, storeSpec, schema, perOwner) {
-  const seconds = Number(values.seconds);
-  const concurrency = Number(values.concurrency);
-  const rounds = Number(values.rounds);
+/** One load run of list_capabilities as `token`, within --seconds plus 60 s. */
+function load(name, url, token, { seconds, concurrency, check }) {
+  return phase(name, seconds + 60, () =>
+    httpLoad(url, [toolCall('list_capabilities', {})], { Authorization: `Bearer ${token}` }, { seconds, concurrency, check }),
+  );
+}
+
+async function measureHttp(label, files, storeSpec, schema, perOwner, limits) {
   const ok = (text) => text.includes('"result"') && !text.includes('"isError":true');
   const owns = (text) => ok(text) && countUserEntries(text) === perOwner;
   const none = (text) => ok(text) && countUserEntries(text) === 0;
@@ -275,24 +322,44 @@ async function measureHttp(label, files, storeSpec, schema, perOwner) {
     ...(schema ? ['--schema', schema] : []),
   ]);
   const withoutStore = startChild('without-store', ['--manifest', files.manifest, '--principals', files.principals]);
-  const [{ url }, { url: bareUrl }] = await Promise.all([withStore.ready, withoutStore.ready]);
+  try {
+    return await measureHttpServers(label, withStore, withoutStore, { ...limits, owns, none, perOwner });
+  } catch (error) {
+    withStore.dumpOutput();
+    withoutStore.dumpOutput();
+    throw error;
+  } finally {
+    withStore.stop();
+    withoutStore.stop();
+  }
+}
+
+async function measureHttpServers(label, withStore, withoutStore, { seconds, concurrency, rounds, phaseTimeout, owns, none, perOwner }) {
+  progress(`${label}: starting the HTTP servers (with and without the user store)`);
+  const [{ url }, { url: bareUrl }] = await phase(`${label}: starting the HTTP servers`, phaseTimeout, () =>
+    Promise.all([withStore.ready, withoutStore.ready]),
+  );
 
   const scenarios = [
     { key: 'git', label: 'Git-only call (no user-capabilities scope)', url, token: GIT_ONLY_KEY, check: none },
     { key: 'owner', label: `owner with ${perOwner} user capabilities`, url, token: OWNER_KEY, check: owns },
     { key: 'noStore', label: 'server without a user store (owner key)', url: bareUrl, token: OWNER_KEY, check: none },
   ];
-  for (const scenario of scenarios) await load(scenario.url, scenario.token, { seconds: 1, concurrency, check: scenario.check }); // warm-up
+  progress(`${label}: HTTP warm-up (1 s per scenario)`);
+  for (const scenario of scenarios) {
+    const result = await load(`${label}: HTTP warm-up, ${scenario.label}`, scenario.url, scenario.token, { seconds: 1, concurrency, check: scenario.check });
+    if (result.failures > 0) throw new Error(`${label}: HTTP warm-up, ${scenario.label}: ${result.failures} of ${result.requests} answers failed the check`);
+  }
   const results = Object.fromEntries(scenarios.map((s) => [s.key, []]));
   for (let round = 0; round < rounds; round += 1) {
     for (const scenario of scenarios) {
-      const result = await load(scenario.url, scenario.token, { seconds, concurrency, check: scenario.check });
-      if (result.failures > 0) throw new Error(`${label}: ${scenario.label}: ${result.failures} failed answers`);
+      const name = `${label}: HTTP round ${round + 1}/${rounds}, ${scenario.label}`;
+      const result = await load(name, scenario.url, scenario.token, { seconds, concurrency, check: scenario.check });
+      if (result.failures > 0) throw new Error(`${name}: ${result.failures} of ${result.requests} answers failed the check`);
       results[scenario.key].push(result);
     }
+    progress(`${label}: HTTP round ${round + 1}/${rounds}: ${scenarios.map((sc) => `${sc.key} ${results[sc.key][round].rps.toFixed(0)} req/s`).join(', ')}`);
   }
-  withStore.child.kill();
-  withoutStore.child.kill();
 
   console.log(
     `  HTTP, concurrency ${concurrency}, ${rounds} interleaved rounds of ${seconds} s (median req/s; ratio = Git-only rate / this rate, same round):`,
@@ -314,8 +381,28 @@ function userStoreFlag(storeSpec, schema) {
   return url.toString();
 }
 
-async function measureStdio(files, storeSpec, schema, perOwner) {
-  const connect = async (key) => {
+async function measureStdio(label, files, storeSpec, schema, perOwner, { rounds, calls, phaseTimeout }) {
+  const clients = [];
+  try {
+    return await measureStdioClients(label, files, storeSpec, schema, perOwner, { rounds, calls, phaseTimeout, clients });
+  } catch (error) {
+    for (const { entry } of clients) entry.dumpOutput();
+    throw error;
+  } finally {
+    for (const { client, entry } of clients) {
+      children.delete(entry);
+      await client.close().catch(() => {});
+      try {
+        process.kill(entry.pid, 'SIGKILL');
+      } catch {
+        // closed already
+      }
+    }
+  }
+}
+
+async function measureStdioClients(label, files, storeSpec, schema, perOwner, { rounds, calls, phaseTimeout, clients }) {
+  const connect = async (name, key) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
@@ -331,35 +418,50 @@ async function measureStdio(files, storeSpec, schema, perOwner) {
         userStoreFlag(storeSpec, schema),
       ],
       env: { PATH: process.env.PATH ?? '', CAPREG_API_KEY: key },
-      stderr: 'ignore',
+      stderr: 'pipe',
     });
+    const tail = outputTail(`capreg serve for the ${name} (stdio)`);
+    transport.stderr?.on('data', tail.add);
     const client = new Client({ name: 'bench', version: '1.0.0' });
-    await client.connect(transport);
+    progress(`${label}: stdio: starting capreg serve for the ${name}`);
+    await phase(`${label}: stdio: connecting to capreg serve for the ${name}`, phaseTimeout, async () => {
+      try {
+        await client.connect(transport);
+      } finally {
+        if (transport.pid) {
+          const entry = { label: `stdio ${name}`, pid: transport.pid, dumpOutput: tail.dump };
+          children.add(entry);
+          clients.push({ client, entry });
+        }
+      }
+    });
     return client;
   };
-  const git = await connect(GIT_ONLY_KEY);
-  const owner = await connect(OWNER_KEY);
-  const calls = Number(values.calls);
-  const block = async (client, expected) => {
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < calls; i += 1) {
-      const result = await client.callTool({ name: 'list_capabilities', arguments: {} });
-      if (result.isError || result.structuredContent.capabilities.filter((e) => e.isUserDefined).length !== expected) throw new Error('wrong answer');
-    }
-    return Number(process.hrtime.bigint() - started) / 1e6 / calls;
-  };
-  await block(git, 0);
-  await block(owner, perOwner);
+  const git = await connect('Git-only caller', GIT_ONLY_KEY);
+  const owner = await connect('owner', OWNER_KEY);
+  const block = (name, client, expected) =>
+    phase(`${label}: stdio: ${name}`, phaseTimeout, async () => {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < calls; i += 1) {
+        const result = await client.callTool({ name: 'list_capabilities', arguments: {} });
+        const found = result.isError ? 'an error' : `${result.structuredContent.capabilities.filter((e) => e.isUserDefined).length} user entries`;
+        if (found !== `${expected} user entries`)
+          throw new Error(`${label}: stdio: ${name}: call ${i + 1} answered ${found}, expected ${expected} user entries`);
+      }
+      return Number(process.hrtime.bigint() - started) / 1e6 / calls;
+    });
+  progress(`${label}: stdio warm-up (a block of ${calls} calls per caller)`);
+  await block('warm-up, Git-only caller', git, 0);
+  await block('warm-up, owner', owner, perOwner);
   const gitTimes = [];
   const ownerTimes = [];
-  for (let round = 0; round < Number(values.rounds); round += 1) {
-    gitTimes.push(await block(git, 0));
-    ownerTimes.push(await block(owner, perOwner));
+  for (let round = 0; round < rounds; round += 1) {
+    gitTimes.push(await block(`block ${round + 1}/${rounds}, Git-only caller`, git, 0));
+    ownerTimes.push(await block(`block ${round + 1}/${rounds}, owner`, owner, perOwner));
+    progress(`${label}: stdio block ${round + 1}/${rounds}: Git-only ${gitTimes[round].toFixed(2)} ms/call, owner ${ownerTimes[round].toFixed(2)} ms/call`);
   }
-  await git.close();
-  await owner.close();
   const ratio = median(ownerTimes.map((t, i) => t / gitTimes[i]));
-  console.log(`  stdio (capreg serve per caller, one call at a time, ${Number(values.rounds)} interleaved blocks of ${calls} calls):`);
+  console.log(`  stdio (capreg serve per caller, one call at a time, ${rounds} interleaved blocks of ${calls} calls):`);
   console.log(`    ${'Git-only call'.padEnd(46)} ${median(gitTimes).toFixed(2).padStart(7)} ms/call`);
   console.log(`    ${`owner with ${perOwner} user capabilities`.padEnd(46)} ${median(ownerTimes).toFixed(2).padStart(7)} ms/call  ${ratio.toFixed(2)}x`);
   return ratio;
@@ -368,26 +470,47 @@ async function measureStdio(files, storeSpec, schema, perOwner) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const count = Number(values.capabilities);
-  const owners = Number(values.owners);
-  const perOwner = Number(values['per-owner']);
+  const count = numberOption('capabilities', 3, 100_000);
+  const owners = numberOption('owners', 1, 100_000);
+  const perOwner = numberOption('per-owner', 1, 1000);
+  const limits = {
+    seconds: numberOption('seconds', 0.1, 600, true),
+    rounds: numberOption('rounds', 1, 100),
+    concurrency: numberOption('concurrency', 1, 256),
+    calls: numberOption('calls', 1, 100_000),
+    phaseTimeout: numberOption('phase-timeout', 1, 86_400, true),
+  };
+  const stores = values.stores.split(',').map((s) => s.trim());
+  for (const kind of stores)
+    if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`--stores: unknown store ${JSON.stringify(kind)} (sqlite, postgres)`);
+  // owner-0042 as before when it exists, else the last owner stored.
+  const owner = `owner-${String(Math.min(42, owners - 1)).padStart(4, '0')}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capreg-bench-user-'));
+  try {
+    await runStores({ count, owners, perOwner, limits, stores, owner, dir });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runStores({ count, owners, perOwner, limits, stores, owner, dir }) {
+  const { phaseTimeout } = limits;
   const files = { manifest: path.join(dir, 'manifest.json'), principals: path.join(dir, 'principals.yaml') };
-  const { manifest, text } = await buildManifest(count);
+  progress(`building a platform manifest of ${count} capabilities`);
+  const { manifest, text } = await phase('building the platform manifest', phaseTimeout, () => buildManifest(count));
   fs.writeFileSync(files.manifest, text);
   const toolsetScopes = Object.keys(manifest.toolsets).map((t) => `${t}:read`);
   fs.writeFileSync(
     files.principals,
     [
       'principals:',
-      `  - {id: ${OWNER}, name: Owner, keySha256: ${sha256(OWNER_KEY)}, scopes: [${[...toolsetScopes, 'user-capabilities:write'].join(', ')}]}`,
+      `  - {id: ${owner}, name: Owner, keySha256: ${sha256(OWNER_KEY)}, scopes: [${[...toolsetScopes, 'user-capabilities:write'].join(', ')}]}`,
       `  - {id: git-only, name: Git only, keySha256: ${sha256(GIT_ONLY_KEY)}, scopes: [${toolsetScopes.join(', ')}]}`,
       '',
     ].join('\n'),
   );
 
   const pgUrl = values.postgres ?? process.env.CAPREG_TEST_PG_URL;
-  const stores = values.stores.split(',').map((s) => s.trim());
   console.log(
     `capreg user-catalog benchmark — Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os
       .loadavg()
@@ -401,33 +524,41 @@ async function main() {
     let spec;
     let schema;
     if (kind === 'sqlite') spec = `sqlite:${path.join(dir, 'user-capabilities.db')}`;
-    else if (kind === 'postgres') {
+    else {
       if (!pgUrl) {
         console.log('postgres: skipped (no --postgres URL and no CAPREG_TEST_PG_URL; start one with `bash .ci/postgres.sh`)\n');
         continue;
       }
       spec = pgUrl;
       schema = `capreg_bench_${randomBytes(4).toString('hex')}`;
-    } else throw new Error(`unknown store ${kind}`);
+    }
 
-    const store = await openStore(spec, schema);
-    const started = performance.now();
-    await populate(store, manifest, owners, perOwner);
-    const total = owners * perOwner;
-    const counted = await store.countByOwner(`key:${OWNER}`);
-    console.log(`${kind}: stored ${total} user capabilities in ${((performance.now() - started) / 1000).toFixed(1)} s (${OWNER} owns ${counted})`);
+    progress(`${kind}: opening the store${schema ? ` (schema ${schema})` : ''}`);
+    const store = await phase(`${kind}: opening the store`, phaseTimeout, () => openStore(spec, schema));
     try {
-      const httpRatio = await measureHttp(kind, files, spec, schema, perOwner);
-      const stdioRatio = await measureStdio(files, spec, schema, perOwner);
+      const total = owners * perOwner;
+      progress(`${kind}: storing ${total} user capabilities across ${owners} owners`);
+      const started = performance.now();
+      await phase(`${kind}: storing ${total} user capabilities`, phaseTimeout, () => populate(store, manifest, owners, perOwner));
+      const counted = await phase(`${kind}: counting ${owner}'s capabilities`, phaseTimeout, () => store.countByOwner(`key:${owner}`));
+      if (counted !== perOwner) throw new Error(`${kind}: ${owner} owns ${counted} user capabilities after storing, expected ${perOwner}`);
+      console.log(`${kind}: stored ${total} user capabilities in ${((performance.now() - started) / 1000).toFixed(1)} s (${owner} owns ${counted})`);
+      const httpRatio = await measureHttp(kind, files, spec, schema, perOwner, limits);
+      const stdioRatio = await measureStdio(kind, files, spec, schema, perOwner, limits);
       summary.push({ kind, httpRatio, stdioRatio });
     } finally {
-      if (schema) {
-        const pg = (await import('pg')).default;
-        const admin = new pg.Pool({ connectionString: spec, max: 1 });
-        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await admin.end();
-      }
-      await store.close();
+      await phase(`${kind}: closing the store`, 60, async () => {
+        if (schema) {
+          const pg = (await import('pg')).default;
+          const admin = new pg.Pool({ connectionString: spec, max: 1 });
+          try {
+            await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          } finally {
+            await admin.end();
+          }
+        }
+        await store.close();
+      });
     }
     console.log('');
   }
@@ -435,5 +566,34 @@ async function main() {
   for (const { kind, httpRatio, stdioRatio } of summary) {
     console.log(`  ${kind.padEnd(9)} HTTP ${httpRatio.toFixed(2)}x   stdio ${stdioRatio.toFixed(2)}x`);
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  progress('done');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (values.role) {
+  // A child exits when the bench that started it goes away (killed, crashed), so it never outlives it.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 500).unref();
+  if (process.send) process.on('disconnect', () => process.exit(0));
+  await runServer(values.role);
+} else {
+  process.on('exit', killChildren);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      progress(`${signal}: stopping the server children`);
+      killChildren();
+      process.exit(128 + os.constants.signals[signal]);
+    });
+  }
+  try {
+    await main();
+  } catch (error) {
+    process.stderr.write(`\nuser-catalog bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    for (const child of children) child.dumpOutput();
+    killChildren();
+    process.exit(1);
+  }
 }
