@@ -1,5 +1,7 @@
 // The ranker behind find_capabilities (compiler/search): text analysis, field weights, the
 // English↔Chinese bridge, typos, filters and the order of ties, through its public functions.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, normalizeText } from '../compiler/search/analyze.js';
@@ -227,5 +229,42 @@ describe('analyze on ASCII text', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('the bilingual dictionary (compiler/search/bilingual.json)', () => {
+  const file = JSON.parse(readFileSync(fileURLToPath(new URL('../compiler/search/bilingual.json', import.meta.url)), 'utf8')) as {
+    about: unknown;
+    groups: unknown;
+  };
+  const groups = file.groups as string[][];
+
+  it('is {"about", "groups"} with groups of strings', () => {
+    expect(Object.keys(file).sort()).toEqual(['about', 'groups']);
+    expect(typeof file.about).toBe('string');
+    expect(Array.isArray(groups)).toBe(true);
+    expect(groups.length).toBeGreaterThan(0);
+    for (const group of groups) {
+      expect(Array.isArray(group)).toBe(true);
+      for (const word of group) expect(typeof word).toBe('string');
+    }
+  });
+
+  it('has no empty or padded word and no word twice in a group', () => {
+    const bad = groups.filter((group) => group.some((word) => word.trim() === '' || word !== word.trim()) || new Set(group).size !== group.length);
+    expect(bad).toEqual([]);
+  });
+
+  it('gives every group an English word the analyzer keeps and a Chinese word of two characters or more', () => {
+    const han = /\p{Script=Han}/u;
+    const bad = groups.filter(
+      (group) => !group.some((word) => !han.test(word) && analyze(word).length > 0) || !group.some((word) => han.test(word) && [...word].length > 1),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('has no group twice (the same words in any order)', () => {
+    const keys = groups.map((group) => [...group].map(normalizeText).sort().join('\u0000'));
+    expect(keys.filter((key, i) => keys.indexOf(key) !== i)).toEqual([]);
   });
 });
