@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
-import type { UncountedDocument } from '../compiler/parse.js';
+import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';

@@ -5,7 +5,7 @@
 // main thread fails with the same error an inline parse would have thrown. It does not count the
 // body's tokens (the main thread does, as the documents come in), so it never loads the tokenizer.
 import { parentPort } from 'node:worker_threads';
-import { parseUncounted } from '../compiler/parse.js';
+import { parseUncounted } from '../compiler/parse-markdown.js';
 import { serializeDocument, type FromWorker, type ToWorker } from './parse-workers.js';
 
 const port = parentPort;

@@ -23,7 +23,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { UncountedDocument } from '../compiler/parse.js';
+import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
 /** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */

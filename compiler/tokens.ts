@@ -1,20 +1,7 @@
 // Token counts with a real BPE tokenizer (gpt-tokenizer, o200k_base). Text that looks like a special
 // token (`<|endoftext|>`) is counted as the plain text it is: authors may write anything, and the
 // tokenizer would otherwise throw.
-//
-// The tokenizer is loaded on the first count, not when this module is imported: its BPE tables
-// take ~0.35 s of CPU and ~65 MiB to load, and a parse worker (which imports the parser, and so this
-// module, but counts nothing: cli/parse-worker.ts) must not pay for them.
-import { createRequire } from 'node:module';
-import type { countTokens as CountTokens } from 'gpt-tokenizer';
-
-const requireCjs = createRequire(import.meta.url);
-let bpeCounter: typeof CountTokens | undefined;
-
-function countBpeTokens(text: string, options: Parameters<typeof CountTokens>[1]): number {
-  bpeCounter ??= (requireCjs('gpt-tokenizer') as { countTokens: typeof CountTokens }).countTokens;
-  return bpeCounter(text, options);
-}
+import { countTokens as countBpeTokens } from 'gpt-tokenizer';
 
 const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 

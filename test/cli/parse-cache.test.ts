@@ -99,27 +99,29 @@ describe('parse workers', () => {
 });
 
 describe('token counts', () => {
-  it('the parser does not load the tokenizer until a count is asked for (parse workers never ask)', () => {
-    // An import of gpt-tokenizer (ESM) fails in this child; the lazy load (CommonJS) shows in require.cache.
+  it('a parse worker does not load the tokenizer: the parser without the count imports none', () => {
+    // In this child an import of gpt-tokenizer fails.
     const hooks = `export async function resolve(specifier, context, next) { if (specifier === 'gpt-tokenizer') throw new Error('tokenizer imported'); return next(specifier, context); }`;
     const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
-    const script = [
-      "import path from 'node:path';",
-      "import { createRequire } from 'node:module';",
-      "const { parseUncounted, countBodyTokens } = await import('./lib/compiler/parse.js');",
-      'const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes(`${path.sep}gpt-tokenizer${path.sep}`));',
-      "const document = parseUncounted('capabilities/a/PROTOCOL.md', '---\\nid: a\\n---\\n\\nNever guess.\\n');",
-      'const before = loaded();',
-      'const counted = countBodyTokens(document);',
-      'console.log(JSON.stringify({ before, after: loaded(), tokens: counted.bodyTokens }));',
-    ].join('\n');
-    const result = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    });
-    expect(result.stderr).toBe('');
-    const expected = parseCapability('capabilities/a/PROTOCOL.md', '---\nid: a\n---\n\nNever guess.\n').bodyTokens;
-    expect(JSON.parse(result.stdout)).toEqual({ before: false, after: true, tokens: expected });
+    const child = (script: string): { stdout: string; stderr: string } =>
+      spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      });
+    const text = '---\\nid: a\\n---\\n\\nNever guess.\\n';
+    const worker = child(
+      [
+        "await import('./lib/cli/parse-worker.js');",
+        "const { parseUncounted } = await import('./lib/compiler/parse-markdown.js');",
+        `console.log(JSON.stringify(parseUncounted('capabilities/a/PROTOCOL.md', '${text}')));`,
+      ].join('\n'),
+    );
+    expect(worker.stderr).toBe('');
+    const { bodyTokens, ...uncounted } = parseCapability('capabilities/a/PROTOCOL.md', '---\nid: a\n---\n\nNever guess.\n');
+    expect(JSON.parse(worker.stdout)).toEqual(uncounted);
+    expect(bodyTokens).toBeGreaterThan(2);
+    // The hook does stop the tokenizer: the counting parser does not load.
+    expect(child("await import('./lib/compiler/parse.js');").stderr).toContain('tokenizer imported');
   });
 
   it('a warm cache gives each body count (kept beside the document)', async () => {
