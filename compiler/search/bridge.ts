@@ -19,8 +19,8 @@ interface Bridge {
   concepts: readonly Concept[];
   /** English phrases by their first term: a query is looked up by its own terms, not against every concept. */
   phrasesByFirstTerm: ReadonlyMap<string, readonly { concept: number; phrase: readonly string[] }[]>;
-  /** Concepts with Chinese words, checked only when the query has Han characters. */
-  chineseConcepts: readonly number[];
+  /** Chinese words by their first two characters: a query is looked up by the pairs it has, not against every concept. */
+  wordsByFirstPair: ReadonlyMap<string, readonly { concept: number; word: string }[]>;
 }
 
 let bridge: Bridge | undefined;
@@ -48,8 +48,14 @@ function loadBridge(): Bridge {
       phrasesByFirstTerm.set(first, [...(phrasesByFirstTerm.get(first) ?? []), { concept, phrase }]);
     }
   });
-  const chineseConcepts = concepts.flatMap(({ chinese }, concept) => (chinese.length > 0 ? [concept] : []));
-  return { concepts, phrasesByFirstTerm, chineseConcepts };
+  const wordsByFirstPair = new Map<string, { concept: number; word: string }[]>();
+  concepts.forEach(({ chinese }, concept) => {
+    for (const word of chinese) {
+      const pair = [...word].slice(0, 2).join('');
+      wordsByFirstPair.set(pair, [...(wordsByFirstPair.get(pair) ?? []), { concept, word }]);
+    }
+  });
+  return { concepts, phrasesByFirstTerm, wordsByFirstPair };
 }
 
 function runAt(haystack: readonly string[], at: number, needle: readonly string[]): boolean {
@@ -71,8 +77,15 @@ export function bridgeTerms(query: string, terms: readonly string[]): string[] {
   });
   const normalized = normalizeText(query);
   if (isHan(normalized)) {
-    for (const concept of bridge.chineseConcepts) {
-      if ((bridge.concepts[concept] as Concept).chinese.some((word) => normalized.includes(word))) named.add(concept);
+    // Every Chinese word has at least two characters: each position of the query that starts one
+    // starts one of its pairs.
+    const chars = [...normalized];
+    let offset = 0;
+    for (let i = 0; i + 1 < chars.length; i += 1) {
+      for (const { concept, word } of bridge.wordsByFirstPair.get(`${chars[i] ?? ''}${chars[i + 1] ?? ''}`) ?? []) {
+        if (normalized.startsWith(word, offset)) named.add(concept);
+      }
+      offset += (chars[i] as string).length;
     }
   }
   const own = new Set(terms);
