@@ -74,7 +74,9 @@ class Scratch {
   termEpoch = 0;
   queryEpoch = 0;
   termTouched: number[] = [];
-  touched: number[] = [];
+  /** The documents the query matched: touched[0 .. touchedCount), in the order first matched. */
+  readonly touched: Int32Array;
+  touchedCount = 0;
 
   constructor(size: number) {
     this.total = new Float64Array(size);
@@ -84,6 +86,7 @@ class Scratch {
     this.termFields = new Int32Array(size);
     this.termStamp = new Int32Array(size);
     this.queryStamp = new Int32Array(size);
+    this.touched = new Int32Array(size);
   }
 
   startQuery(): void {
@@ -92,7 +95,7 @@ class Scratch {
       this.queryEpoch = 0;
     }
     this.queryEpoch += 1;
-    this.touched = [];
+    this.touchedCount = 0;
   }
 
   startTerm(): void {
@@ -306,8 +309,10 @@ export class CapabilityIndex {
   #addTerm(planned: PlannedTerm): void {
     const scores = this.#termScores(planned);
     scores.parts.forEach(({ docs, scores: values, fields }, p) => {
-      const { total, quality, fields: queryFields, queryStamp, touched } = (this.#parts[p] as Part).scratch;
-      const epoch = (this.#parts[p] as Part).scratch.queryEpoch;
+      const scratch = (this.#parts[p] as Part).scratch;
+      const { total, quality, fields: queryFields, queryStamp, touched } = scratch;
+      const epoch = scratch.queryEpoch;
+      let touchedCount = scratch.touchedCount;
       for (let i = 0; i < docs.length; i += 1) {
         const doc = docs[i] as number;
         if (queryStamp[doc] !== epoch) {
@@ -315,13 +320,14 @@ export class CapabilityIndex {
           total[doc] = values[i] as number;
           quality[doc] = 1;
           queryFields[doc] = fields[i] as number;
-          touched.push(doc);
+          touched[touchedCount++] = doc;
         } else {
           total[doc] = (total[doc] as number) + (values[i] as number);
           quality[doc] = (quality[doc] as number) + 1;
           queryFields[doc] = (queryFields[doc] as number) | (fields[i] as number);
         }
       }
+      scratch.touchedCount = touchedCount;
     });
   }
 
@@ -393,9 +399,9 @@ export class CapabilityIndex {
     let count = 0;
     for (let p = 0; p < partCount; p += 1) {
       const { scratch, segment } = this.#parts[p] as Part;
-      const { touched, total, quality } = scratch;
-      candidates.reserve(count + touched.length);
-      for (let i = 0; i < touched.length; i += 1) {
+      const { touched, touchedCount, total, quality } = scratch;
+      candidates.reserve(count + touchedCount);
+      for (let i = 0; i < touchedCount; i += 1) {
         const doc = touched[i] as number;
         if (passes !== undefined && !passes(segment.documents[doc] as AnalyzedCapability)) continue;
         candidates.raw[count] = (total[doc] as number) * (quality[doc] as number);
