@@ -90,9 +90,8 @@ export function bridgeTerms(query: string, terms: readonly string[]): string[] {
   }
   const own = new Set(terms);
   const added = new Set<string>();
-  bridge.concepts.forEach((concept, index) => {
-    if (!named.has(index)) return;
-    for (const term of concept.terms) if (!own.has(term)) added.add(term);
-  });
+  for (const index of [...named].sort((a, b) => a - b)) {
+    for (const term of (bridge.concepts[index] as Concept).terms) if (!own.has(term)) added.add(term);
+  }
   return [...added];
 }
