@@ -207,7 +207,9 @@ export class CatalogSearch {
     let analyzed = this.#analyzed.get(id);
     if (analyzed === undefined) {
       const capability = this.#capabilities.get(id) as ManifestCapability;
-      const protocolText = protocolSearchText(capability.protocol, (tool) => this.#toolDescription(capability, tool));
+      // As the catalog, which never serves a capability without a protocol: nothing of it to index.
+      const protocolText =
+        typeof capability.protocol === 'string' ? protocolSearchText(capability.protocol, (tool) => this.#toolDescription(capability, tool)) : '';
       analyzed = analyzeCapability({ ...catalogEntry(capability, PROTOCOL_TOOL), protocolText });
       this.#analyzed.set(id, analyzed);
     }
