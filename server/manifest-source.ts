@@ -14,9 +14,8 @@ import { isLoopbackHost } from './loopback.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
 import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, type ReadLimits } from './read-file.js';
 import { LoadError, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
-import { MAX_SIGNATURE_BYTES, verifyDetached, type VerificationKeys } from './signature.js';
+import { MANIFEST_SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES, verifyDetached, type VerificationKeys } from './signature.js';
 
-export const MANIFEST_SIGNATURE_SUFFIX = '.sig';
 /** Redirects followed at most for one fetch (as curl's and most clients' defaults, far lower). */
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_POLL_INTERVAL_MS = 30_000;

@@ -21,6 +21,8 @@ export const SIGNATURE_ALG = 'EdDSA';
 
 /** A signature file is one line of a few hundred bytes; anything much larger is not one. */
 export const MAX_SIGNATURE_BYTES = 16 * 1024;
+/** A manifest's detached signature is the file beside it with this suffix (`manifest.json.sig`), and the URL likewise. */
+export const MANIFEST_SIGNATURE_SUFFIX = '.sig';
 /** More keys than a rotation needs is a mistake (and each is tried against a `kid`). */
 export const MAX_VERIFY_KEYS = 32;
 

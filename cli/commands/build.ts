@@ -16,8 +16,7 @@ import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } 
 import { findRegistryRoot } from '../root.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
-import { MANIFEST_SIGNATURE_SUFFIX } from '../../server/manifest-source.js';
-import { parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
+import { MANIFEST_SIGNATURE_SUFFIX, parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
 
 interface BuildSettings {
   root: string;

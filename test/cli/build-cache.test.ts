@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
-import { cleanProtocol, run, tempRegistry, writeFiles } from './helpers.js';
+import { cleanProtocol, run, runBin, tempRegistry, writeFiles } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 const BETA = 'capabilities/beta/PROTOCOL.md';
@@ -47,6 +47,21 @@ describe('capreg build: the build cache', () => {
       expect(strict.code).toBe(1);
       expect(strict.stderr).toMatch(/too many warnings; nothing written/);
     }
+  });
+
+  it('a rebuild with nothing changed loads neither the compiler, the tokenizer nor ajv (through the real executable)', () => {
+    const root = registry();
+    expect(runBin(['build'], { cwd: root }).code).toBe(0);
+    // In this process an import of the tokenizer, ajv, the parser or MiniSearch fails.
+    const hooks = `export async function resolve(specifier, context, next) { if (/^(gpt-tokenizer|ajv|unified|minisearch)(\\/|$)/.test(specifier)) throw new Error('loaded ' + specifier); return next(specifier, context); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const nodeOptions = ['--import', `data:text/javascript,${encodeURIComponent(register)}`];
+    const again = runBin(['build'], { cwd: root, nodeOptions });
+    expect(again.stderr).toMatch(UP_TO_DATE);
+    expect(again.code).toBe(0);
+    // The hook does refuse them: a build that has to compile fails on the first.
+    writeFiles(root, { [ALPHA]: `${cleanProtocol('alpha')}\nOne more line.\n` });
+    expect(runBin(['build'], { cwd: root, nodeOptions }).stderr).toMatch(/loaded (gpt-tokenizer|ajv|unified|minisearch)/);
   });
 
   it('builds again when a protocol, toolsets.yaml, the config or the set of files changes', async () => {
