@@ -13,11 +13,12 @@ export interface ReadLimits {
 export type ReadResult = { ok: true; text: string; identity: string } | { ok: false; reason: string; identity: string };
 
 /**
- * Unless a file says otherwise: a manifest of 1,000 capabilities is about 5 MB, so 64 MiB is a
- * mistake rather than a registry; 5 s to read it is far beyond a healthy disk (a hung network
- * mount is what it catches).
+ * Unless a file says otherwise: a manifest of 10,000 capabilities with ~4 KB protocols and their
+ * tools tables is about 70 MB (bench/generate-registry.mjs), so 256 MiB leaves room for the
+ * registries this server is built for and is a mistake rather than a registry; 5 s to read it is
+ * far beyond a healthy disk (a hung network mount is what it catches).
  */
-export const DEFAULT_READ_LIMITS: ReadLimits = { maxBytes: 64 * 1024 * 1024, timeoutMs: 5_000 };
+export const DEFAULT_READ_LIMITS: ReadLimits = { maxBytes: 256 * 1024 * 1024, timeoutMs: 5_000 };
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK_BYTES = 1024 * 1024;
