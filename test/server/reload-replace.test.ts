@@ -219,6 +219,14 @@ describe('files that are not regular files, or too big', () => {
     await eventually(() => expect(runtime!.health()).toMatchObject({ status: 'ok', revision: generation(3).revision }));
   });
 
+  it('serves a manifest the size of a 10,000-capability registry (~72 MB) with the default limits', async () => {
+    const manifestFile = path.join(dir, 'manifest.json');
+    // JSON allows whitespace after the value: the bytes of a large registry without building one.
+    writeAtomic(manifestFile, `${serializeManifest(generation(1))}${' '.repeat(72 * 1024 * 1024)}`);
+    runtime = await startRuntime({ manifestFile, watch: false });
+    expect(runtime.health()).toMatchObject({ status: 'ok', revision: generation(1).revision });
+  });
+
   it('gives up on a read that takes longer than the time limit', async () => {
     const manifestFile = path.join(dir, 'manifest.json');
     writeManifest(manifestFile, generation(1));
