@@ -46,21 +46,11 @@ if (!existsSync(path.join(here, '..', 'lib', 'cli', 'main.js'))) {
   console.error('bench/gate-routing.mjs: lib/ is missing; run `npm run build:ts` first');
   process.exit(2);
 }
-const { generateRegistry } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
+const { commitAsBase, generateRegistry } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
 const root = await mkdtemp(path.join(os.tmpdir(), 'capreg-routing-bench-'));
 try {
   const { ids } = await generateRegistry(root, { count });
-  git(root, 'init', '-q', '-b', 'main');
-  for (const [key, value] of [
-    ['user.name', 'Bench'],
-    ['user.email', 'bench@example.com'],
-    ['commit.gpgsign', 'false'],
-  ])
-    git(root, 'config', key, value);
-  await writeFile(path.join(root, '.gitignore'), '.capreg/\ndist/\n');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'base registry');
-  git(root, 'tag', 'base');
+  await commitAsBase(root);
   git(root, 'repack', '-a', '-d', '-q');
 
   const file = path.join(root, 'capabilities', ids[Math.floor(count / 2)], 'PROTOCOL.md');

@@ -76,24 +76,14 @@ async function main() {
     console.error('bench/gate.mjs: lib/ is missing; run `npm run build:ts` first');
     process.exit(2);
   }
-  const { generateRegistry } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
+  const { commitAsBase, generateRegistry } = await import(pathToFileURL(path.join(here, 'generate-registry.mjs')).href);
   const root = values.keep ? path.resolve(values.keep) : await mkdtemp(path.join(os.tmpdir(), 'capreg-gate-bench-'));
   const log = (text) => process.stderr.write(`${text}\n`);
   const loadBefore = os.loadavg();
   const summary = await generateRegistry(root, { count });
 
   // The base commit, then one capability changed the way an author would: a trigger added, minor bump.
-  git(root, 'init', '-q', '-b', 'main');
-  for (const [key, value] of [
-    ['user.name', 'Bench'],
-    ['user.email', 'bench@example.com'],
-    ['commit.gpgsign', 'false'],
-  ])
-    git(root, 'config', key, value);
-  await writeFile(path.join(root, '.gitignore'), '.capreg/\ndist/\n');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'base registry');
-  git(root, 'tag', 'base');
+  await commitAsBase(root);
   const changedId = summary.ids[Math.floor(count / 2)];
   const changedFile = path.join(root, 'capabilities', changedId, 'PROTOCOL.md');
   const original = await readFile(changedFile, 'utf8');

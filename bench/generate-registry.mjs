@@ -30,6 +30,7 @@
 // Output is deterministic for a given (count, toolsets, tools, seed).
 // bench/build.mjs picks the capability it edits from the `ids` this returns, so both agree on the
 // toolsets without repeating the default there.
+import { execFileSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -571,6 +572,25 @@ export async function generateRegistry(dir, { count = 1000, toolsets: toolsetCou
     await Promise.all(writes);
   }
   return { count, toolsets: toolsets.length, files: count + yamlFiles.length, bytes, ids };
+}
+
+/**
+ * Make `dir` a Git repository whose one commit, tagged `base`, holds the registry as it is (outputs
+ * and caches ignored): the base a gate benchmark changes a capability against.
+ */
+export async function commitAsBase(dir) {
+  const git = (...args) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  git('init', '-q', '-b', 'main');
+  for (const [key, value] of [
+    ['user.name', 'Bench'],
+    ['user.email', 'bench@example.com'],
+    ['commit.gpgsign', 'false'],
+  ])
+    git('config', key, value);
+  await writeFile(path.join(dir, '.gitignore'), '.capreg/\ndist/\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'base registry');
+  git('tag', 'base');
 }
 
 // ---------------------------------------------------------------------------------------------
