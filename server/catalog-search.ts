@@ -164,9 +164,15 @@ export class CatalogSearch {
       hits = Object.freeze(view.index.search(request));
       this.#answers.set(key, hits);
     }
-    const found = hits.map((hit) => ({ hit, entry: view.entries.get(hit.id) as CatalogEntry }));
-    const capabilities = found.map(({ hit, entry }) => ({ ...entry, score: hit.score, matched: [...hit.matched] }));
-    const listed = found.map(({ hit, entry }) => `${entryJsonOpen(entry)},"score":${JSON.stringify(hit.score)},"matched":${JSON.stringify(hit.matched)}}`);
+    // Each hit as its listing entry plus score and matched: an object for the structured value, and
+    // the same in JSON for the text.
+    const capabilities: Record<string, unknown>[] = [];
+    const listed: string[] = [];
+    for (const { id, score, matched } of hits) {
+      const entry = view.entries.get(id) as CatalogEntry;
+      capabilities.push({ ...entry, score, matched: [...matched] });
+      listed.push(`${entryJsonOpen(entry)},"score":${JSON.stringify(score)},"matched":${JSON.stringify(matched)}}`);
+    }
     const structured = {
       success: true,
       catalogVersion: scope.catalogVersion,
