@@ -103,7 +103,8 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
           const parts = [{ segment: Segment.of(platformAnalyzed), visible: visiblePlatform.map((capability) => capability.id) }];
           if (userAnalyzed.length > 0) parts.push({ segment: Segment.of(userAnalyzed), visible: userAnalyzed.map((capability) => capability.id) });
           // A small shared cache: term scores are kept, evicted and recomputed while the queries run.
-          const view = CapabilityIndex.view(parts, { cache: new TermScoreCache(64), key: 'view' });
+          const cache = new TermScoreCache(64);
+          const view = CapabilityIndex.view(parts, { cache, key: 'view' });
           const visible = [...visiblePlatform, ...userAnalyzed];
           expect(view.size).toBe(visible.length);
           const filter = (capability: AnalyzedCapability): boolean =>
@@ -117,8 +118,9 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
             const answer = view.search(request);
             if (answer.length > 0) answered += 1;
             expect(answer).toEqual(expected(visible, query, limit, filter, filterFields));
-            // Again, with the terms' scores from the cache.
+            // Again, with the terms' scores from the cache, which never holds more than its bound.
             expect(view.search(request)).toEqual(answer);
+            expect(cache.size).toBeLessThanOrEqual(64);
           }
         },
       ),
