@@ -5,6 +5,7 @@ import { createLintRegistry, runRules } from './lint.js';
 import { buildManifest, type ManifestOptions } from './manifest.js';
 import { parseCapability } from './parse.js';
 import type { AnyRule, LintRegistry } from './rule.js';
+import type { Derived } from './derived.js';
 import { rules as allRules } from './rules/index.js';
 import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
 import { toolsetsSourceOf, type ParsedToolsets } from './toolsets.js';
@@ -53,13 +54,15 @@ export interface CompileOptions {
   /** `prepareInput(input)`, when the caller has it already; computed here when absent. */
   prepared?: PreparedInput;
   rules?: readonly AnyRule[];
+  /** Facts kept from earlier compiles of the same documents (`--watch`, compiler/derived.ts); none by default. */
+  derived?: Derived;
 }
 
 export function compileRegistry(input: RegistryInput, options: CompileOptions = {}): CompileResult {
   const config = options.config ?? defaultConfig();
   const documents = options.documents ?? parseDocuments(input);
   const { toolsets, evals } = options.prepared ?? prepareInput(input);
-  const registry = createLintRegistry(documents, toolsets, input, evals);
+  const registry = createLintRegistry(documents, toolsets, input, evals, options.derived);
   const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
   return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };

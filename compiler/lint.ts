@@ -5,6 +5,7 @@ import { wellTypedFrontmatter } from './frontmatter.js';
 import { BrokenFacts, type Fact } from './facts.js';
 import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput } from './types.js';
+import { NO_MEMO, type Derived } from './derived.js';
 
 export function createLintRegistry(
   documents: CapabilityDocument[],
@@ -12,29 +13,39 @@ export function createLintRegistry(
   input: Pick<RegistryInput, 'allPaths' | 'files' | 'foldersWithoutProtocol'>,
   /** `parseEvalsFiles(input.files)`, when the caller parsed them already (while the protocols were parsing). */
   evals: ParsedEvals[] = parseEvalsFiles(input.files),
+  /** Where per-document facts are kept between compiles (`--watch`); nothing is kept by default. */
+  derived: Derived = NO_MEMO,
 ): LintRegistry {
   const sources = new Map(input.files.map((file) => [file.path, file.content]));
   const capabilities: LintCapability[] = [...documents]
     .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     .map((document) => {
-      const fm = wellTypedFrontmatter(document.frontmatter.data);
-      return { document, fm, id: fm.id ?? document.folder, source: sources.get(document.file) };
+      const source = sources.get(document.file);
+      return derived.of(document, 'lint-capability', source, () => {
+        const fm = wellTypedFrontmatter(document.frontmatter.data);
+        return { document, fm, id: fm.id ?? document.folder, source };
+      });
     });
   const byId = new Map<string, LintCapability>();
   for (const capability of capabilities) if (!byId.has(capability.id)) byId.set(capability.id, capability);
-  const toolsets = usableToolsets(toolsetsSource.data);
+  // The same objects while the toolsets files are unchanged: rules use them as a fact's context.
+  const { toolsets, toolOwners } = derived.of(toolsetsSource, 'usable-toolsets', undefined, () => {
+    const usable = usableToolsets(toolsetsSource.data);
+    return { toolsets: usable, toolOwners: toolOwnersOf(usable) };
+  });
   return {
     capabilities,
     byId,
     toolsets,
     toolsetsFile: toolsetsSource.file,
     toolsetRanges: toolsetsSource.ranges,
-    toolOwners: toolOwnersOf(toolsets),
+    toolOwners,
     allPaths: new Set(input.allPaths),
     toolsetsSource,
     refusedFiles: input.files.filter((file) => file.problem !== undefined),
     foldersWithoutProtocol: input.foldersWithoutProtocol,
     evals,
+    derived,
   };
 }
 

@@ -1,6 +1,7 @@
 // What a lint rule is (ESLint's shape): metadata with message templates and an options schema,
 // and a `check` that reads the registry and reports. Rules never touch the disk.
 import type { ParsedEvals } from './evals/file.js';
+import type { Derived } from './derived.js';
 import type { Fact } from './facts.js';
 import type { ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, CapabilityFrontmatter, Range, Severity, SourceFile, Toolsets, YamlRanges } from './types.js';
@@ -100,6 +101,12 @@ export interface LintRegistry {
   foldersWithoutProtocol: string[];
   /** `capabilities/<id>/evals.yaml` files that could be read, parsed (not served; see compiler/evals/file.ts). */
   evals: ParsedEvals[];
+  /**
+   * Facts a rule derives from one document (or block, or evals file), kept between the compiles of
+   * `--watch` while that object is unchanged (compiler/derived.ts). The key names the rule and its
+   * options; the context is everything else the fact reads.
+   */
+  derived: Derived;
 }
 
 export interface ResolvedRuleSetting<Options = unknown> {

@@ -1,0 +1,44 @@
+// Facts derived from one parsed object (a capability's document, a block, an evals file, the
+// toolsets) and kept for as long as that object lives. `capreg build --watch` and `capreg lint
+// --watch` keep the parsed objects of unchanged files from one rebuild to the next, so a rule that
+// derives something per document (paragraph fingerprints, token counts, the names a body mentions)
+// computes it again only for the files that changed. A one-shot compile keeps nothing
+// ({@link NO_MEMO}): its objects are new every time, and retained facts would only cost memory.
+//
+// A fact is a pure function of its owner and its context: the key names what is derived (the rule
+// and its options), the context is everything else it reads, compared with `===` (an object that
+// is kept while its source is unchanged, such as the toolsets, or a string digest of a registry-wide
+// set, such as every capability id). A different context recomputes the fact.
+
+export interface Derived {
+  /** `compute()`, or what it returned before for the same owner, key and context. */
+  of<T>(owner: object, key: string, context: unknown, compute: () => T): T;
+}
+
+/** Computes every time and keeps nothing. */
+export const NO_MEMO: Derived = {
+  of: (_owner, _key, _context, compute) => compute(),
+};
+
+interface Slot {
+  context: unknown;
+  value: unknown;
+}
+
+/** Keeps each fact beside its owner, in a WeakMap: a fact goes when its owner is collected. */
+export class DerivedFacts implements Derived {
+  private readonly facts = new WeakMap<object, Map<string, Slot>>();
+
+  of<T>(owner: object, key: string, context: unknown, compute: () => T): T {
+    let slots = this.facts.get(owner);
+    if (slots === undefined) {
+      slots = new Map();
+      this.facts.set(owner, slots);
+    }
+    const slot = slots.get(key);
+    if (slot !== undefined && slot.context === context) return slot.value as T;
+    const value = compute();
+    slots.set(key, { context, value });
+    return value;
+  }
+}
