@@ -12,14 +12,17 @@ const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
  */
 export const MAX_COUNTED_WORD = 256;
 
+/** The whitespace of the tokenizer's pre-splitting, which ends a run of non-whitespace: ASCII spaces and line breaks, NBSP and friends. */
+export function isCountedSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a);
+}
+
 /** Offsets [start, end) of each run of non-whitespace longer than MAX_COUNTED_WORD, in order. */
 function longRuns(text: string): [number, number][] {
   const runs: [number, number][] = [];
   let start = -1;
   for (let i = 0; i <= text.length; i += 1) {
-    const code = i < text.length ? text.charCodeAt(i) : 32;
-    // The whitespace of the tokenizer's pre-splitting: ASCII spaces and line breaks, NBSP and friends.
-    const space = code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a);
+    const space = i < text.length ? isCountedSpace(text.charCodeAt(i)) : true;
     if (!space && start < 0) start = i;
     else if (space && start >= 0) {
       if (i - start > MAX_COUNTED_WORD) runs.push([start, i]);

@@ -9,6 +9,7 @@
 // The later copy (in file order) is reported, pointing at the first occurrence.
 import { sha256Hex } from '../canonical.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
+import type { Derived } from '../derived.js';
 import type { TextBlock } from '../types.js';
 
 export interface DuplicateContentOptions {
@@ -36,10 +37,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
   check({ registry, options, report }) {
     const first = new Map<string, { capability: LintCapability; block: TextBlock }>();
     for (const capability of registry.capabilities) {
-      for (const block of capability.document.blocks) {
-        if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
-        const key = block.fingerprint ?? paragraphFingerprint(block.text, options.minLength);
-        if (key === undefined) continue;
+      for (const { block, key } of comparedBlocks(registry.derived, capability, options.minLength)) {
         const original = first.get(key);
         if (original === undefined) {
           first.set(key, { capability, block });
@@ -64,6 +62,19 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     }
   },
 };
+
+/** The paragraphs and list items of one protocol that count, each with its fingerprint (a fact of the document). */
+function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): readonly { block: TextBlock; key: string }[] {
+  return derived.of(document, `duplicate-content:${minLength}`, undefined, () => {
+    const compared: { block: TextBlock; key: string }[] = [];
+    for (const block of document.blocks) {
+      if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
+      const key = block.fingerprint ?? paragraphFingerprint(block.text, minLength);
+      if (key !== undefined) compared.push({ block, key });
+    }
+    return compared;
+  });
+}
 
 /**
  * What blocks are compared by: a short digest of the normalized text, or undefined for a block too

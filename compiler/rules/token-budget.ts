@@ -9,7 +9,8 @@
 // - The whole catalog (the `capabilities` array of `list_capabilities` as JSON, for a caller who
 //   sees every capability) over `catalog` tokens is reported once, on the capability with the
 //   largest entry, at the bigger of its `description` and `whenToUse`.
-import { countTokens } from '../tokens.js';
+import type { Derived } from '../derived.js';
+import { countTokens, isCountedSpace, MAX_COUNTED_WORD } from '../tokens.js';
 import { PROTOCOL_TOOL, catalogEntry, type CatalogEntry } from '../contract.js';
 import { bodyText } from '../mentions.js';
 import { renderMetadata } from '../render.js';
@@ -52,10 +53,10 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
     },
   },
   check({ registry, options, report }) {
-    for (const capability of registry.capabilities) {
-      const metadata = renderMetadata(capability.document.frontmatter.data);
-      const bodyTokens = capability.document.bodyTokens + (metadata === '' ? 0 : countTokens(`\n\n${metadata}`));
-      const what = metadata === '' ? 'protocol body' : 'protocol body with its rendered constraints, evidence, scope and schemas';
+    const counted = registry.capabilities.map((capability) => countedCapability(registry.derived, capability));
+    registry.capabilities.forEach((capability, index) => {
+      const { bodyTokens, rendered } = counted[index] as CountedCapability;
+      const what = rendered ? 'protocol body with its rendered constraints, evidence, scope and schemas' : 'protocol body';
       if (bodyTokens > options.bodyError) {
         const data = { what, tokens: bodyTokens, budget: options.bodyError };
         report({ capability, range: bodyRange(capability), messageId: 'bodyError', data, severity: 'error' });
@@ -63,33 +64,105 @@ export const tokenBudget: Rule<TokenBudgetOptions> = {
         const data = { what, tokens: bodyTokens, budget: options.bodyWarn };
         report({ capability, range: bodyRange(capability), messageId: 'bodyWarn', data });
       }
-    }
+    });
 
     if (registry.capabilities.length === 0) return;
-    const entries = registry.capabilities.map(listedEntry);
-    const tokens = countTokens(JSON.stringify(entries));
+    const tokens = catalogTokens(counted);
     if (tokens <= options.catalog) return;
     let largest = 0;
     let largestTokens = -1;
-    entries.forEach((entry, index) => {
-      const entryTokens = countTokens(JSON.stringify(entry));
+    registry.capabilities.forEach((capability, index) => {
+      const { json } = counted[index] as CountedCapability;
+      const entryTokens = registry.derived.of(capability.document, 'token-budget:entry', undefined, () => countTokens(json));
       if (entryTokens > largestTokens) {
         largest = index;
         largestTokens = entryTokens;
       }
     });
     const capability = registry.capabilities[largest] as LintCapability;
-    const entry = entries[largest] as CatalogEntry;
+    const { entry } = counted[largest] as CountedCapability;
     const field = countTokens(JSON.stringify(entry.whenToUse)) > countTokens(JSON.stringify(entry.description)) ? 'whenToUse' : 'description';
     const { ranges, range } = capability.document.frontmatter;
+    const entries = counted.length;
     report({
       capability,
       range: rangeForPath(ranges, `/${field}`, range, 'key'),
       messageId: 'catalog',
-      data: { entries: `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`, tokens, budget: options.catalog, entryTokens: largestTokens },
+      data: { entries: `${entries} ${entries === 1 ? 'entry' : 'entries'}`, tokens, budget: options.catalog, entryTokens: largestTokens },
     });
   },
 };
+
+/** One catalog entry as JSON, with what it adds to the catalog's token count. */
+export interface CatalogPiece {
+  /** `JSON.stringify(entry)`: it begins `{"id":`. */
+  json: string;
+  /** Tokens of this entry's piece of the catalog's JSON when another entry follows it (see {@link catalogTokens}). */
+  pieceTokens: number;
+  /** Characters of non-whitespace at the start and at the end of `json` (all of it when it has no whitespace). */
+  lead: number;
+  trail: number;
+}
+
+/** What the rule counts of one capability: a fact of its document (the frontmatter and the body). */
+interface CountedCapability extends CatalogPiece {
+  /** Tokens of the body as served, with the sections rendered from the frontmatter. */
+  bodyTokens: number;
+  /** Whether the frontmatter rendered any section. */
+  rendered: boolean;
+  entry: CatalogEntry;
+}
+
+function countedCapability(derived: Derived, capability: LintCapability): CountedCapability {
+  return derived.of(capability.document, 'token-budget', undefined, () => {
+    const metadata = renderMetadata(capability.document.frontmatter.data);
+    const bodyTokens = capability.document.bodyTokens + (metadata === '' ? 0 : countTokens(`\n\n${metadata}`));
+    const entry = listedEntry(capability);
+    return { bodyTokens, rendered: metadata !== '', entry, ...catalogPiece(JSON.stringify(entry)) };
+  });
+}
+
+/** Every catalog entry's JSON begins with this (`id` is its first key); a piece of the catalog starts after it. */
+const ENTRY_START = '{"';
+const ENTRY_SEPARATOR = `,${ENTRY_START}`;
+
+/** What {@link catalogTokens} needs of one entry's JSON. */
+export function catalogPiece(json: string): CatalogPiece {
+  let lead = 0;
+  while (lead < json.length && !isCountedSpace(json.charCodeAt(lead))) lead += 1;
+  let trail = 0;
+  while (trail < json.length && !isCountedSpace(json.charCodeAt(json.length - 1 - trail))) trail += 1;
+  return { json, pieceTokens: countTokens(`${json.slice(ENTRY_START.length)}${ENTRY_SEPARATOR}`), lead, trail };
+}
+
+/**
+ * Tokens of the catalog as JSON, `[entry,entry,…]`, the same count as `countTokens` of that text,
+ * added up from a piece per entry so that an edit recounts only its own entry. The text is cut
+ * before each entry's first key `id`: `[{"` | `id…},{"` | `id…},{"` | … | `id…}]`. The tokenizer
+ * pre-splits text into chunks and merges bytes only inside a chunk, and a chunk always ends there:
+ * the punctuation before `id` is at least `[{"` or `},{"`, which a chunk takes whole (one
+ * punctuation character before a word would go with the word; several never do). countTokens also
+ * counts a run of non-whitespace longer than MAX_COUNTED_WORD in pieces measured from the run's
+ * start; when such a run spans a cut, the pieces would not add up, and the whole text is counted.
+ */
+export function catalogTokens(counted: readonly CatalogPiece[]): number {
+  let run = 1; // the length of the run of non-whitespace so far, from `[` on
+  let longest = 0;
+  let tokens = countTokens(`[${ENTRY_START}`);
+  let cut = true;
+  counted.forEach(({ json, pieceTokens, lead, trail }, index) => {
+    if (!json.startsWith(`${ENTRY_START}id"`)) cut = false;
+    if (lead === json.length) {
+      run += json.length + 1; // and the `,` or `]` after it
+    } else {
+      longest = Math.max(longest, run + lead);
+      run = trail + 1;
+    }
+    tokens += index === counted.length - 1 ? countTokens(`${json.slice(ENTRY_START.length)}]`) : pieceTokens;
+  });
+  if (!cut || Math.max(longest, run) > MAX_COUNTED_WORD) return countTokens(`[${counted.map(({ json }) => json).join(',')}]`);
+  return tokens;
+}
 
 /** The `list_capabilities` row the server will serve, from whatever frontmatter is well-typed. */
 function listedEntry({ id, fm }: LintCapability): CatalogEntry {

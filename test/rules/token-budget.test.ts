@@ -1,8 +1,11 @@
+import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../compiler/config.js';
 import { compileRegistry } from '../../compiler/compile.js';
-import { tokenBudget } from '../../compiler/rules/token-budget.js';
+import { catalogPiece, catalogTokens, tokenBudget } from '../../compiler/rules/token-budget.js';
+import { catalogEntry, PROTOCOL_TOOL } from '../../compiler/contract.js';
+import { countTokens as countCappedTokens, MAX_COUNTED_WORD } from '../../compiler/tokens.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
 import { lintWithoutPositions } from './without-positions.js';
@@ -123,6 +126,47 @@ describe('token-budget options', () => {
     expect(over.map((d) => d.message)).toEqual([expect.stringContaining(`is ${tokens} tokens, over the budget of ${tokens - 1}`)]);
     const atBudget = parseConfig(`rules:\n  token-budget: [warn, {catalog: ${tokens}}]\n`);
     expect(compileRegistry(input, { config: atBudget, rules: [tokenBudget] }).diagnostics).toEqual([]);
+  });
+
+  it('counts a catalog of several entries as the whole JSON, exactly', () => {
+    const alpha: { description: string; whenToUse: string[]; tags?: string[] } = {
+      description: "Doesn't guess: it's 3,141 steps.",
+      whenToUse: ['write  my report '],
+    };
+    const beta = { description: '写周报。', whenToUse: ['use beta'], tags: ['x'] };
+    const input = registryInput({ [A]: protocol({ id: 'alpha', ...alpha }), [B]: protocol({ id: 'beta', ...beta }) });
+    const served = [
+      { id: 'alpha', name: 'Capability alpha', ...alpha },
+      { id: 'beta', name: 'Capability beta', ...beta },
+    ].map(({ id, name, description, whenToUse, tags }) => catalogEntry({ id, name, description, whenToUse, protocolVersion: '1.0.0', tags }, PROTOCOL_TOOL));
+    const tokens = countTokens(JSON.stringify(served));
+    expect(lintWith(tokenBudget, input, { catalog: 1 }).map((d) => d.message)).toEqual([expect.stringContaining(`is ${tokens} tokens, over the budget of 1`)]);
+  });
+
+  it('adds up the catalog from one piece per entry to the count of the whole JSON (property)', () => {
+    // Words, digits, quotes, apostrophes (contractions), combining marks, line breaks, and runs
+    // without whitespace longer than MAX_COUNTED_WORD, which the count cuts into pieces.
+    const text = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom('a', 's', 'Z', ' ', "'", '"', '0', '9', '{', '}', ',', '\u0301', '\n', '语'), maxLength: 30 }),
+      fc.constantFrom('', ' ', "it's", '"}', 'x'.repeat(MAX_COUNTED_WORD - 40), 'y'.repeat(MAX_COUNTED_WORD + 5), '3,141', 'é\u0301'),
+    );
+    const entry = fc.record({
+      id: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+      name: text,
+      description: text,
+      whenToUse: fc.array(text, { maxLength: 3 }),
+      protocolVersion: fc.constantFrom('1.0.0', ''),
+      lifecyclePhase: fc.option(fc.constantFrom('stable', 'beta'), { nil: undefined }),
+      tags: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 8 }), (facts) => {
+        const entries = facts.map((each) => catalogEntry(each, PROTOCOL_TOOL));
+        expect(catalogTokens(entries.map((each) => catalogPiece(JSON.stringify(each))))).toBe(countCappedTokens(JSON.stringify(entries)));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('validates options: positive integers, bodyWarn <= bodyError', () => {
