@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foreignTools } from '../../compiler/rules/foreign-tools.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { toolsetsEditCase } from './toolsets-edit.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
@@ -156,4 +157,16 @@ describe('foreign-tools without positions', () => {
   it('does not crash when the parser gives no positions', () => {
     expect(lintWithoutPositions(foreignTools, EVERYTHING).length).toBeGreaterThan(0);
   });
+});
+
+// A fact that read the tool owners but was kept without them in its context would still see
+// `automation_create_task` as an own tool (a rule-table case cannot show it: without toolsets the
+// rule derives nothing).
+describe('foreign-tools with facts kept across a toolsets edit', () => {
+  toolsetsEditCase(
+    foreignTools,
+    'a tool that moved to a foreign toolset',
+    { [ALPHA]: alpha('Use `automation_create_task`.\nDo not guess.\n'), ...owner('beta') },
+    'work-logs:\n  description: W.\n  tools:\n    work_log_record: { description: R. }\n    automation_create_task: { description: C. }\nautomation:\n  description: A.\n  tools:\n    automation_list_tasks: { description: L. }\n',
+  );
 });
