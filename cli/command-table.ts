@@ -55,7 +55,18 @@ const TOOL_PREFIX = {
 export const COMMANDS = {
   lint: {
     summary: 'lint every capability of the registry',
-    flags: { root: ROOT, format: FORMAT, 'max-warnings': MAX_WARNINGS, 'no-cache': NO_CACHE, jobs: JOBS },
+    flags: {
+      root: ROOT,
+      format: FORMAT,
+      'max-warnings': MAX_WARNINGS,
+      'no-cache': NO_CACHE,
+      jobs: JOBS,
+      watch: {
+        type: 'boolean',
+        short: 'w',
+        help: 'lint again on every change under capabilities/ or to capreg.config.yaml, reading and parsing only the changed files; each status line starts with the local time',
+      },
+    },
     load: async () => (await import('./commands/lint.js')).lintCommand,
   },
   build: {
@@ -70,7 +81,7 @@ export const COMMANDS = {
       watch: {
         type: 'boolean',
         short: 'w',
-        help: 'rebuild on every change under capabilities/ or to capreg.config.yaml; each line starts with the local time',
+        help: 'rebuild on every change under capabilities/ or to capreg.config.yaml, reading and parsing only the changed files; each status line starts with the local time',
       },
       'tool-prefix': { ...TOOL_PREFIX, help: `the tool prefix the server runs with (\`serve --tool-prefix\`), so dist/skill/SKILL.md names the right tools` },
       'sign-key': {

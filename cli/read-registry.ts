@@ -69,8 +69,25 @@ function isInside(root: string, target: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-function isTextInput(relativePath: string): boolean {
+export function isTextInput(relativePath: string): boolean {
   return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
+}
+
+/** One text input of the registry (a protocol, toolsets or evals file), or why it cannot be read. */
+export async function readSourceFile(absolute: string, relative: string, options: ReadOptions): Promise<SourceFile> {
+  try {
+    const info = await stat(absolute);
+    // A FIFO or device named PROTOCOL.md would block the read or never end.
+    if (!info.isFile()) return { path: relative, problem: 'not a regular file; it must be a UTF-8 text file' };
+    if (info.size > options.maxFileBytes) return { path: relative, problem: sizeProblem(info.size, options.maxFileBytes) };
+    const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
+    return { path: relative, ...result };
+  } catch (error) {
+    return {
+      path: relative,
+      problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
+    };
+  }
 }
 
 /** Text files read at once while the walk goes on (libuv has 4 threads for file I/O). */
@@ -86,21 +103,7 @@ export async function readRegistry(root: string, options: ReadOptions): Promise<
   const visited = new Set<string>();
   const reading: Promise<SourceFile>[] = [];
 
-  const readText = async (absolute: string, relative: string): Promise<SourceFile> => {
-    try {
-      const info = await stat(absolute);
-      // A FIFO or device named PROTOCOL.md would block the read or never end.
-      if (!info.isFile()) return { path: relative, problem: 'not a regular file; it must be a UTF-8 text file' };
-      if (info.size > options.maxFileBytes) return { path: relative, problem: sizeProblem(info.size, options.maxFileBytes) };
-      const result = decodeTextFile(await readFile(absolute), options.maxFileBytes);
-      return { path: relative, ...result };
-    } catch (error) {
-      return {
-        path: relative,
-        problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
-      };
-    }
-  };
+  const readText = (absolute: string, relative: string): Promise<SourceFile> => readSourceFile(absolute, relative, options);
 
   const walk = async (absoluteDir: string, relativeDir: string): Promise<void> => {
     const realDir = await realpath(absoluteDir);

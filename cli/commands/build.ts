@@ -4,7 +4,6 @@
 // loads none of it (see build-cache.ts).
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { watch } from 'chokidar';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
 import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
@@ -14,6 +13,8 @@ import { parseFlags } from '../command-table.js';
 import { startParseWorker } from '../parse-workers.js';
 import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
+import type { CompileResult } from '../../compiler/compile.js';
+import type { Manifest } from '../../compiler/types.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
 import { MANIFEST_SIGNATURE_SUFFIX, parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
@@ -56,11 +57,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
 
   // The parse worker loads its modules while this thread loads the compiler and reads the registry.
   startParseWorker();
-  const [{ compileRoot }, { emitManifest }, { serializeManifest }] = await Promise.all([
-    import('../compile-root.js'),
-    import('../../compiler/compile.js'),
-    import('../../compiler/manifest.js'),
-  ]);
+  const { compileRoot } = await import('../compile-root.js');
   const { result } = await compileRoot(settings.root, { cache: settings.cache, jobs: settings.jobs });
   context.stdout(settings.formatter(result));
   const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
@@ -69,6 +66,25 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
     if (key !== undefined && result.errorCount > 0) await recordBuild(settings.root, key, keyOptions, { report: result, outputs: [], summary: '' });
     return code;
   }
+  const { summary, outputs } = await writeBuild(settings, context, result, source);
+  if (key !== undefined) {
+    await recordBuild(settings.root, key, keyOptions, {
+      report: result,
+      outputs,
+      summary,
+    });
+  }
+  return 0;
+}
+
+/** Emit the manifest of a compile without errors and write the outputs (atomically); the summary line is printed. */
+async function writeBuild(
+  settings: BuildSettings,
+  context: CliContext,
+  result: CompileResult,
+  source: Manifest['source'],
+): Promise<{ summary: string; outputs: { path: string; content: string }[] }> {
+  const [{ emitManifest }, { serializeManifest }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
   const manifest = emitManifest(result, {
     source,
     generator: `capreg ${CAPREG_VERSION}`,
@@ -101,18 +117,12 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
   const signed = settings.signingKey ? `, signed by ${settings.signingKey.kid}` : '';
   const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…${signed})`;
   context.stderr(`capreg build: wrote ${summary}\n`);
-  if (key !== undefined) {
-    await recordBuild(settings.root, key, keyOptions, {
-      report: result,
-      outputs: [
-        { path: manifestPath, content: manifestText },
-        ...(signature !== undefined ? [{ path: signaturePath, content: signature }] : []),
-        { path: skillPath, content: settings.clientSkill },
-      ],
-      summary,
-    });
-  }
-  return 0;
+  const outputs = [
+    { path: manifestPath, content: manifestText },
+    ...(signature !== undefined ? [{ path: signaturePath, content: signature }] : []),
+    { path: skillPath, content: settings.clientSkill },
+  ];
+  return { summary, outputs };
 }
 
 export const buildCommand: Command = async (argv, context) => {
@@ -156,52 +166,32 @@ async function readSigningKey(file: string): Promise<SigningKey> {
   }
 }
 
-/** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
-export function localTime(date: Date): string {
-  return [date.getHours(), date.getMinutes(), date.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
-}
-
-/** Every line of `text` prefixed with the local time. */
-function stamped(text: string): string {
-  const time = localTime(new Date());
-  return text.replace(/^(?=.)/gm, `${time} `);
-}
-
 /**
- * Rebuild on every change under capabilities/ or to the config; stop on SIGINT/SIGTERM. Status
- * lines (stderr) start with the local time; stdout keeps the formatter's exact output.
+ * Rebuild on every change (cli/watch.ts): the diagnostics first, then the outputs when there is no
+ * error and the warnings are within --max-warnings; a failed build leaves the last outputs as they are.
  */
-async function watchAndBuild(settings: BuildSettings, outer: CliContext): Promise<number> {
-  const context: CliContext = { ...outer, stderr: (text) => outer.stderr(stamped(text)) };
-  let running = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const rebuild = (): void => {
-    running = running.then(async () => {
-      try {
-        await buildOnce(settings, context);
-      } catch (error) {
-        context.stderr(`capreg build: ${error instanceof Error ? error.message : String(error)}\n`);
-      }
-      context.stderr('capreg build: watching for changes (Ctrl-C to stop)\n');
-    });
-  };
-  const watcher = watch([path.join(settings.root, 'capabilities'), path.join(settings.root, 'capreg.config.yaml')], {
-    ignoreInitial: true,
-    ignored: (file) => path.basename(file).startsWith('.'),
-  });
-  watcher.on('all', () => {
-    clearTimeout(timer);
-    timer = setTimeout(rebuild, 100);
-  });
-  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  rebuild();
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  clearTimeout(timer);
-  await running;
-  await watcher.close();
-  return 0;
+async function watchAndBuild(settings: BuildSettings, context: CliContext): Promise<number> {
+  // Loaded here: it loads the compiler, which a rebuild answered from the build cache does not need.
+  const { describeCompile, watchRegistry } = await import('../watch.js');
+  return watchRegistry(
+    settings.root,
+    {
+      command: 'capreg build',
+      cache: settings.cache,
+      jobs: settings.jobs,
+      onCompile: async (compiled, watchContext, elapsedMs) => {
+        const { result } = compiled;
+        watchContext.stdout(settings.formatter(result));
+        watchContext.stderr(`capreg build: ${describeCompile(compiled, elapsedMs)}\n`);
+        const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
+        if (code !== 0) {
+          watchContext.stderr(`capreg build: ${result.errorCount > 0 ? `${result.errorCount} error(s)` : 'too many warnings'}; nothing written\n`);
+          return;
+        }
+        // The commit can change between rebuilds.
+        await writeBuild(settings, watchContext, result, await gitSource(settings.root));
+      },
+    },
+    context,
+  );
 }

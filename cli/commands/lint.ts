@@ -11,6 +11,22 @@ export const lintCommand: Command = async (argv, context) => {
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
+  if (values.watch) {
+    const { describeCompile, watchRegistry } = await import('../watch.js');
+    return watchRegistry(
+      root,
+      {
+        command: 'capreg lint',
+        cache: !values['no-cache'],
+        jobs,
+        onCompile: (compiled, watchContext, elapsedMs) => {
+          watchContext.stdout(formatter(compiled.result));
+          watchContext.stderr(`capreg lint: ${describeCompile(compiled, elapsedMs)}\n`);
+        },
+      },
+      context,
+    );
+  }
   // The parse worker loads its modules while this thread loads the compiler.
   startParseWorker();
   const { compileRoot } = await import('../compile-root.js');

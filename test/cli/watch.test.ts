@@ -1,0 +1,105 @@
+// `capreg lint --watch` and `capreg build --watch` through the real bin: an edit is linted again
+// (reading and parsing only that file), a new problem shows on stdout, the fix clears it, a build
+// writes only a clean registry, and SIGTERM ends the session with exit 0 and nothing but stamped
+// status lines on stderr.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, cleanProtocol, tempRegistry } from './helpers.js';
+
+interface Session {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves when the stream's text so far matches. */
+  waitFor: (stream: 'stdout' | 'stderr', pattern: RegExp) => Promise<void>;
+  stop: () => Promise<number | null>;
+}
+
+function startWatch(argv: string[], cwd: string): Session {
+  const child = spawn(process.execPath, [BIN, ...argv], { cwd, env: { PATH: process.env['PATH'] ?? '' } });
+  const text = { stdout: '', stderr: '' };
+  const waiters: (() => void)[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  for (const stream of ['stdout', 'stderr'] as const) {
+    child[stream].on('data', (chunk: Buffer) => {
+      text[stream] += chunk.toString();
+      for (const waiter of [...waiters]) waiter();
+    });
+  }
+  return {
+    child,
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    waitFor: (stream, pattern) =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (!pattern.test(text[stream])) return;
+          waiters.splice(waiters.indexOf(check), 1);
+          resolve();
+        };
+        waiters.push(check);
+        void exited.then(() => reject(new Error(`exited before ${pattern}: ${text.stderr}`)));
+        check();
+      }),
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+const count = (text: string, pattern: RegExp): number => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
+
+describe('capreg lint --watch', () => {
+  it('lints an edited file again, reading and parsing only it, and shows and clears its problem', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/beta/PROTOCOL.md': cleanProtocol('beta'),
+    });
+    const watch = startWatch(['lint', '--watch', '--format', 'github'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    expect(watch.stderr()).toMatch(/read the registry \(\d+ files, 2 parsed\); linted 2 capabilities in \d+ ms/);
+
+    const beta = path.join(root, 'capabilities/beta/PROTOCOL.md');
+    fs.writeFileSync(beta, cleanProtocol('beta', { body: 'Call `work_log_delete` first.\n\n- Never guess.' }));
+    await watch.waitFor('stdout', /work_log_delete/);
+    await watch.waitFor('stderr', /1 file\(s\) read, 1 parsed; linted 2 capabilities/);
+    expect(watch.stdout()).toMatch(/^::warning file=capabilities\/beta\/PROTOCOL\.md,line=\d+.*title=unknown-tools::/m);
+    const reported = count(watch.stdout(), /work_log_delete/);
+
+    const before = count(watch.stderr(), /watching for changes/);
+    fs.writeFileSync(beta, cleanProtocol('beta', { version: '1.0.1' }));
+    await watch.waitFor('stderr', new RegExp(`(watching for changes[\\s\\S]*){${before + 1}}`));
+    // The fixed file is reported no more.
+    expect(count(watch.stdout(), /work_log_delete/)).toBe(reported);
+
+    expect(await watch.stop()).toBe(0);
+    for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
+  });
+});
+
+describe('capreg build --watch', () => {
+  it('writes the manifest again after a clean edit and nothing after an edit with an error', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const manifest = path.join(root, 'dist/manifest.json');
+    const watch = startWatch(['build', '--watch'], root);
+    await watch.waitFor('stderr', /wrote dist\/manifest\.json[\s\S]*watching for changes/);
+    const version = (): string =>
+      (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { capabilities: { protocolVersion: string }[] }).capabilities[0]!.protocolVersion;
+    expect(version()).toBe('1.0.0');
+
+    const alpha = path.join(root, 'capabilities/alpha/PROTOCOL.md');
+    fs.writeFileSync(alpha, cleanProtocol('alpha', { version: '1.0.1' }));
+    await watch.waitFor('stderr', /1 file\(s\) read, 1 parsed[\s\S]*wrote dist\/manifest\.json[\s\S]*watching for changes/);
+    expect(version()).toBe('1.0.1');
+
+    fs.writeFileSync(alpha, `---\nid: alpha\nname: [unclosed\n---\nbody\n`);
+    await watch.waitFor('stderr', /error\(s\); nothing written/);
+    expect(version()).toBe('1.0.1');
+
+    expect(await watch.stop()).toBe(0);
+    for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg build: /);
+  });
+});
