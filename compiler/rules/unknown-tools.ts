@@ -14,7 +14,7 @@
 // did-you-mean search runs only for the names reported.
 import { suggestion } from '../did-you-mean.js';
 import { bodyText, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
-import { ruleDocsUrl, type Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range, Toolsets } from '../types.js';
 
 /** Distinct unknown names reported per capability; past it, one diagnostic counts the rest. */
@@ -104,7 +104,7 @@ export const unknownTools: Rule = {
   check({ registry, report }) {
     // Without a usable toolsets.yaml every name would look unknown; toolsets-schema reports the file.
     if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined || registry.toolOwners.size === 0) return;
-    const { firstSegments, prefixes } = toolPrefixes(registry.toolsets);
+    const { firstSegments, prefixes } = registry.derived.of(registry.toolsets, 'unknown-tools:prefixes', undefined, () => toolPrefixes(registry.toolsets));
     const hints = new Map<string, string>();
     const hintFor = (name: string): string => {
       let hint = hints.get(name);
@@ -114,58 +114,86 @@ export const unknownTools: Rule = {
       }
       return hint;
     };
+    const known: KnownTools = { toolOwners: registry.toolOwners, firstSegments, prefixes, hintFor };
 
     for (const capability of registry.capabilities) {
-      const { document, fm } = capability;
-      const retired = (fm.retiredTools ?? []).filter(isRetiredEntry);
-      const tableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
-      const tableTools = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => `${row.range.line}\u0000${row.tool}`)));
-      const body = bodyText(document);
-      const text = body.text;
-      const reported = new Set<string>();
-      const skipped = new Set<string>();
-      let lastRange: Range | undefined;
-      const words = new RegExp(WORD.source, 'g');
-      for (let match = words.exec(text); match !== null; match = words.exec(text)) {
-        const name = match[0];
-        if (!name.includes('_') || !CANDIDATE.test(name) || registry.toolOwners.has(name)) continue;
-        const [start, end] = [match.index, match.index + name.length];
-        const segments = name.split('_');
-        if (!firstSegments.has(segments[0]!) || inCompound(text, start, end)) continue;
-        let range: Range | undefined;
-        if (!hasPrefix(segments, prefixes) && !isCodeSpan(text, start, end)) {
-          if (tableLines.size === 0) continue;
-          range = body.range(start, end);
-          if (!tableLines.has(range.line)) continue;
-        }
-        if (retired.some((entry) => matchesRetiredEntry(name, entry))) continue;
-        range ??= body.range(start, end);
-        // The tool cell of a tools-table row is tools-table's finding (with its own did-you-mean).
-        if (tableTools.has(`${range.line}\u0000${name}`)) continue;
-        if (!reported.has(name) && reported.size >= MAX_REPORTED_NAMES) {
-          skipped.add(name);
-          lastRange = range;
-          continue;
-        }
-        reported.add(name);
+      // The tool owners, prefixes and hints are derived from the toolsets (the same objects while
+      // they are unchanged), so the toolsets are the context.
+      const found = registry.derived.of(capability.document, 'unknown-tools', registry.toolsets, () => unknownNames(capability, known));
+      for (const { name, range, hint } of found.reported) {
         report({
           capability,
           range,
           messageId: 'unknown',
-          data: { tool: name, toolsetsFile: registry.toolsetsFile, hint: hintFor(name) },
+          data: { tool: name, toolsetsFile: registry.toolsetsFile, hint },
           // A tool whose definition failed the schema is left out of the toolsets, so it looks undefined.
           dependsOn: [{ kind: 'toolsets-file' }, { kind: 'tool', name }],
         });
       }
-      if (skipped.size > 0 && lastRange) {
+      if (found.more) {
         report({
           capability,
-          range: lastRange,
+          range: found.more.range,
           messageId: 'more',
-          data: { count: skipped.size, limit: MAX_REPORTED_NAMES },
+          data: { count: found.more.count, limit: MAX_REPORTED_NAMES },
           dependsOn: [{ kind: 'toolsets-file' }],
         });
       }
     }
   },
 };
+
+interface KnownTools extends ToolPrefixes {
+  toolOwners: ReadonlyMap<string, readonly string[]>;
+  /** The did-you-mean of a name among the defined tools. */
+  hintFor(name: string): string;
+}
+
+interface UnknownNames {
+  /** The first {@link MAX_REPORTED_NAMES} distinct unknown names, each at every place it occurs. */
+  reported: { name: string; range: Range; hint: string }[];
+  /** How many more distinct names there are, and where the last of them is. */
+  more?: { count: number; range: Range };
+}
+
+/** The unknown tool-like names of one protocol: a function of the document (frontmatter included) and the toolsets only. */
+function unknownNames(capability: LintCapability, known: KnownTools): UnknownNames {
+  const { document, fm } = capability;
+  const { toolOwners, firstSegments, prefixes } = known;
+  const retired = (fm.retiredTools ?? []).filter(isRetiredEntry);
+  const tableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
+  const tableTools = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => `${row.range.line}\u0000${row.tool}`)));
+  const body = bodyText(document);
+  const text = body.text;
+  const found: UnknownNames = { reported: [] };
+  const reported = new Set<string>();
+  const skipped = new Set<string>();
+  let lastRange: Range | undefined;
+  const words = new RegExp(WORD.source, 'g');
+  for (let match = words.exec(text); match !== null; match = words.exec(text)) {
+    const name = match[0];
+    if (!name.includes('_') || !CANDIDATE.test(name) || toolOwners.has(name)) continue;
+    const [start, end] = [match.index, match.index + name.length];
+    const segments = name.split('_');
+    if (!firstSegments.has(segments[0]!) || inCompound(text, start, end)) continue;
+    let range: Range | undefined;
+    if (!hasPrefix(segments, prefixes) && !isCodeSpan(text, start, end)) {
+      if (tableLines.size === 0) continue;
+      range = body.range(start, end);
+      if (!tableLines.has(range.line)) continue;
+    }
+    if (retired.some((entry) => matchesRetiredEntry(name, entry))) continue;
+    range ??= body.range(start, end);
+    // The tool cell of a tools-table row is tools-table's finding (with its own did-you-mean).
+    if (tableTools.has(`${range.line}\u0000${name}`)) continue;
+    if (!reported.has(name) && reported.size >= MAX_REPORTED_NAMES) {
+      skipped.add(name);
+      lastRange = range;
+      continue;
+    }
+    reported.add(name);
+    found.reported.push({ name, range, hint: known.hintFor(name) });
+  }
+  if (skipped.size > 0 && lastRange) found.more = { count: skipped.size, range: lastRange };
+  return found;
+}

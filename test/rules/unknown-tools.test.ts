@@ -4,6 +4,7 @@ import { parseCapability } from '../../compiler/parse.js';
 import { unknownTools } from '../../compiler/rules/unknown-tools.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
+import { toolsetsEditCase } from './toolsets-edit.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [one toolset]}) starts the body on line 12.
@@ -126,4 +127,15 @@ describe('unknown-tools on a user capability', () => {
     // `billing_invioce`: no visible tool starts with `billing`, so it is not tool-like here, and no hidden name leaks.
     expect(diagnostics.map((d) => [d.line, d.column, d.severity, d.message.endsWith('did you mean "work_log_record"?')])).toEqual([[12, 7, 'warning', true]]);
   });
+});
+
+// A fact kept without the toolsets in its context would still hold what the old toolsets made of
+// the body (a rule-table case cannot show it: without toolsets the rule derives nothing).
+describe('unknown-tools with facts kept across a toolsets edit', () => {
+  toolsetsEditCase(
+    unknownTools,
+    'a tool that is no longer defined, and a hint that changed',
+    { [ALPHA]: alpha('Call `work_log_recrod`, then `work_log_lst`.\n') },
+    'work-logs:\n  description: W.\n  tools:\n    work_log_recrod: { action: write, description: R. }\n    work_log_last: { action: read, description: L. }\n',
+  );
 });
