@@ -4,6 +4,8 @@
 // which of them owns a link and none is reported twice.
 import { posix } from 'node:path';
 import { capabilityTarget } from './contract.js';
+import type { Derived } from './derived.js';
+import type { CapabilityDocument } from './types.js';
 
 export type LinkTarget =
   /** `capability:<id>` */
@@ -55,4 +57,9 @@ export function linkTarget(url: string, file: string): LinkTarget {
   const parts = resolved.split('/');
   const capabilityFolder = parts[0] === 'capabilities' && parts.length > 1 ? parts[1] : undefined;
   return { kind: 'relative', path, resolved, inside, capabilityFolder };
+}
+
+/** Where each of a document's links points, in the order of `document.links`: a fact of the document, shared by the rules that read it. */
+export function linkTargets(derived: Derived, document: CapabilityDocument): readonly LinkTarget[] {
+  return derived.of(document, 'link-targets', undefined, () => document.links.map((link) => linkTarget(link.url, document.file)));
 }

@@ -10,11 +10,12 @@
 // deliberate mention); fenced and indented code blocks, link URLs and the text of `capability:`
 // links do not. Matches are case-sensitive whole words, a hyphen being part of a word.
 import { suggestion } from '../did-you-mean.js';
-import { linkTarget } from '../link-target.js';
+import type { Derived } from '../derived.js';
+import { linkTargets, type LinkTarget } from '../link-target.js';
 import { bodyText } from '../mentions.js';
 import type { LineIndex } from '../positions.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
-import type { LinkRef } from '../types.js';
+import type { CapabilityDocument, LinkRef } from '../types.js';
 
 export interface CatalogReferencesOptions {
   /** Which capability ids to look for in plain text: `hyphenated` ids only, `all` ids, or `off`. */
@@ -77,10 +78,16 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     };
     const mentionable = new Set(options.mentions === 'off' ? [] : knownIds.filter((id) => options.mentions === 'all' || id.includes('-')));
 
+    const mode = options.mentions;
+    // `all` looks at every word of every body: rather than keep them all, a body's mentions are
+    // kept for one set of ids, and found again when an id is added, removed or changed.
+    const idsDigest = mode === 'all' ? [...mentionable].sort().join('\n') : undefined;
+
     for (const capability of registry.capabilities) {
       const { document } = capability;
-      for (const link of document.links) {
-        const target = linkTarget(link.url, document.file);
+      const targets = linkTargets(registry.derived, document);
+      document.links.forEach((link, index) => {
+        const target = targets[index] as LinkTarget;
         if (target.kind === 'capability') {
           checkCapabilityLink(capability, link, target.id, registry.byId, hintFor, report);
         } else if (target.kind === 'relative' && !target.inside && target.capabilityFolder !== undefined) {
@@ -89,8 +96,13 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
             report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
           }
         }
-      }
-      if (mentionable.size > 0) reportMentions(capability, mentionable, options.mentions === 'all' ? WORD : HYPHENATED_WORD, report);
+      });
+      if (mode === 'off' || mentionable.size === 0) continue;
+      const candidates =
+        mode === 'all'
+          ? registry.derived.of(document, 'catalog-references:all', idsDigest, () => wordsOf(capability, WORD, mentionable))
+          : registry.derived.of(document, 'catalog-references:hyphenated', undefined, () => wordsOf(capability, HYPHENATED_WORD));
+      reportMentions(registry.derived, capability, candidates, mentionable, report);
     }
   },
 };
@@ -123,45 +135,63 @@ function checkCapabilityLink(
   }
 }
 
-/** Body offsets [start, end) that are not prose for the purpose of mentions. */
-function excludedSpans(capability: LintCapability, positions: LineIndex): [number, number][] {
-  const { document } = capability;
-  const spans: [number, number][] = [];
-  for (const link of document.links) {
-    const offsets = positions.offsets(link.range);
-    if (!offsets) continue;
-    const { start, end } = offsets;
-    const target = linkTarget(link.url, document.file);
-    if (link.kind !== 'link' || target.kind === 'capability') {
-      spans.push([start, end]);
-      continue;
+/** Body offsets [start, end) that are not prose for the purpose of mentions, in order. */
+function excludedSpans(derived: Derived, document: CapabilityDocument, positions: LineIndex): readonly [number, number][] {
+  return derived.of(document, 'catalog-references:excluded', undefined, () => {
+    const spans: [number, number][] = [];
+    const targets = linkTargets(derived, document);
+    document.links.forEach((link, index) => {
+      const offsets = positions.offsets(link.range);
+      if (!offsets) return;
+      const { start, end } = offsets;
+      if (link.kind !== 'link' || targets[index]?.kind === 'capability') {
+        spans.push([start, end]);
+        return;
+      }
+      // The text of an ordinary link is prose; its destination is not. Autolinks are all destination.
+      const source = document.body.slice(start, end);
+      const destination = Math.max(source.lastIndexOf(']('), source.lastIndexOf(']['));
+      spans.push([destination >= 0 ? start + destination : start, end]);
+    });
+    for (const code of document.code) {
+      const offsets = code.inline ? undefined : positions.offsets(code.range);
+      if (offsets) spans.push([offsets.start, offsets.end]);
     }
-    // The text of an ordinary link is prose; its destination is not. Autolinks are all destination.
-    const source = document.body.slice(start, end);
-    const destination = Math.max(source.lastIndexOf(']('), source.lastIndexOf(']['));
-    spans.push([destination >= 0 ? start + destination : start, end]);
-  }
-  for (const code of document.code) {
-    const offsets = code.inline ? undefined : positions.offsets(code.range);
-    if (offsets) spans.push([offsets.start, offsets.end]);
-  }
-  return spans.sort((a, b) => a[0] - b[0]);
+    return spans.sort((a, b) => a[0] - b[0]);
+  });
 }
 
-function reportMentions(capability: LintCapability, ids: ReadonlySet<string>, pattern: RegExp, report: (report: Report) => void): void {
-  const { document } = capability;
-  let positions: LineIndex | undefined;
-  let spans: [number, number][] = [];
-  let next = 0;
+/** A word of the body that may name another capability, and its offset. */
+type Candidate = readonly [word: string, start: number];
+
+/** The words of a body that `pattern` finds, other than the capability's own id (and, given `ids`, only those in it). */
+function wordsOf({ document, id }: LintCapability, pattern: RegExp, ids?: ReadonlySet<string>): readonly Candidate[] {
+  const words: Candidate[] = [];
   for (const match of document.body.matchAll(pattern)) {
     const word = match[0];
-    if (word === capability.id || !ids.has(word)) continue;
+    if (word !== id && (ids === undefined || ids.has(word))) words.push([word, match.index]);
+  }
+  return words;
+}
+
+function reportMentions(
+  derived: Derived,
+  capability: LintCapability,
+  candidates: readonly Candidate[],
+  ids: ReadonlySet<string>,
+  report: (report: Report) => void,
+): void {
+  const { document } = capability;
+  let positions: LineIndex | undefined;
+  let spans: readonly [number, number][] = [];
+  let next = 0;
+  for (const [word, start] of candidates) {
+    if (!ids.has(word)) continue;
     // Most protocols name no other capability: positions and excluded spans only when one does.
     if (positions === undefined) {
       positions = bodyText(document);
-      spans = excludedSpans(capability, positions);
+      spans = excludedSpans(derived, document, positions);
     }
-    const start = match.index;
     while (next < spans.length && (spans[next]?.[1] ?? 0) <= start) next += 1;
     if (next < spans.length && (spans[next]?.[0] ?? Infinity) <= start) continue;
     report({

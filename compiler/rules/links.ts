@@ -8,7 +8,7 @@
 // `%20`-style escapes decoded before resolving.
 import { posix } from 'node:path';
 import { didYouMean } from '../did-you-mean.js';
-import { linkTarget } from '../link-target.js';
+import { linkTargets, type LinkTarget } from '../link-target.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
 
 export const links: Rule = {
@@ -45,8 +45,9 @@ export const links: Rule = {
     for (const capability of registry.capabilities) {
       const { document } = capability;
       const folder = posix.dirname(document.file);
-      for (const link of document.links) {
-        const target = linkTarget(link.url, document.file);
+      const targets = linkTargets(registry.derived, document);
+      for (const [index, link] of document.links.entries()) {
+        const target = targets[index] as LinkTarget;
         const what = link.kind === 'image' ? 'image' : link.kind === 'definition' ? 'link definition' : 'link';
         const data = { what, url: link.url, folder };
         const range = link.range;

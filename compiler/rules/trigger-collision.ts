@@ -8,8 +8,7 @@
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { analyze } from '../search/analyze.js';
 import type { Range } from '../types.js';
-import { rangeForPath } from '../yaml-source.js';
-import { normalizeTrigger } from './when-to-use.js';
+import { listedTriggers } from './when-to-use.js';
 
 /** The search terms of a trigger as one key; '' when it has none (only stop words or punctuation). */
 export function triggerTerms(trigger: string): string {
@@ -40,21 +39,17 @@ export const triggerCollision: Rule = {
     const byTerms = new Map<string, Seen>();
     const exact = new Set<string>();
     for (const capability of registry.capabilities) {
-      const triggers: unknown = capability.document.frontmatter.data?.whenToUse;
-      if (!Array.isArray(triggers)) continue;
-      const { ranges, range: frontmatterRange } = capability.document.frontmatter;
+      const { document } = capability;
+      const triggers = listedTriggers(registry.derived, document);
+      const terms = registry.derived.of(document, 'trigger-collision:terms', undefined, () => triggers.map(({ trigger }) => triggerTerms(trigger)));
       const own = new Map<string, Seen>();
-      const ownExact: string[] = [];
-      triggers.forEach((trigger: unknown, index) => {
-        if (typeof trigger !== 'string') return;
-        ownExact.push(normalizeTrigger(trigger));
-        const key = triggerTerms(trigger);
+      triggers.forEach(({ trigger, key: normalized, range }, position) => {
+        const key = terms[position] as string;
         // Within one capability near-identical triggers are only redundant, not ambiguous.
         if (key === '' || own.has(key)) return;
-        const range = rangeForPath(ranges, `/whenToUse/${index}`, frontmatterRange);
         own.set(key, { capability, trigger, range });
         const other = byTerms.get(key);
-        if (other === undefined || exact.has(normalizeTrigger(trigger))) return;
+        if (other === undefined || exact.has(normalized)) return;
         report({
           capability,
           range,
@@ -65,7 +60,7 @@ export const triggerCollision: Rule = {
       });
       // Added after the loop, so that a capability is never compared with itself.
       for (const [key, seen] of own) if (!byTerms.has(key)) byTerms.set(key, seen);
-      for (const each of ownExact) exact.add(each);
+      for (const { key } of triggers) exact.add(key);
     }
   },
 };

@@ -7,7 +7,8 @@
 // the later capability (in file order) gets a warning, pointing at the first one; it is a warning
 // even when the rule is set to error, because only the authors of both can decide who owns it.
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
-import type { Range } from '../types.js';
+import type { Derived } from '../derived.js';
+import type { CapabilityDocument, Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const whenToUse: Rule = {
@@ -28,19 +29,11 @@ export const whenToUse: Rule = {
   check({ registry, report }) {
     const registryWide = new Map<string, { capability: LintCapability; range: Range }>();
     for (const capability of registry.capabilities) {
-      // Read the raw list, so that one malformed item (the schema rule's business) does not hide
-      // the problems of the others.
-      const triggers: unknown = capability.document.frontmatter.data?.whenToUse;
-      if (!Array.isArray(triggers)) continue;
-      const { ranges, range: frontmatterRange } = capability.document.frontmatter;
       const own = new Map<string, { index: number; range: Range }>();
-      triggers.forEach((trigger: unknown, index) => {
-        if (typeof trigger !== 'string') return;
-        const range = rangeForPath(ranges, `/whenToUse/${index}`, frontmatterRange);
-        const key = normalizeTrigger(trigger);
+      for (const { trigger, index, key, range } of listedTriggers(registry.derived, capability.document)) {
         if (key === '') {
           report({ capability, range, messageId: 'empty', data: { index: index + 1 } });
-          return;
+          continue;
         }
         const earlier = own.get(key);
         if (earlier !== undefined) {
@@ -51,7 +44,7 @@ export const whenToUse: Rule = {
             data: { trigger: trigger.trim(), firstIndex: earlier.index + 1 },
             related: { file: capability.document.file, range: earlier.range, message: 'first listed here' },
           });
-          return;
+          continue;
         }
         own.set(key, { index, range });
         const elsewhere = registryWide.get(key);
@@ -65,12 +58,41 @@ export const whenToUse: Rule = {
             related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
           });
         }
-      });
+      }
       // Added after the loop: a capability's own repeats are errors above, not cross-capability warnings.
       for (const [key, { range }] of own) if (!registryWide.has(key)) registryWide.set(key, { capability, range });
     }
   },
 };
+
+/** A string item of `whenToUse`, with its place in the list and in the file. */
+export interface ListedTrigger {
+  trigger: string;
+  /** Its index in `whenToUse`. */
+  index: number;
+  /** {@link normalizeTrigger} of it. */
+  key: string;
+  range: Range;
+}
+
+/**
+ * The string items of a document's `whenToUse` as written (none when it is not a list): a fact of
+ * the document. The raw list, so that one malformed item (the schema rule's business) does not
+ * hide the problems of the others.
+ */
+export function listedTriggers(derived: Derived, document: CapabilityDocument): readonly ListedTrigger[] {
+  return derived.of(document, 'when-to-use:triggers', undefined, () => {
+    const triggers: unknown = document.frontmatter.data?.whenToUse;
+    if (!Array.isArray(triggers)) return [];
+    const { ranges, range: frontmatterRange } = document.frontmatter;
+    const listed: ListedTrigger[] = [];
+    triggers.forEach((trigger: unknown, index) => {
+      if (typeof trigger !== 'string') return;
+      listed.push({ trigger, index, key: normalizeTrigger(trigger), range: rangeForPath(ranges, `/whenToUse/${index}`, frontmatterRange) });
+    });
+    return listed;
+  });
+}
 
 export function normalizeTrigger(trigger: string): string {
   return trigger.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
