@@ -14,7 +14,7 @@
 // "IMPORTANT: …" or "CSV export …" in ordinary sections from being taken for states.
 import { findNameIn, namePatternSource, namesPattern } from '../mentions.js';
 import { fieldFact, ownToolsetFacts, type Fact } from '../facts.js';
-import { ruleDocsUrl, type LintCapability, type LintRegistry, type Report, type Rule, type RuleContext } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type LintRegistry, type Report, type Rule } from '../rule.js';
 import type { TextBlock, ToolsTableRow } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -95,9 +95,18 @@ export const stateMachine: Rule = {
   },
   check({ registry, report }) {
     const cache: RunCache = { toolsetStates: new Map(), patterns: new Map() };
-    for (const capability of registry.capabilities) checkCapability(capability, registry, cache, report);
+    for (const capability of registry.capabilities) {
+      // The findings rest on the document (frontmatter included) and the toolsets (the tool owners
+      // are derived from them and change with them).
+      const findings = registry.derived.of(capability.document, 'state-machine', registry.toolsets, () => checkCapability(capability, registry, cache));
+      // Every message gets the toolsets file's name here, outside the kept findings; a template without it ignores it.
+      for (const finding of findings) report({ ...finding, capability, data: { ...finding.data, toolsetsFile: registry.toolsetsFile } });
+    }
   },
 };
+
+/** A diagnostic of one capability, before the capability is attached. */
+type Finding = Omit<Report, 'capability'>;
 
 /** An entry that names the state in another case (`**Paid**` for PAID): the author meant it. */
 function otherCase(entries: readonly TextBlock[], state: string): { block: TextBlock; written: string } | undefined {
@@ -114,10 +123,14 @@ function whereFacts(capability: LintCapability, where: { index: number } | { too
   return 'index' in where ? [fieldFact(capability, `/states/${where.index}`)] : [{ kind: 'tool', name: where.tool }];
 }
 
-function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache, reportOn: RuleContext<unknown>['report']): void {
+/** The findings of one capability: a function of its document (frontmatter included) and the toolsets. */
+function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache): Finding[] {
   const { document, fm } = capability;
+  const findings: Finding[] = [];
   // An unparsed frontmatter leaves the states and toolsets unknown, and its text may be read as body.
-  const report = (entry: Report): void => reportOn({ ...entry, dependsOn: [{ kind: 'frontmatter', file: document.file }, ...(entry.dependsOn ?? [])] });
+  const report = (entry: Finding): void => {
+    findings.push({ ...entry, dependsOn: [{ kind: 'frontmatter', file: document.file }, ...(entry.dependsOn ?? [])] });
+  };
   const own = new Set([...(fm.requiredToolsets ?? []), ...(fm.optionalToolsets ?? [])]);
 
   // Required states, each with where to report it when its entry is missing.
@@ -160,17 +173,17 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
     const bareEntry = bare.get(state);
     if (bareEntry) {
       const range = findNameIn(document, state, bareEntry.range)?.range ?? bareEntry.range;
-      report({ capability, range, messageId: 'bare', data: { state }, dependsOn: whereFacts(capability, where) });
+      report({ range, messageId: 'bare', data: { state }, dependsOn: whereFacts(capability, where) });
     } else if (otherCase(entries, state)) {
       const { block, written } = otherCase(entries, state)!;
       const range = findNameIn(document, written, block.range)?.range ?? block.range;
-      report({ capability, range, messageId: 'caseMismatch', data: { state, written }, dependsOn: whereFacts(capability, where) });
+      report({ range, messageId: 'caseMismatch', data: { state, written }, dependsOn: whereFacts(capability, where) });
     } else if ('index' in where) {
       const range = rangeForPath(document.frontmatter.ranges, `/states/${where.index}`, document.frontmatter.range);
-      report({ capability, range, messageId: 'missingDeclared', data: { state }, dependsOn: whereFacts(capability, where) });
+      report({ range, messageId: 'missingDeclared', data: { state }, dependsOn: whereFacts(capability, where) });
     } else {
       const range = findNameIn(document, where.tool, where.row.range)?.range ?? where.row.range;
-      report({ capability, range, messageId: 'missingToolState', data: { state, tool: where.tool }, dependsOn: whereFacts(capability, where) });
+      report({ range, messageId: 'missingToolState', data: { state, tool: where.tool }, dependsOn: whereFacts(capability, where) });
     }
   }
 
@@ -187,6 +200,7 @@ function checkCapability(capability: LintCapability, registry: LintRegistry, cac
     if (state === undefined || declared.has(state)) continue;
     if (!STATE_SECTION.test(block.section) && !stateSections.has(block.section)) continue;
     const range = findNameIn(document, state, block.range)?.range ?? block.range;
-    report({ capability, range, messageId: 'undeclared', data: { state, toolsetsFile: registry.toolsetsFile }, severity: 'warning', dependsOn: declaredFacts });
+    report({ range, messageId: 'undeclared', data: { state }, severity: 'warning', dependsOn: declaredFacts });
   }
+  return findings;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stateMachine } from '../../compiler/rules/state-machine.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { toolsetsEditCase } from './toolsets-edit.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
@@ -197,4 +198,16 @@ describe('state-machine without positions', () => {
   it('does not crash when the parser gives no positions', () => {
     expect(lintWithoutPositions(stateMachine, EVERYTHING).length).toBeGreaterThan(0);
   });
+});
+
+// The findings read the tools' states in the toolsets: a fact kept without the toolsets in its
+// context would still know only the old states. The rule-table cases with a tools table catch that
+// too (through the harness's compile without any toolsets); this case edits the toolsets instead.
+describe('state-machine with facts kept across a toolsets edit', () => {
+  toolsetsEditCase(
+    stateMachine,
+    'a tool that gained a state',
+    withTool(`${TOOLS}\n## States\n\n- **PENDING** — keep polling.\n- **STALE** — regenerate.\n`),
+    'work-logs:\n  description: W.\n  tools:\n    work_log_generate: { action: write, description: G., states: [PENDING, STALE] }\n',
+  );
 });
