@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toolsTable } from '../../compiler/rules/tools-table.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { toolsetsEditCase } from './toolsets-edit.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
@@ -149,4 +150,16 @@ describe('tools-table without positions', () => {
   it('does not crash when the parser gives no positions', () => {
     expect(lintWithoutPositions(toolsTable, EVERYTHING).length).toBeGreaterThan(0);
   });
+});
+
+// The findings read the tools of each toolset: a fact kept without the toolsets in its context
+// would still see the old toolsets (a rule-table case cannot show it: without toolsets the rule
+// reports nothing).
+describe('tools-table with facts kept across a toolsets edit', () => {
+  toolsetsEditCase(
+    toolsTable,
+    'a toolset that gained a tool, and a tool that moved',
+    workLogs(TABLE([...ALL.slice(0, 2), '`automation_list_tasks`'])),
+    'work-logs:\n  description: W.\n  tools:\n    work_log_record: { action: write, description: R. }\n    work_log_list: { action: read, description: L. }\n    automation_list_tasks: { action: read, description: A. }\n',
+  );
 });
