@@ -34,12 +34,17 @@ export const negativeRules: Rule<MarkersOptions> = {
   check({ registry, options, report }) {
     const markers = options.markers;
     const matcher = prohibitionMatcher(markers);
+    // Whether a document forbids something rests on its blocks and the markers (the key) alone.
+    const key = `negative-rules:${JSON.stringify(markers)}`;
+    let examples: string | undefined;
     for (const capability of registry.capabilities) {
       const { document } = capability;
       // Prose only (paragraphs, list items, table rows, headings): a marker inside a code sample is
       // not a rule for the agent.
-      if (document.blocks.some((block) => matcher.test(block.text))) continue;
-      report({ capability, range: bodyStart(document), messageId: 'missing', data: { examples: exampleMarkers(markers) } });
+      const forbids = registry.derived.of(document, key, undefined, () => document.blocks.some((block) => matcher.test(block.text)));
+      if (forbids) continue;
+      examples ??= exampleMarkers(markers);
+      report({ capability, range: bodyStart(document), messageId: 'missing', data: { examples } });
     }
   },
 };

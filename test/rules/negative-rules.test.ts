@@ -4,6 +4,7 @@ import { DEFAULT_PROHIBITION_MARKERS, isProhibition, splitSentences } from '../.
 import { negativeRules } from '../../compiler/rules/negative-rules.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { optionsEditCase } from './kept-facts.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
@@ -128,6 +129,14 @@ describe('negative-rules options', () => {
     expect(config('{markers: avoid}')).toThrow(ConfigError);
     expect(config('{marker: [avoid]}')).toThrow(/unknown option "marker"; did you mean "markers"/);
   });
+});
+
+// Whether a protocol forbids something rests on the markers: a fact whose key missed them would
+// keep the answer for the old markers (the rule-table harness derives every fact with the case's
+// options first, so it cannot show this).
+describe('negative-rules with facts kept across an options edit', () => {
+  optionsEditCase(negativeRules, 'default markers, then only "avoid"', withBody('Never guess.\n'), {}, { markers: ['avoid'] });
+  optionsEditCase(negativeRules, '"avoid", then the default markers', withBody('Never guess.\n'), { markers: ['avoid'] }, {});
 });
 
 describe('negative-rules without positions', () => {

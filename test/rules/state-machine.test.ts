@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stateMachine } from '../../compiler/rules/state-machine.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
-import { toolsetsEditCase } from './toolsets-edit.js';
+import { toolsetsEditCase } from './kept-facts.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';

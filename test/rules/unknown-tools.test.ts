@@ -4,7 +4,7 @@ import { parseCapability } from '../../compiler/parse.js';
 import { unknownTools } from '../../compiler/rules/unknown-tools.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
-import { toolsetsEditCase } from './toolsets-edit.js';
+import { toolsetsEditCase } from './kept-facts.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 // protocol({id, requiredToolsets: [one toolset]}) starts the body on line 12.
