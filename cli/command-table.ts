@@ -101,6 +101,7 @@ export const COMMANDS = {
       'max-warnings': MAX_WARNINGS,
       summary: { type: 'string', value: 'FILE', help: 'also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)' },
       'no-cache': NO_CACHE,
+      jobs: JOBS,
     },
     load: async () => (await import('./commands/check.js')).checkCommand,
   },

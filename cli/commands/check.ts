@@ -9,7 +9,7 @@ import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
-import { compareRegistries, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
+import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
@@ -19,8 +19,8 @@ import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
-import { exitCodeFor, parseMaxWarnings, pickFormatter } from '../options.js';
-import { overBudgetProblem, parseInWorkers, startParseWorker } from '../parse-workers.js';
+import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
 
@@ -34,9 +34,15 @@ const documentKey = (file: string, content: string): string => `${file}\0${sha25
  * compiled: the workers start next to the new tree's, rather than after its lint. A hint only:
  * {@link baseDocuments} decides by bytes which base files need a document of their own.
  */
-export async function parseEarly(input: RegistryInput, changed: ReadonlySet<string> | undefined, maxParseMs: number): Promise<EarlyDocuments> {
+export async function parseEarly(
+  input: RegistryInput,
+  changed: ReadonlySet<string> | undefined,
+  maxParseMs: number,
+  /** `--jobs`: parse worker threads at most; the cores available when undefined. */
+  jobs?: number,
+): Promise<EarlyDocuments> {
   const files = changed === undefined ? [] : protocolFiles(input).filter((file) => changed.has(file.path));
-  const parsed = await parseInWorkers(files, { maxParseMs });
+  const parsed = await parseInWorkers(files, { maxParseMs, threads: threadsFor(files.length, jobs) });
   return new Map(files.map((file, index) => [documentKey(file.path, file.content), parsed[index]]));
 }
 
@@ -51,19 +57,24 @@ export async function baseDocuments(
   headDocuments: readonly CapabilityDocument[],
   maxParseMs: number,
   early: EarlyDocuments = new Map(),
+  jobs?: number,
 ): Promise<{ documents: CapabilityDocument[]; overBudget: string[] }> {
   const known = new Map(headDocuments.map((document) => [`${document.file}\0${document.contentHash}`, document]));
   const files = protocolFiles(input);
   const keys = files.map((file) => documentKey(file.path, file.content));
   const reused = keys.map((key) => known.get(key) ?? early.get(key));
   const missing = files.filter((_, index) => reused[index] === undefined && !early.has(keys[index]!));
-  const parsed = await parseInWorkers(missing, { maxParseMs });
+  const parsed = await parseInWorkers(missing, { maxParseMs, threads: threadsFor(missing.length, jobs) });
   const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]]));
   const documents = files.map((file, index) => reused[index] ?? fresh.get(file.path));
   return {
     documents: documents.filter((document): document is CapabilityDocument => document !== undefined),
     overBudget: files.filter((_, index) => documents[index] === undefined).map((file) => file.path),
   };
+}
+
+function threadsFor(files: number, jobs: number | undefined): number | undefined {
+  return jobs === undefined ? undefined : threadCount(files, jobs);
 }
 
 /** A base file over the parse budget cannot be compared: an error, so that the gate fails closed. */
@@ -103,6 +114,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   }
   const formatter = await pickFormatter(values.format, { gate: true });
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
+  const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
   // As lint and build do: a parse worker loads its modules while Git and the disk are read.
   startParseWorker();
@@ -112,12 +124,12 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const config = await loadConfig(root);
   const base = await openGitBase(root, values.against);
   const baseRead = base.read({ maxFileBytes: config.maxFileBytes });
-  const headCompile = compileRoot(root, { cache: !values['no-cache'] });
+  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).
   const early = Promise.all([baseRead, base.changedPaths()])
     .then(([input, changed]) => {
-      const parsing = parseEarly(input, changed, config.maxParseMs);
+      const parsing = parseEarly(input, changed, config.maxParseMs, jobs);
       // parseEarly took the spare worker (when it had files to parse): load another for the new tree.
       startParseWorker();
       return parsing;
@@ -128,7 +140,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const baseToolsets = toolsetsSourceOf(baseInput.files);
   const before = readableToolsets(baseToolsets);
   const after = readableToolsets(lint.registry.toolsetsSource);
-  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early);
+  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
   const gate = compareRegistries(
@@ -141,7 +153,10 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const routing: RoutingResult =
     lint.errorCount > 0
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
-      : await compareRoutingThreaded(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
+      : jobs === 1
+        ? // One thread asked for: both trees' routing on this one.
+          compareRouting(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against)
+        : await compareRoutingThreaded(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

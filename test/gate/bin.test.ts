@@ -64,3 +64,13 @@ it('writes the same markdown to --summary as --format markdown prints', () => {
   expect(fs.readFileSync(summary, 'utf8')).toBe(printed.stdout);
   fs.rmSync(summary);
 });
+
+it('gives the same report with --jobs 1 (one thread, routing included) as with the default threads, and refuses --jobs 0', () => {
+  edit(dir, REPORTS_FILE, 'description: Writes work reports from the work log.', 'description: Writes weekly summaries of the work log.');
+  const threaded = capreg('check', '--against', 'base', '--format', 'json');
+  const single = capreg('check', '--against', 'base', '--format', 'json', '--jobs', '1');
+  expect(threaded.stderr).toMatch(/\d+ of \d+ eval requests moved/);
+  expect(single).toEqual(threaded);
+  const refused = capreg('check', '--against', 'base', '--jobs', '0');
+  expect(refused).toEqual({ status: 2, stdout: '', stderr: 'capreg check: --jobs must be a whole number from 1 to 256, not "0"\n' });
+});
