@@ -28,7 +28,7 @@ export const evalsSchema: Rule = {
       for (const problem of parsed.problems)
         report({ ...about, file: parsed.file, range: problem.range, messageId: 'yaml', data: { message: problem.message } });
       if (parsed.problems.length > 0) continue;
-      for (const problem of evalsSchemaProblems(parsed)) {
+      for (const problem of registry.derived.of(parsed, 'evals-schema', undefined, () => evalsSchemaProblems(parsed))) {
         report({ ...about, file: parsed.file, range: problem.range, messageId: 'schema', data: { message: problem.message } });
       }
     }

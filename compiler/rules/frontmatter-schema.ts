@@ -4,7 +4,7 @@ import type { ErrorObject } from 'ajv';
 import { createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
-import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
@@ -69,52 +69,59 @@ export const frontmatterSchema: Rule = {
   },
   check({ registry, report }) {
     for (const capability of registry.capabilities) {
-      const { frontmatter } = capability.document;
-      for (const problem of frontmatter.problems) {
-        report({
-          capability,
-          range: problem.range,
-          messageId: 'yaml',
-          data: { message: problem.message },
-          marks: [{ kind: 'frontmatter', file: capability.document.file }],
-        });
-      }
-      if (!frontmatter.data) continue;
-      if (!validateFrontmatter(frontmatter.data)) {
-        const problems = schemaProblems(
-          validateFrontmatter.errors,
-          frontmatter.ranges,
-          frontmatter.range,
-          (path) => (path === '' ? topLevelKeys : /^\/constraints\/\d+$/.test(path) ? constraintKeys : []),
-          HINTS,
-        );
-        const scalars = scalarsReadAsOtherTypes(validateFrontmatter.errors);
-        for (const problem of problems) {
-          const scalar = scalars.get(problem.path);
-          const written = scalar === undefined ? undefined : sourceText(capability.source, problem.range);
-          if (scalar !== undefined && written !== undefined) {
-            report({ capability, range: problem.range, ...unquotedMessage(problem.path, written, scalar), marks: fieldMarks(capability, problem.path) });
-            continue;
-          }
-          report({ capability, range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: fieldMarks(capability, problem.path) });
-        }
-      }
-      for (const field of ['inputSchema', 'outputSchema'] as const) {
-        const value = frontmatter.data[field];
-        if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
-        for (const problem of jsonSchemaProblems(field, value, frontmatter.ranges, frontmatter.range)) {
-          report({
-            capability,
-            range: problem.range,
-            messageId: 'invalidJsonSchema',
-            data: { field, detail: problem.message },
-            marks: [fieldFact(capability, `/${field}`)],
-          });
-        }
-      }
+      // A fact of the document and of the file's text (a scalar is quoted as written).
+      const problems = registry.derived.of(capability.document, 'frontmatter-schema', capability.source, () => frontmatterProblems(capability));
+      for (const problem of problems) report({ capability, ...problem });
     }
   },
 };
+
+/** What the rule reports about one capability's frontmatter, in order. */
+function frontmatterProblems(capability: LintCapability): Omit<Report, 'capability'>[] {
+  const found: Omit<Report, 'capability'>[] = [];
+  const { frontmatter } = capability.document;
+  for (const problem of frontmatter.problems) {
+    found.push({
+      range: problem.range,
+      messageId: 'yaml',
+      data: { message: problem.message },
+      marks: [{ kind: 'frontmatter', file: capability.document.file }],
+    });
+  }
+  if (!frontmatter.data) return found;
+  if (!validateFrontmatter(frontmatter.data)) {
+    const problems = schemaProblems(
+      validateFrontmatter.errors,
+      frontmatter.ranges,
+      frontmatter.range,
+      (path) => (path === '' ? topLevelKeys : /^\/constraints\/\d+$/.test(path) ? constraintKeys : []),
+      HINTS,
+    );
+    const scalars = scalarsReadAsOtherTypes(validateFrontmatter.errors);
+    for (const problem of problems) {
+      const scalar = scalars.get(problem.path);
+      const written = scalar === undefined ? undefined : sourceText(capability.source, problem.range);
+      if (scalar !== undefined && written !== undefined) {
+        found.push({ range: problem.range, ...unquotedMessage(problem.path, written, scalar), marks: fieldMarks(capability, problem.path) });
+        continue;
+      }
+      found.push({ range: problem.range, messageId: 'schema', data: { message: problem.message }, marks: fieldMarks(capability, problem.path) });
+    }
+  }
+  for (const field of ['inputSchema', 'outputSchema'] as const) {
+    const value = frontmatter.data[field];
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    for (const problem of jsonSchemaProblems(field, value, frontmatter.ranges, frontmatter.range)) {
+      found.push({
+        range: problem.range,
+        messageId: 'invalidJsonSchema',
+        data: { field, detail: problem.message },
+        marks: [fieldFact(capability, `/${field}`)],
+      });
+    }
+  }
+  return found;
+}
 
 /** Paths of values the schema wants as text that YAML read as a number or boolean (`1.0`, `true`). */
 function scalarsReadAsOtherTypes(errors: ErrorObject[] | null | undefined): Map<string, number | boolean> {

@@ -1,5 +1,6 @@
 // id-matches-folder: a capability's `id` equals the name of its folder, so paths and ids never diverge.
 import { ruleDocsUrl, type Rule } from '../rule.js';
+import type { Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const idMatchesFolder: Rule = {
@@ -20,12 +21,12 @@ export const idMatchesFolder: Rule = {
     for (const capability of registry.capabilities) {
       const { document, fm } = capability;
       if (fm.id === undefined) continue;
-      const range = rangeForPath(document.frontmatter.ranges, '/id', document.frontmatter.range);
+      const range = (): Range => rangeForPath(document.frontmatter.ranges, '/id', document.frontmatter.range);
       if (fm.id !== document.folder) {
-        report({ capability, range, messageId: 'mismatch', data: { id: fm.id, folder: document.folder } });
+        report({ capability, range: range(), messageId: 'mismatch', data: { id: fm.id, folder: document.folder } });
       }
       const other = firstWithId.get(fm.id);
-      if (other !== undefined) report({ capability, range, messageId: 'duplicate', data: { id: fm.id, other } });
+      if (other !== undefined) report({ capability, range: range(), messageId: 'duplicate', data: { id: fm.id, other } });
       else firstWithId.set(fm.id, document.file);
     }
   },

@@ -9,6 +9,7 @@
 // twice); links to unknown ids are that rule's business too.
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { capabilityTarget } from '../contract.js';
+import type { Derived } from '../derived.js';
 import type { LinkRef } from '../types.js';
 
 export const referenceCycle: Rule = {
@@ -34,12 +35,8 @@ export const referenceCycle: Rule = {
     for (const id of nodes) {
       const capability = registry.byId.get(id) as LintCapability;
       const out = new Map<string, LinkRef>();
-      for (const link of capability.document.links) {
-        const target = capabilityTarget(link.url);
-        if (target === undefined || target === id || !registry.byId.has(target) || out.has(target)) continue;
-        out.set(target, link);
-      }
-      edges.set(id, new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+      for (const [target, link] of linkedCapabilities(registry.derived, capability)) if (registry.byId.has(target)) out.set(target, link);
+      edges.set(id, out);
     }
 
     for (const component of stronglyConnected(nodes, (id) => [...(edges.get(id)?.keys() ?? [])])) {
@@ -64,6 +61,22 @@ export const referenceCycle: Rule = {
     }
   },
 };
+
+/**
+ * The ids a capability links to with `capability:` links, other than its own, each with its first
+ * link (file order), in id order: a fact of its document (the id is the document's too).
+ */
+function linkedCapabilities(derived: Derived, { document, id }: LintCapability): readonly (readonly [string, LinkRef])[] {
+  return derived.of(document, 'reference-cycle:links', undefined, () => {
+    const out = new Map<string, LinkRef>();
+    for (const link of document.links) {
+      const target = capabilityTarget(link.url);
+      if (target === undefined || target === id || out.has(target)) continue;
+      out.set(target, link);
+    }
+    return [...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  });
+}
 
 /** Tarjan's algorithm, iterative (a long chain of references must not overflow the stack). */
 export function stronglyConnected(nodes: readonly string[], successors: (node: string) => string[]): string[][] {

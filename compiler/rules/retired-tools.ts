@@ -9,8 +9,9 @@ import {
   prohibitionMatcher,
   splitSentences,
   type MarkersOptions,
+  type ProhibitionMatcher,
 } from '../prohibitions.js';
-import { ruleDocsUrl, type Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const retiredTools: Rule<MarkersOptions> = {
@@ -30,37 +31,47 @@ export const retiredTools: Rule<MarkersOptions> = {
     },
   },
   check({ registry, options, report }) {
-    const matcher = prohibitionMatcher(options.markers);
-    const examples = exampleMarkers(options.markers, 3);
+    // The markers decide what a fact says; the examples in its messages come from them too.
+    const key = `retired-tools:${JSON.stringify(options.markers)}`;
+    let markers: { matcher: ProhibitionMatcher; examples: string } | undefined;
     for (const capability of registry.capabilities) {
-      const { document, fm } = capability;
-      const entries = fm.retiredTools ?? [];
-      if (entries.length === 0) continue;
-      // Sentences of prose blocks; a mention counts as forbidden when its sentence has a marker.
-      const sentences = document.blocks.flatMap((block) => splitSentences(block.text).map((sentence) => sentence.text));
-      const seen = new Set<string>();
-      entries.forEach((entry, index) => {
-        // Malformed and duplicate entries are the schema's business (pattern, uniqueItems).
-        if (seen.has(entry) || !isRetiredEntry(entry)) return;
-        seen.add(entry);
-        const pattern = retiredEntryPattern(entry);
-        const forbidden = sentences.some((sentence) => {
-          pattern.lastIndex = 0;
-          return pattern.test(sentence) && matcher.test(sentence);
-        });
-        if (forbidden) return;
-        const first = findPattern(document, pattern)[0];
-        if (first) {
-          report({ capability, range: first.range, messageId: 'notForbidden', data: { mention: first.name.replace('\\*', '*'), entry, examples } });
-        } else {
-          report({
-            capability,
-            range: rangeForPath(document.frontmatter.ranges, `/retiredTools/${index}`, document.frontmatter.range),
-            messageId: 'notNamed',
-            data: { entry, examples },
-          });
-        }
+      if ((capability.fm.retiredTools ?? []).length === 0) continue;
+      const problems = registry.derived.of(capability.document, key, undefined, () => {
+        markers ??= { matcher: prohibitionMatcher(options.markers), examples: exampleMarkers(options.markers, 3) };
+        return retiredToolProblems(capability, markers.matcher, markers.examples);
       });
+      for (const problem of problems) report({ capability, ...problem });
     }
   },
 };
+
+/** What the rule reports about one capability (a fact of its document, for one set of markers). */
+function retiredToolProblems(capability: LintCapability, matcher: ProhibitionMatcher, examples: string): Omit<Report, 'capability'>[] {
+  const { document, fm } = capability;
+  const found: Omit<Report, 'capability'>[] = [];
+  // Sentences of prose blocks; a mention counts as forbidden when its sentence has a marker.
+  const sentences = document.blocks.flatMap((block) => splitSentences(block.text).map((sentence) => sentence.text));
+  const seen = new Set<string>();
+  (fm.retiredTools ?? []).forEach((entry, index) => {
+    // Malformed and duplicate entries are the schema's business (pattern, uniqueItems).
+    if (seen.has(entry) || !isRetiredEntry(entry)) return;
+    seen.add(entry);
+    const pattern = retiredEntryPattern(entry);
+    const forbidden = sentences.some((sentence) => {
+      pattern.lastIndex = 0;
+      return pattern.test(sentence) && matcher.test(sentence);
+    });
+    if (forbidden) return;
+    const first = findPattern(document, pattern)[0];
+    if (first) {
+      found.push({ range: first.range, messageId: 'notForbidden', data: { mention: first.name.replace('\\*', '*'), entry, examples } });
+    } else {
+      found.push({
+        range: rangeForPath(document.frontmatter.ranges, `/retiredTools/${index}`, document.frontmatter.range),
+        messageId: 'notNamed',
+        data: { entry, examples },
+      });
+    }
+  });
+  return found;
+}

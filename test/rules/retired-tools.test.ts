@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { matchesRetiredEntry, retiredEntryPattern } from '../../compiler/mentions.js';
 import { retiredTools } from '../../compiler/rules/retired-tools.js';
 import { protocol } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { lintWith, ruleTable } from './harness.js';
+import { lintAfterDefaultOptions } from './options-first.js';
+import { registryInput } from '../support/registry.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
@@ -133,5 +135,15 @@ describe('retired entry matching', () => {
 describe('retired-tools without positions', () => {
   it('does not crash when the parser gives no positions', () => {
     expect(lintWithoutPositions(retiredTools, EVERYTHING).length).toBeGreaterThan(0);
+  });
+});
+
+describe('retired-tools with facts kept between compiles', () => {
+  it('checks again when the markers change: they are part of the fact', () => {
+    // Forbidden with the default markers, not with `avoid`: kept facts of the defaults would say nothing.
+    const input = registryInput(named('Never call old_tool.\n'));
+    const cold = lintWith(retiredTools, input, { markers: ['avoid'] });
+    expect(cold.map((d) => d.messageId)).toEqual(['notForbidden']);
+    expect(lintAfterDefaultOptions(retiredTools, input, { markers: ['avoid'] })).toEqual(cold);
   });
 });
