@@ -38,8 +38,11 @@ function saysSomething(text: string): boolean {
   return false;
 }
 
+/** What a capability's findings read of the registry besides its document: the toolsets (and the tool owners derived from them). */
+type ToolsetsView = Pick<LintRegistry, 'toolsets' | 'toolOwners'>;
+
 /** States of a tool: from the capability's own toolsets when they define it, else from every toolset that does. */
-function statesOfTool(registry: LintRegistry, tool: string, own: ReadonlySet<string>): readonly string[] {
+function statesOfTool(registry: ToolsetsView, tool: string, own: ReadonlySet<string>): readonly string[] {
   const owners = registry.toolOwners.get(tool) ?? [];
   if (owners.length === 1) return registry.toolsets[owners[0]!]?.tools[tool]?.states ?? [];
   const mine = owners.filter((id) => own.has(id));
@@ -53,7 +56,7 @@ interface RunCache {
   patterns: Map<string, RegExp | undefined>;
 }
 
-function toolsetStates(registry: LintRegistry, cache: RunCache, id: string): readonly string[] {
+function toolsetStates(registry: ToolsetsView, cache: RunCache, id: string): readonly string[] {
   let states = cache.toolsetStates.get(id);
   if (!states) {
     states = [...new Set(Object.values(registry.toolsets[id]?.tools ?? {}).flatMap((tool) => tool.states ?? []))];
@@ -124,7 +127,7 @@ function whereFacts(capability: LintCapability, where: { index: number } | { too
 }
 
 /** The findings of one capability: a function of its document (frontmatter included) and the toolsets. */
-function checkCapability(capability: LintCapability, registry: LintRegistry, cache: RunCache): Finding[] {
+function checkCapability(capability: LintCapability, registry: ToolsetsView, cache: RunCache): Finding[] {
   const { document, fm } = capability;
   const findings: Finding[] = [];
   // An unparsed frontmatter leaves the states and toolsets unknown, and its text may be read as body.
