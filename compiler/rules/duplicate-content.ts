@@ -35,15 +35,29 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     },
   },
   check({ registry, options, report }) {
-    const first = new Map<string, { capability: LintCapability; block: TextBlock }>();
+    // The first block (file order) of each fingerprint: by the number its fingerprint starts with
+    // (a small integer is a much cheaper map key than a string), and by the whole fingerprint for
+    // the rare block whose number an earlier, different fingerprint had.
+    const firstByNumber = new Map<number, Seen>();
+    const firstByKey = new Map<string, Seen>();
     for (const capability of registry.capabilities) {
-      for (const { block, key } of comparedBlocks(registry.derived, capability, options.minLength)) {
-        const original = first.get(key);
+      const { blocks, keys, numbers } = comparedBlocks(registry.derived, capability, options.minLength);
+      blocks.forEach((block, index) => {
+        const key = keys[index] as string;
+        const number = numbers[index] as number;
+        let original = firstByNumber.get(number);
         if (original === undefined) {
-          first.set(key, { capability, block });
-          continue;
+          firstByNumber.set(number, { capability, block, key });
+          return;
         }
-        if (original.capability === capability) continue;
+        if (original.key !== key) {
+          original = firstByKey.get(key);
+          if (original === undefined) {
+            firstByKey.set(key, { capability, block, key });
+            return;
+          }
+        }
+        if (original.capability === capability) return;
         const { file } = original.capability.document;
         report({
           capability,
@@ -58,19 +72,38 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
           },
           related: { file, range: original.block.range, message: 'first written here' },
         });
-      }
+      });
     }
   },
 };
 
-/** The paragraphs and list items of one protocol that count, each with its fingerprint (a fact of the document). */
-function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): readonly { block: TextBlock; key: string }[] {
+interface Seen {
+  capability: LintCapability;
+  block: TextBlock;
+  key: string;
+}
+
+/** The paragraphs and list items of one protocol that count, with their fingerprints. */
+interface ComparedBlocks {
+  blocks: TextBlock[];
+  keys: string[];
+  /** The first seven hex digits of each fingerprint, as a number. */
+  numbers: number[];
+}
+
+/** A fact of the document, for one `minLength`. */
+function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): ComparedBlocks {
   return derived.of(document, `duplicate-content:${minLength}`, undefined, () => {
-    const compared: { block: TextBlock; key: string }[] = [];
+    const compared: ComparedBlocks = { blocks: [], keys: [], numbers: [] };
     for (const block of document.blocks) {
       if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
       const key = block.fingerprint ?? paragraphFingerprint(block.text, minLength);
-      if (key !== undefined) compared.push({ block, key });
+      if (key === undefined) continue;
+      compared.blocks.push(block);
+      compared.keys.push(key);
+      // A fingerprint from a manifest is not checked to be hex: anything else is number 0, compared by key.
+      const number = Number.parseInt(key.slice(0, 7), 16);
+      compared.numbers.push(Number.isNaN(number) ? 0 : number);
     }
     return compared;
   });

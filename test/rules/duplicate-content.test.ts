@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duplicateContent } from '../../compiler/rules/duplicate-content.js';
+import { duplicateContent, paragraphFingerprint } from '../../compiler/rules/duplicate-content.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
 import { lintAfterDefaultOptions } from './options-first.js';
@@ -115,5 +115,27 @@ describe('duplicate-content with facts kept between compiles', () => {
     const cold = lintWith(duplicateContent, input, { minLength: 10 });
     expect(cold.map((d) => `${d.file}:${d.line}`)).toEqual([`${B}:11`]);
     expect(lintAfterDefaultOptions(duplicateContent, input, { minLength: 10 })).toEqual(cold);
+  });
+});
+
+describe('duplicate-content: fingerprints that start alike', () => {
+  // Found by trying numbers in order: their fingerprints share the first seven hex digits (574801e),
+  // the number by which blocks are looked up first.
+  const write = (n: number): string => `Before any write number ${n}, show the user the exact change with old and new values and wait for a yes.`;
+  const first = write(24837);
+  const second = write(25485);
+
+  it('tells different paragraphs apart when their fingerprints start with the same digits', () => {
+    expect(paragraphFingerprint(first, 80)?.slice(0, 7)).toBe(paragraphFingerprint(second, 80)?.slice(0, 7));
+    expect(paragraphFingerprint(first, 80)).not.toBe(paragraphFingerprint(second, 80));
+    const input = registryInput({
+      [A]: protocol({ id: 'alpha' }, `${first}\n`),
+      [B]: protocol({ id: 'beta' }, `${second}\n`),
+      [C]: protocol({ id: 'gamma' }, `${second}\n\n${first}\n`),
+    });
+    expect(lintWith(duplicateContent, input).map((d) => `${d.file}:${d.line} ${d.message.replace(/^.*copied from /, '')}`)).toEqual([
+      `${C}:11 capability "beta" (${B}:11); reference it instead of copying it: [beta](capability:beta)`,
+      `${C}:13 capability "alpha" (${A}:11); reference it instead of copying it: [alpha](capability:alpha)`,
+    ]);
   });
 });
