@@ -14,9 +14,36 @@ export function editDistance(a: string, b: string): number {
   return rows[a.length]![b.length]!;
 }
 
+/** Counts per UTF-16 code unit for {@link bagDistance}; every count is back to 0 when it returns. */
+const unitCounts = new Int32Array(0x10000);
+
+/**
+ * A lower bound of {@link editDistance} in linear time: the characters one string has that the
+ * other lacks, counted as multisets, on the side with more. An insertion, deletion or substitution
+ * changes each side by at most one and a swap changes neither, so fewer edits cannot close the gap.
+ */
+export function bagDistance(a: string, b: string): number {
+  for (let i = 0; i < a.length; i += 1) unitCounts[a.charCodeAt(i)]! += 1;
+  for (let i = 0; i < b.length; i += 1) unitCounts[b.charCodeAt(i)]! -= 1;
+  let surplus = 0;
+  let deficit = 0;
+  for (const text of [a, b]) {
+    for (let i = 0; i < text.length; i += 1) {
+      const unit = text.charCodeAt(i);
+      const count = unitCounts[unit]!;
+      if (count > 0) surplus += count;
+      else deficit -= count;
+      unitCounts[unit] = 0;
+    }
+  }
+  return Math.max(surplus, deficit);
+}
+
 /**
  * The closest candidate, if it is a plausible typo (case-insensitive): a few edits away, or one
- * name a prefix of the other ("warning" for "warn", "input" for "inputSchema").
+ * name a prefix of the other ("warning" for "warn", "input" for "inputSchema"). A candidate whose
+ * {@link bagDistance} already rules it out is skipped without its edit distance, so a search among
+ * thousands of tool names stays cheap; the answer is the same.
  */
 export function didYouMean(input: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
@@ -25,8 +52,10 @@ export function didYouMean(input: string, candidates: Iterable<string>): string 
   const allowed = Math.max(1, Math.floor(input.length / 3));
   for (const candidate of candidates) {
     const other = candidate.toLowerCase();
-    const distance = editDistance(lower, other);
     const prefix = Math.min(lower.length, other.length) >= 3 && (lower.startsWith(other) || other.startsWith(lower));
+    const bound = bagDistance(lower, other);
+    if ((bound > allowed && !prefix) || bound >= bestDistance) continue;
+    const distance = editDistance(lower, other);
     if ((distance <= allowed || prefix) && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

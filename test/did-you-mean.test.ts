@@ -1,5 +1,27 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, suggestion } from '../compiler/did-you-mean.js';
+import { bagDistance, didYouMean, editDistance, suggestion } from '../compiler/did-you-mean.js';
+
+/** didYouMean as it was before the bag-distance shortcut: the edit distance of every candidate. */
+function everyDistance(input: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  const lower = input.toLowerCase();
+  const allowed = Math.max(1, Math.floor(input.length / 3));
+  for (const candidate of candidates) {
+    const other = candidate.toLowerCase();
+    const distance = editDistance(lower, other);
+    const prefix = Math.min(lower.length, other.length) >= 3 && (lower.startsWith(other) || other.startsWith(lower));
+    if ((distance <= allowed || prefix) && distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+// Few letters (and a Chinese one, a surrogate pair and an upper-case one), so near misses, prefixes and ties are common.
+const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '_', 'A', '任', '😀'), maxLength: 12 });
 
 describe('did you mean', () => {
   it('counts a swap of neighbouring letters as one edit', () => {
@@ -26,5 +48,24 @@ describe('did you mean', () => {
     expect(didYouMean('x', ['id'])).toBeUndefined();
     expect(suggestion('colour', ['name'])).toBe('');
     expect(suggestion('nmae', ['name'])).toBe('; did you mean "name"?');
+  });
+});
+
+describe('did you mean, the bag-distance shortcut', () => {
+  it('bagDistance is never more than the edit distance', () => {
+    fc.assert(
+      fc.property(word, word, (a, b) => bagDistance(a, b) <= editDistance(a, b)),
+      { numRuns: 2000 },
+    );
+    expect(bagDistance('abc', 'cba')).toBe(0);
+    expect(bagDistance('kitten', 'sitting')).toBe(3);
+    expect(bagDistance('work_log_record', 'expense_submit')).toBeGreaterThan(5);
+  });
+
+  it('gives the answer of computing every edit distance', () => {
+    fc.assert(
+      fc.property(word, fc.array(word, { maxLength: 30 }), (input, candidates) => didYouMean(input, candidates) === everyDistance(input, candidates)),
+      { numRuns: 3000 },
+    );
   });
 });
