@@ -56,16 +56,14 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     },
   },
   check({ registry, options, report }) {
-    const idByFolder = new Map<string, string>();
-    for (const capability of registry.capabilities) {
-      if (!idByFolder.has(capability.document.folder)) idByFolder.set(capability.document.folder, capability.id);
-    }
-    const knownIds = [...registry.byId.keys()];
+    const mode = options.mentions;
+    let knownIds: string[] | undefined;
     // A mistyped id is usually mistyped the same way in many protocols: suggest once per id.
     const hints = new Map<string, string>();
     const hintFor = (id: string): string => {
       let hint = hints.get(id);
       if (hint === undefined) {
+        knownIds ??= [...registry.byId.keys()];
         // Edit distance is at least the difference in length: skip ids that can be neither a few
         // edits away nor a prefix match (the two kinds of suggestion `didYouMean` makes).
         const allowed = Math.max(1, Math.floor(id.length / 3));
@@ -76,63 +74,81 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
       }
       return hint;
     };
-    const mentionable = new Set(options.mentions === 'off' ? [] : knownIds.filter((id) => options.mentions === 'all' || id.includes('-')));
-
-    const mode = options.mentions;
+    // Built only when a relative link leaves its folder for a capability folder.
+    let idByFolder: Map<string, string> | undefined;
+    const idOfFolder = (folder: string): string | undefined => {
+      if (idByFolder === undefined) {
+        idByFolder = new Map();
+        for (const capability of registry.capabilities) {
+          if (!idByFolder.has(capability.document.folder)) idByFolder.set(capability.document.folder, capability.id);
+        }
+      }
+      return idByFolder.get(folder);
+    };
+    const mentionable = new Set<string>();
+    if (mode !== 'off') for (const id of registry.byId.keys()) if (mode === 'all' || id.includes('-')) mentionable.add(id);
     // `all` looks at every word of every body: rather than keep them all, a body's mentions are
     // kept for one set of ids, and found again when an id is added, removed or changed.
     const idsDigest = mode === 'all' ? [...mentionable].sort().join('\n') : undefined;
 
     for (const capability of registry.capabilities) {
-      const { document } = capability;
-      const targets = linkTargets(registry.derived, document);
-      document.links.forEach((link, index) => {
-        const target = targets[index] as LinkTarget;
-        if (target.kind === 'capability') {
-          checkCapabilityLink(capability, link, target.id, registry.byId, hintFor, report);
-        } else if (target.kind === 'relative' && !target.inside && target.capabilityFolder !== undefined) {
-          const id = idByFolder.get(target.capabilityFolder);
-          if (id !== undefined && id !== capability.id) {
-            report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
-          }
-        }
-      });
-      if (mode === 'off' || mentionable.size === 0) continue;
-      const candidates =
-        mode === 'all'
-          ? registry.derived.of(document, 'catalog-references:all', idsDigest, () => wordsOf(capability, WORD, mentionable))
-          : registry.derived.of(document, 'catalog-references:hyphenated', undefined, () => wordsOf(capability, HYPHENATED_WORD));
-      reportMentions(registry.derived, capability, candidates, mentionable, report);
+      const facts = registry.derived.of(capability.document, `catalog-references:${mode}`, idsDigest, () =>
+        referenceFacts(registry.derived, capability, mode, mentionable),
+      );
+      for (const { link, id, problem } of facts.capabilityLinks) {
+        const range = link.range;
+        if (problem === 'empty') report({ capability, range, messageId: 'empty' });
+        else if (!registry.byId.has(id)) report({ capability, range, messageId: 'unknown', data: { id, hint: hintFor(id) } });
+        else if (problem === 'self') report({ capability, range, messageId: 'self', data: { id } });
+        else if (problem !== undefined) report({ capability, range, messageId: 'notInline', data: { id, what: problem } });
+      }
+      for (const { link, folder } of facts.intoFolders) {
+        const id = idOfFolder(folder);
+        if (id !== undefined && id !== capability.id) report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
+      }
+      if (facts.candidates.length > 0 && mentionable.size > 0) reportMentions(registry.derived, capability, facts.candidates, mentionable, report);
     }
   },
 };
 
-function checkCapabilityLink(
-  capability: LintCapability,
-  link: LinkRef,
-  id: string,
-  byId: ReadonlyMap<string, LintCapability>,
-  hintFor: (id: string) => string,
-  report: (report: Report) => void,
-): void {
-  const range = link.range;
-  if (id.trim() === '') {
-    report({ capability, range, messageId: 'empty' });
-    return;
-  }
-  if (!byId.has(id)) {
-    report({ capability, range, messageId: 'unknown', data: { id, hint: hintFor(id) } });
-    return;
-  }
-  // Self-links are reported here only; `reference-cycle` leaves cycles of one to this rule.
-  if (id === capability.id) {
-    report({ capability, range, messageId: 'self', data: { id } });
-    return;
-  }
-  if (link.kind !== 'link') {
-    const what = link.kind === 'image' ? 'an image' : 'a reference-style link definition';
-    report({ capability, range, messageId: 'notInline', data: { id, what } });
-  }
+/** What the rule needs of one protocol, a fact of its document (in `all` mode, also of the set of ids). */
+interface ReferenceFacts {
+  /**
+   * Its `capability:` links, each with what is wrong with it whatever the registry holds: no id,
+   * its own id (self-links are reported here only; `reference-cycle` leaves cycles of one to this
+   * rule), or not an inline link (what it is instead). Whether the id exists is the registry's.
+   */
+  capabilityLinks: readonly { link: LinkRef; id: string; problem?: string }[];
+  /** Relative links that leave the capability's folder for the folder `capabilities/<folder>`. */
+  intoFolders: readonly { link: LinkRef; folder: string }[];
+  /** Words that may name another capability. */
+  candidates: readonly Candidate[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+function referenceFacts(derived: Derived, capability: LintCapability, mode: CatalogReferencesOptions['mentions'], ids: ReadonlySet<string>): ReferenceFacts {
+  const { document } = capability;
+  const targets = linkTargets(derived, document);
+  const capabilityLinks: ReferenceFacts['capabilityLinks'][number][] = [];
+  const intoFolders: ReferenceFacts['intoFolders'][number][] = [];
+  document.links.forEach((link, index) => {
+    const target = targets[index] as LinkTarget;
+    if (target.kind === 'capability') {
+      const { id } = target;
+      const what = link.kind === 'image' ? 'an image' : 'a reference-style link definition';
+      const problem = id.trim() === '' ? 'empty' : id === capability.id ? 'self' : link.kind !== 'link' ? what : undefined;
+      capabilityLinks.push(problem === undefined ? { link, id } : { link, id, problem });
+    } else if (target.kind === 'relative' && !target.inside && target.capabilityFolder !== undefined) {
+      intoFolders.push({ link, folder: target.capabilityFolder });
+    }
+  });
+  const candidates = mode === 'off' ? NONE : mode === 'all' ? wordsOf(capability, WORD, ids) : wordsOf(capability, HYPHENATED_WORD);
+  return {
+    capabilityLinks: capabilityLinks.length > 0 ? capabilityLinks : NONE,
+    intoFolders: intoFolders.length > 0 ? intoFolders : NONE,
+    candidates: candidates.length > 0 ? candidates : NONE,
+  };
 }
 
 /** Body offsets [start, end) that are not prose for the purpose of mentions, in order. */

@@ -9,7 +9,9 @@
 import { posix } from 'node:path';
 import { didYouMean } from '../did-you-mean.js';
 import { linkTargets, type LinkTarget } from '../link-target.js';
+import type { Derived } from '../derived.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
+import type { CapabilityDocument, LinkRef } from '../types.js';
 
 export const links: Rule = {
   meta: {
@@ -29,8 +31,9 @@ export const links: Rule = {
     },
   },
   check({ registry, report }) {
-    const capabilityFolders = new Set(registry.capabilities.map((capability) => capability.document.folder));
-    // Built only when a link is broken: every folder, and the files of each capability folder.
+    // Built only when needed: capability folders (a link out of its folder), every folder and the
+    // files of each capability folder (a broken link).
+    let capabilityFolders: Set<string> | undefined;
     let folders: Set<string> | undefined;
     const isFolder = (path: string): boolean => {
       folders ??= foldersOf(registry.allPaths);
@@ -43,12 +46,9 @@ export const links: Rule = {
     };
 
     for (const capability of registry.capabilities) {
-      const { document } = capability;
-      const folder = posix.dirname(document.file);
-      const targets = linkTargets(registry.derived, document);
-      for (const [index, link] of document.links.entries()) {
-        const target = targets[index] as LinkTarget;
-        const what = link.kind === 'image' ? 'image' : link.kind === 'definition' ? 'link definition' : 'link';
+      const relative = registry.derived.of(capability.document, 'links', undefined, () => relativeLinks(registry.derived, capability.document));
+      for (const { link, target, folder } of relative) {
+        const what = whatLinks(link);
         const data = { what, url: link.url, folder };
         const range = link.range;
         if (target.kind === 'empty') {
@@ -59,6 +59,7 @@ export const links: Rule = {
           const resolved = target.resolved;
           if (!target.inside) {
             // Into another capability's folder: catalog-references tells the author to use `capability:`.
+            capabilityFolders ??= new Set(registry.capabilities.map((each) => each.document.folder));
             if (target.capabilityFolder !== undefined && capabilityFolders.has(target.capabilityFolder)) continue;
             report({ capability, range, messageId: 'escapes', data: { ...data, resolved } });
           } else if (registry.allPaths.has(resolved)) {
@@ -75,6 +76,24 @@ export const links: Rule = {
     }
   },
 };
+
+function whatLinks(link: LinkRef): string {
+  return link.kind === 'image' ? 'image' : link.kind === 'definition' ? 'link definition' : 'link';
+}
+
+/** The links this rule looks at (empty, absolute and relative ones), with their targets and the protocol's folder: a fact of the document. */
+function relativeLinks(derived: Derived, document: CapabilityDocument): readonly { link: LinkRef; target: LinkTarget; folder: string }[] {
+  const targets = linkTargets(derived, document);
+  const checked: { link: LinkRef; target: LinkTarget; folder: string }[] = [];
+  document.links.forEach((link, index) => {
+    const target = targets[index] as LinkTarget;
+    if (target.kind === 'empty' || target.kind === 'absolute' || target.kind === 'relative')
+      checked.push({ link, target, folder: posix.dirname(document.file) });
+  });
+  return checked.length > 0 ? checked : NONE;
+}
+
+const NONE: readonly never[] = Object.freeze([]);
 
 function foldersOf(paths: Iterable<string>): Set<string> {
   const folders = new Set<string>();

@@ -28,16 +28,19 @@ export const referenceCycle: Rule = {
     },
   },
   check({ registry, report }) {
-    // Nodes in id order so that components, cycles and messages are deterministic.
-    const nodes = [...registry.byId.keys()].sort();
-    /** id -> target id -> first link to it (file order). */
+    /** id -> target id -> first link to it (file order), in target order; only ids that link to another known one. */
     const edges = new Map<string, Map<string, LinkRef>>();
-    for (const id of nodes) {
-      const capability = registry.byId.get(id) as LintCapability;
-      const out = new Map<string, LinkRef>();
-      for (const [target, link] of linkedCapabilities(registry.derived, capability)) if (registry.byId.has(target)) out.set(target, link);
-      edges.set(id, out);
+    for (const [id, capability] of registry.byId) {
+      let out: Map<string, LinkRef> | undefined;
+      for (const [target, link] of linkedCapabilities(registry.derived, capability)) {
+        if (registry.byId.has(target)) (out ??= new Map()).set(target, link);
+      }
+      if (out !== undefined) edges.set(id, out);
     }
+    // A capability that links to no other is a component of its own, never part of a cycle; the
+    // rest in id order, so that the search is deterministic (what is reported does not depend on
+    // the order: each component's first id, shortest cycle and others are sorted).
+    const nodes = [...edges.keys()].sort();
 
     for (const component of stronglyConnected(nodes, (id) => [...(edges.get(id)?.keys() ?? [])])) {
       if (component.length < 2) continue;

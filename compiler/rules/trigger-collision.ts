@@ -7,7 +7,8 @@
 // comes after the catalog), with `related` at the other trigger.
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { analyze } from '../search/analyze.js';
-import type { Range } from '../types.js';
+import type { Derived } from '../derived.js';
+import type { CapabilityDocument, Range } from '../types.js';
 import { listedTriggers } from './when-to-use.js';
 
 /** The search terms of a trigger as one key; '' when it has none (only stop words or punctuation). */
@@ -39,17 +40,10 @@ export const triggerCollision: Rule = {
     const byTerms = new Map<string, Seen>();
     const exact = new Set<string>();
     for (const capability of registry.capabilities) {
-      const { document } = capability;
-      const triggers = listedTriggers(registry.derived, document);
-      const terms = registry.derived.of(document, 'trigger-collision:terms', undefined, () => triggers.map(({ trigger }) => triggerTerms(trigger)));
-      const own = new Map<string, Seen>();
-      triggers.forEach(({ trigger, key: normalized, range }, position) => {
-        const key = terms[position] as string;
-        // Within one capability near-identical triggers are only redundant, not ambiguous.
-        if (key === '' || own.has(key)) return;
-        own.set(key, { capability, trigger, range });
-        const other = byTerms.get(key);
-        if (other === undefined || exact.has(normalized)) return;
+      const { own, exacts } = registry.derived.of(capability.document, 'trigger-collision', undefined, () => termsOf(registry.derived, capability.document));
+      for (const { terms, trigger, normalized, range } of own) {
+        const other = byTerms.get(terms);
+        if (other === undefined || exact.has(normalized)) continue;
         report({
           capability,
           range,
@@ -57,10 +51,29 @@ export const triggerCollision: Rule = {
           data: { trigger: trigger.trim(), otherTrigger: other.trigger.trim(), other: other.capability.id, file: other.capability.document.file },
           related: { file: other.capability.document.file, range: other.range, message: 'near-identical trigger here' },
         });
-      });
+      }
       // Added after the loop, so that a capability is never compared with itself.
-      for (const [key, seen] of own) if (!byTerms.has(key)) byTerms.set(key, seen);
-      for (const { key } of triggers) exact.add(key);
+      for (const { terms, trigger, range } of own) if (!byTerms.has(terms)) byTerms.set(terms, { capability, trigger, range });
+      for (const each of exacts) exact.add(each);
     }
   },
 };
+
+/** A capability's triggers by search terms: a fact of its document. */
+interface OwnTerms {
+  /** The first trigger of each term key (none with no terms): within one capability near-identical triggers are only redundant, not ambiguous. */
+  own: { terms: string; trigger: string; normalized: string; range: Range }[];
+  /** Every trigger, normalized as when-to-use compares them. */
+  exacts: string[];
+}
+
+function termsOf(derived: Derived, document: CapabilityDocument): OwnTerms {
+  const own = new Map<string, OwnTerms['own'][number]>();
+  const exacts: string[] = [];
+  for (const { trigger, key: normalized, range } of listedTriggers(derived, document)) {
+    exacts.push(normalized);
+    const terms = triggerTerms(trigger);
+    if (terms !== '' && !own.has(terms)) own.set(terms, { terms, trigger, normalized, range });
+  }
+  return { own: [...own.values()], exacts };
+}

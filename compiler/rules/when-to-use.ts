@@ -6,7 +6,7 @@
 // Within one capability: an empty trigger or a repeat is an error, at the item. Across capabilities:
 // the later capability (in file order) gets a warning, pointing at the first one; it is a warning
 // even when the rule is set to error, because only the authors of both can decide who owns it.
-import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
 import type { CapabilityDocument, Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
@@ -29,24 +29,11 @@ export const whenToUse: Rule = {
   check({ registry, report }) {
     const registryWide = new Map<string, { capability: LintCapability; range: Range }>();
     for (const capability of registry.capabilities) {
-      const own = new Map<string, { index: number; range: Range }>();
-      for (const { trigger, index, key, range } of listedTriggers(registry.derived, capability.document)) {
-        if (key === '') {
-          report({ capability, range, messageId: 'empty', data: { index: index + 1 } });
-          continue;
-        }
-        const earlier = own.get(key);
-        if (earlier !== undefined) {
-          report({
-            capability,
-            range,
-            messageId: 'duplicate',
-            data: { trigger: trigger.trim(), firstIndex: earlier.index + 1 },
-            related: { file: capability.document.file, range: earlier.range, message: 'first listed here' },
-          });
-          continue;
-        }
-        own.set(key, { index, range });
+      const { problems, distinct } = registry.derived.of(capability.document, 'when-to-use', undefined, () =>
+        ownTriggers(registry.derived, capability.document),
+      );
+      for (const problem of problems) report({ capability, ...problem });
+      for (const { trigger, key, range } of distinct) {
         const elsewhere = registryWide.get(key);
         if (elsewhere !== undefined) {
           report({
@@ -59,11 +46,39 @@ export const whenToUse: Rule = {
           });
         }
       }
-      // Added after the loop: a capability's own repeats are errors above, not cross-capability warnings.
-      for (const [key, { range }] of own) if (!registryWide.has(key)) registryWide.set(key, { capability, range });
+      // Added after the loop: a capability's own repeats are errors, not cross-capability warnings.
+      for (const { key, range } of distinct) if (!registryWide.has(key)) registryWide.set(key, { capability, range });
     }
   },
 };
+
+/**
+ * One capability's empty and repeated triggers (reported whatever the registry holds), and the
+ * first of each of its distinct triggers, which are compared across the registry: a fact of the document.
+ */
+function ownTriggers(derived: Derived, document: CapabilityDocument): { problems: Omit<Report, 'capability'>[]; distinct: ListedTrigger[] } {
+  const problems: Omit<Report, 'capability'>[] = [];
+  const own = new Map<string, ListedTrigger>();
+  for (const listed of listedTriggers(derived, document)) {
+    const { trigger, index, key, range } = listed;
+    if (key === '') {
+      problems.push({ range, messageId: 'empty', data: { index: index + 1 } });
+      continue;
+    }
+    const earlier = own.get(key);
+    if (earlier !== undefined) {
+      problems.push({
+        range,
+        messageId: 'duplicate',
+        data: { trigger: trigger.trim(), firstIndex: earlier.index + 1 },
+        related: { file: document.file, range: earlier.range, message: 'first listed here' },
+      });
+      continue;
+    }
+    own.set(key, listed);
+  }
+  return { problems, distinct: [...own.values()] };
+}
 
 /** A string item of `whenToUse`, with its place in the list and in the file. */
 export interface ListedTrigger {
