@@ -102,6 +102,9 @@ export interface CatalogPiece {
   /** Characters of non-whitespace at the start and at the end of `json` (all of it when it has no whitespace). */
   lead: number;
   trail: number;
+  /** Whether `json` has whitespace, and begins `{"id"` as every entry does (else the catalog is counted whole). */
+  spaced: boolean;
+  cut: boolean;
 }
 
 /** What the rule counts of one capability: a fact of its document (the frontmatter and the body). */
@@ -132,7 +135,8 @@ export function catalogPiece(json: string): CatalogPiece {
   while (lead < json.length && !isCountedSpace(json.charCodeAt(lead))) lead += 1;
   let trail = 0;
   while (trail < json.length && !isCountedSpace(json.charCodeAt(json.length - 1 - trail))) trail += 1;
-  return { json, pieceTokens: countTokens(`${json.slice(ENTRY_START.length)}${ENTRY_SEPARATOR}`), lead, trail };
+  const pieceTokens = countTokens(`${json.slice(ENTRY_START.length)}${ENTRY_SEPARATOR}`);
+  return { json, pieceTokens, lead, trail, spaced: lead < json.length, cut: json.startsWith(`${ENTRY_START}id"`) };
 }
 
 /**
@@ -150,15 +154,15 @@ export function catalogTokens(counted: readonly CatalogPiece[]): number {
   let longest = 0;
   let tokens = countTokens(`[${ENTRY_START}`);
   let cut = true;
-  counted.forEach(({ json, pieceTokens, lead, trail }, index) => {
-    if (!json.startsWith(`${ENTRY_START}id"`)) cut = false;
-    if (lead === json.length) {
-      run += json.length + 1; // and the `,` or `]` after it
+  counted.forEach((piece, index) => {
+    if (!piece.cut) cut = false;
+    if (!piece.spaced) {
+      run += piece.lead + 1; // all of it, and the `,` or `]` after it
     } else {
-      longest = Math.max(longest, run + lead);
-      run = trail + 1;
+      longest = Math.max(longest, run + piece.lead);
+      run = piece.trail + 1;
     }
-    tokens += index === counted.length - 1 ? countTokens(`${json.slice(ENTRY_START.length)}]`) : pieceTokens;
+    tokens += index === counted.length - 1 ? countTokens(`${piece.json.slice(ENTRY_START.length)}]`) : piece.pieceTokens;
   });
   if (!cut || Math.max(longest, run) > MAX_COUNTED_WORD) return countTokens(`[${counted.map(({ json }) => json).join(',')}]`);
   return tokens;

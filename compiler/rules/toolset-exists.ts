@@ -2,7 +2,8 @@
 // capabilities/toolsets.yaml; a typo would otherwise hide a capability from every caller.
 import { suggestion } from '../did-you-mean.js';
 import { fieldFact } from '../facts.js';
-import { ruleDocsUrl, type Rule } from '../rule.js';
+import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
+import type { ParsedToolsets } from '../toolsets.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const toolsetExists: Rule = {
@@ -22,24 +23,32 @@ export const toolsetExists: Rule = {
     // A missing or unparsable toolsets.yaml is reported once, by toolsets-schema, not here once
     // per toolset. A toolset that is defined but malformed exists (toolsets-schema says what is wrong with it).
     if (!source.present || source.problems.length > 0) return;
-    const defined = typeof source.data === 'object' && source.data !== null && !Array.isArray(source.data) ? source.data : {};
-    const known = Object.keys(defined);
     for (const capability of registry.capabilities) {
-      const { document, fm } = capability;
-      for (const field of ['requiredToolsets', 'optionalToolsets'] as const) {
-        (fm[field] ?? []).forEach((toolset, index) => {
-          if (Object.hasOwn(defined, toolset)) return;
-          report({
-            capability,
-            range: rangeForPath(document.frontmatter.ranges, `/${field}/${index}`, document.frontmatter.range),
-            messageId: 'unknown',
-            data: { toolset, field, toolsetsFile: registry.toolsetsFile, hint: suggestion(toolset, known) },
-            marks: [{ kind: 'toolset', id: toolset }],
-            // An id of the wrong form is frontmatter-schema's finding.
-            dependsOn: [fieldFact(capability, `/${field}/${index}`)],
-          });
-        });
-      }
+      // A fact of the document and of the toolsets as parsed (kept while no toolsets file changes).
+      const problems = registry.derived.of(capability.document, 'toolset-exists', source, () => unknownToolsets(capability, source, registry.toolsetsFile));
+      for (const problem of problems) report({ capability, ...problem });
     }
   },
 };
+
+const NONE: readonly never[] = Object.freeze([]);
+
+function unknownToolsets(capability: LintCapability, source: ParsedToolsets, toolsetsFile: string): readonly Omit<Report, 'capability'>[] {
+  const defined = typeof source.data === 'object' && source.data !== null && !Array.isArray(source.data) ? source.data : {};
+  const { document, fm } = capability;
+  const found: Omit<Report, 'capability'>[] = [];
+  for (const field of ['requiredToolsets', 'optionalToolsets'] as const) {
+    (fm[field] ?? []).forEach((toolset, index) => {
+      if (Object.hasOwn(defined, toolset)) return;
+      found.push({
+        range: rangeForPath(document.frontmatter.ranges, `/${field}/${index}`, document.frontmatter.range),
+        messageId: 'unknown',
+        data: { toolset, field, toolsetsFile, hint: suggestion(toolset, Object.keys(defined)) },
+        marks: [{ kind: 'toolset', id: toolset }],
+        // An id of the wrong form is frontmatter-schema's finding.
+        dependsOn: [fieldFact(capability, `/${field}/${index}`)],
+      });
+    });
+  }
+  return found.length > 0 ? found : NONE;
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { duplicateContent, paragraphFingerprint } from '../../compiler/rules/duplicate-content.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
-import { lintAfterDefaultOptions } from './options-first.js';
+import { optionsEditCase } from './kept-facts.js';
 import { lintWithoutPositions } from './without-positions.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
@@ -109,13 +109,14 @@ describe('duplicate-content documented example and without positions', () => {
 });
 
 describe('duplicate-content with facts kept between compiles', () => {
-  it('fingerprints again when minLength changes: the option is part of the fact', () => {
-    // Short enough to count only under the lower minLength: kept facts of the default would miss it.
-    const input = registryInput({ [A]: protocol({ id: 'alpha' }, 'Ask before every write.\n'), [B]: protocol({ id: 'beta' }, 'ask before  every write.\n') });
-    const cold = lintWith(duplicateContent, input, { minLength: 10 });
-    expect(cold.map((d) => `${d.file}:${d.line}`)).toEqual([`${B}:11`]);
-    expect(lintAfterDefaultOptions(duplicateContent, input, { minLength: 10 })).toEqual(cold);
-  });
+  // Short enough to count only under the lower minLength: facts kept from the default would miss it.
+  optionsEditCase(
+    duplicateContent,
+    'minLength lowered: the option is part of the fact',
+    { [A]: protocol({ id: 'alpha' }, 'Ask before every write.\n'), [B]: protocol({ id: 'beta' }, 'ask before  every write.\n') },
+    {},
+    { minLength: 10 },
+  );
 });
 
 describe('duplicate-content: fingerprints that start alike', () => {

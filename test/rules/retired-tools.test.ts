@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { matchesRetiredEntry, retiredEntryPattern } from '../../compiler/mentions.js';
 import { retiredTools } from '../../compiler/rules/retired-tools.js';
 import { protocol } from '../support/registry.js';
-import { lintWith, ruleTable } from './harness.js';
-import { lintAfterDefaultOptions } from './options-first.js';
-import { registryInput } from '../support/registry.js';
+import { ruleTable } from './harness.js';
+import { optionsEditCase } from './kept-facts.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
 const FILE = 'capabilities/alpha/PROTOCOL.md';
@@ -139,11 +138,6 @@ describe('retired-tools without positions', () => {
 });
 
 describe('retired-tools with facts kept between compiles', () => {
-  it('checks again when the markers change: they are part of the fact', () => {
-    // Forbidden with the default markers, not with `avoid`: kept facts of the defaults would say nothing.
-    const input = registryInput(named('Never call old_tool.\n'));
-    const cold = lintWith(retiredTools, input, { markers: ['avoid'] });
-    expect(cold.map((d) => d.messageId)).toEqual(['notForbidden']);
-    expect(lintAfterDefaultOptions(retiredTools, input, { markers: ['avoid'] })).toEqual(cold);
-  });
+  // Forbidden with the default markers, not with `avoid`: facts kept from the defaults would say nothing.
+  optionsEditCase(retiredTools, 'markers changed: they are part of the fact', named('Never call old_tool.\n'), {}, { markers: ['avoid'] });
 });

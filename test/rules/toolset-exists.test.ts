@@ -1,6 +1,8 @@
+import { describe } from 'vitest';
 import { toolsetExists } from '../../compiler/rules/toolset-exists.js';
 import { protocol } from '../support/registry.js';
 import { ruleTable } from './harness.js';
+import { toolsetsEditCase } from './kept-facts.js';
 
 const A = 'capabilities/alpha/PROTOCOL.md';
 const TOOLSETS = 'capabilities/toolsets.yaml';
@@ -73,4 +75,9 @@ ruleTable(toolsetExists, {
       ],
     },
   ],
+});
+
+describe('toolset-exists with facts kept between compiles', () => {
+  // The toolset was defined before the edit: facts kept without the toolsets in their context would still find it.
+  toolsetsEditCase(toolsetExists, 'a toolset removed', { [A]: alpha({ requiredToolsets: ['calendar'] }) }, 'calendar:\n  description: Events.\n  tools: {}\n');
 });
