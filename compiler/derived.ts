@@ -9,6 +9,10 @@
 // and its options), the context is everything else it reads, compared with `===` (an object that
 // is kept while its source is unchanged, such as the toolsets, or a string digest of a registry-wide
 // set, such as every capability id). A different context recomputes the fact.
+//
+// Cost: a lookup is two hash-table reads. Build a key that is not a literal once per check, outside
+// the loop over capabilities: a string made anew for every call is hashed anew for every call
+// (10,000 capabilities × 20 rules: ~15 ms with keys made once, ~60–120 ms made per call).
 
 export interface Derived {
   /** `compute()`, or what it returned before for the same owner, key and context. */

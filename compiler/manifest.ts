@@ -163,8 +163,9 @@ export function buildManifest(registry: LintRegistry, options: ManifestOptions):
   const duplicates = rules[duplicateContent.meta.id];
   const minLength = duplicates && duplicates.level !== 'off' ? (duplicates.options as DuplicateContentOptions).minLength : undefined;
   // An entry reads only its own document (kept under --watch while the file is unchanged).
+  const entryKey = `manifest-entry:${minLength}`;
   const capabilities = registry.capabilities
-    .map((capability) => registry.derived.of(capability.document, `manifest-entry:${minLength}`, undefined, () => manifestCapability(capability, minLength)))
+    .map((capability) => registry.derived.of(capability.document, entryKey, undefined, () => manifestCapability(capability, minLength)))
     .sort((a, b) => (a.id < b.id ? -1 : 1));
   const revision = digestOf({ toolsets: registry.toolsets, capabilities: capabilities.map(({ id, digest }) => ({ id, digest })) });
   const manifest: Omit<Manifest, 'integrity'> = {
