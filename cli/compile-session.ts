@@ -155,7 +155,8 @@ export class CompileSession {
     } else {
       // A protocol whose text is unchanged keeps its document (and the facts derived from it).
       const previousText = new Map(previous.files.map((file) => [file.path, file.content]));
-      const stale = protocols.filter((file) => previousText.get(file.path) !== file.content || !previous.documents.has(file.path));
+      // A protocol that ran over the parse budget is tried again, as a one-off lint would.
+      const stale = protocols.filter((file) => previousText.get(file.path) !== file.content || previous.documents.get(file.path) === undefined);
       const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs });
       const byPath = new Map(stale.map((file, index) => [file.path, fresh[index]]));
       parsed = protocols.map((file) => (byPath.has(file.path) ? byPath.get(file.path) : previous.documents.get(file.path)));
