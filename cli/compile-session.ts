@@ -20,7 +20,7 @@ import type { CapabilityDocument, RegistryInput, SourceFile } from '../compiler/
 import { refuseOverBudget } from './compile-root.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
-import { parseInWorkers, startParseWorker, type ParsedDocuments } from './parse-workers.js';
+import { parseInWorkers, startParseWorker, threadCount, type ParsedDocuments } from './parse-workers.js';
 import { isTextInput, readRegistry, readSourceFile } from './read-registry.js';
 
 export interface SessionOptions {
@@ -142,6 +142,11 @@ export class CompileSession {
     }
   }
 
+  /** Parse threads for `files` files under `--jobs` (the parse's own default without it). */
+  private threads(files: number): number | undefined {
+    return this.options.jobs === undefined ? undefined : threadCount(files, this.options.jobs);
+  }
+
   private async compileAll(): Promise<SessionCompile> {
     const previous = this.state;
     const config = await loadConfig(this.root);
@@ -157,7 +162,7 @@ export class CompileSession {
       const previousText = new Map(previous.files.map((file) => [file.path, file.content]));
       // A protocol that ran over the parse budget is tried again, as a one-off lint would.
       const stale = protocols.filter((file) => previousText.get(file.path) !== file.content || previous.documents.get(file.path) === undefined);
-      const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs });
+      const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs, threads: this.threads(stale.length) });
       const byPath = new Map(stale.map((file, index) => [file.path, fresh[index]]));
       parsed = protocols.map((file) => (byPath.has(file.path) ? byPath.get(file.path) : previous.documents.get(file.path)));
       parsedCount = stale.length;
@@ -248,7 +253,7 @@ export class CompileSession {
         else protocols.push(file as SourceFile & { content: string });
       }
     }
-    const parsed = await parseInWorkers(protocols, { maxParseMs: state.config.maxParseMs });
+    const parsed = await parseInWorkers(protocols, { maxParseMs: state.config.maxParseMs, threads: this.threads(protocols.length) });
     protocols.forEach((file, index) => state.documents.set(file.path, parsed[index]));
     if (toolsetsChanged) state.toolsets = toolsetsSourceOf(state.files);
     return { ...this.lint(state), kind: 'paths', read: reads.length, parsed: protocols.length };
