@@ -77,6 +77,11 @@ function statusLine(n, timeoutMs) {
   });
 }
 
+function mebibytes(status, field) {
+  const kib = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]);
+  return Math.round(kib / 1024);
+}
+
 const started = performance.now();
 const first = await statusLine(1, 15 * 60_000);
 log(`first compile: ${first} ms in-process, ${Math.round(performance.now() - started)} ms from spawn`);
@@ -105,6 +110,11 @@ for (let i = 0; i < edits; i += 1) {
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
 }
+// The watch process's memory (Linux): resident now and its peak.
+const memory = await readFile(`/proc/${child.pid}/status`, 'utf8').then(
+  (status) => `RSS ${mebibytes(status, 'VmRSS')} MiB, peak ${mebibytes(status, 'VmHWM')} MiB`,
+  () => 'memory not measured (no /proc)',
+);
 child.kill('SIGTERM');
 const code = await new Promise((resolve) => child.once('exit', resolve));
 for (const [file, text] of originals) await writeFile(file, text);
@@ -135,7 +145,7 @@ console.log(`| in-process compile (watch) | ${ms(median(inProcess))} | ${ms(p90(
 console.log(`| baseline: one-off \`capreg lint\`, parse cache warm | ${ms(median(baseline))} | ${ms(p90(baseline))} | ${ms(Math.max(...baseline))} |`);
 console.log('');
 console.log(
-  `watch / baseline (medians): ${(median(saved) / median(baseline)).toFixed(3)}×; first compile ${first} ms; load ${os
+  `watch / baseline (medians): ${(median(saved) / median(baseline)).toFixed(3)}×; first compile ${first} ms; watch process ${memory}; load ${os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}`,

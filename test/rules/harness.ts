@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { compileRegistry, parseDocuments, prepareInput, protocolFiles } from '../../compiler/compile.js';
 import { defaultConfig, type ResolvedConfig } from '../../compiler/config.js';
 import { DerivedFacts } from '../../compiler/derived.js';
-import { toolsetsSourceOf } from '../../compiler/toolsets.js';
+import { isToolsetsFile, toolsetsSourceOf, type ParsedToolsets } from '../../compiler/toolsets.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { formatMessage, type AnyRule } from '../../compiler/rule.js';
 import type { Diagnostic, RegistryInput } from '../../compiler/types.js';
 import { registryInput } from '../support/registry.js';
@@ -49,24 +50,48 @@ export function lintWith(rule: AnyRule, input: RegistryInput, options?: Record<s
 
 /**
  * The same lint after the rule has derived facts (compiler/derived.ts) from the same document
- * objects in other registries, as `--watch` does between edits: without each capability in turn,
- * without any toolsets, and with the rule's default options. A fact whose key or context misses
- * something it reads comes back stale in the last compile, and its diagnostics differ from a cold lint.
+ * objects in another registry, as `--watch` does between edits: one lint after each of these
+ * others — the rule's default options, without each capability in turn, without each toolset in
+ * turn, without any toolsets. A fact whose key or context misses something it reads comes back
+ * stale, and that lint's diagnostics differ from a cold one.
  */
-export function lintWarm(rule: AnyRule, input: RegistryInput, options?: Record<string, unknown>, level?: 'warn' | 'error'): Diagnostic[] {
-  const derived = new DerivedFacts();
+export function lintWarm(rule: AnyRule, input: RegistryInput, options?: Record<string, unknown>, level?: 'warn' | 'error'): Diagnostic[][] {
   const documents = parseDocuments(input);
   const prepared = prepareInput(input);
   const rules = [rule];
-  const protocols = protocolFiles(input).map((file) => file.path);
-  for (const left of protocols) {
+  const config = configFor(rule, options, level);
+  const others: Parameters<typeof compileRegistry>[] = [[input, { config: configFor(rule), documents, prepared }]];
+  for (const left of protocolFiles(input).map((file) => file.path)) {
     const without = { ...input, files: input.files.filter((file) => file.path !== left), allPaths: input.allPaths.filter((file) => file !== left) };
-    const kept = documents.filter((document) => document.file !== left);
-    compileRegistry(without, { config: configFor(rule, options, level), documents: kept, prepared, rules, derived });
+    others.push([without, { config, documents: documents.filter((document) => document.file !== left), prepared }]);
   }
-  compileRegistry(input, { config: configFor(rule, options, level), documents, prepared: { ...prepared, toolsets: toolsetsSourceOf([]) }, rules, derived });
-  compileRegistry(input, { config: configFor(rule), documents, prepared, rules, derived });
-  return compileRegistry(input, { config: configFor(rule, options, level), documents, prepared, rules, derived }).diagnostics;
+  for (const toolsets of [...toolsetsWithoutOne(input), toolsetsSourceOf([])]) others.push([input, { config, documents, prepared: { ...prepared, toolsets } }]);
+  return others.map(([otherInput, otherOptions]) => {
+    const derived = new DerivedFacts();
+    compileRegistry(otherInput, { ...otherOptions, rules, derived });
+    return compileRegistry(input, { config, documents, prepared, rules, derived }).diagnostics;
+  });
+}
+
+/** The registry's toolsets with one toolset taken out, for each toolset of each toolsets file. */
+function toolsetsWithoutOne(input: RegistryInput): ParsedToolsets[] {
+  const variants: ParsedToolsets[] = [];
+  for (const file of input.files) {
+    if (!isToolsetsFile(file.path) || file.content === undefined) continue;
+    let data: unknown;
+    try {
+      data = parseYaml(file.content);
+    } catch {
+      continue;
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) continue;
+    for (const id of Object.keys(data)) {
+      const { [id]: _left, ...rest } = data as Record<string, unknown>;
+      const content = stringifyYaml(rest);
+      variants.push(toolsetsSourceOf(input.files.map((other) => (other === file ? { path: file.path, content } : other))));
+    }
+  }
+  return variants;
 }
 
 export function ruleTable(rule: AnyRule, cases: { valid: RuleCase[]; invalid: RuleCase[] }): void {
@@ -75,13 +100,17 @@ export function ruleTable(rule: AnyRule, cases: { valid: RuleCase[]; invalid: Ru
       it(`valid: ${testCase.name}`, () => {
         const diagnostics = lintWith(rule, registryInput(testCase.files), testCase.options, testCase.level);
         expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message}`)).toEqual([]);
-        expect(lintWarm(rule, registryInput(testCase.files), testCase.options, testCase.level), 'with facts kept from other compiles').toEqual(diagnostics);
+        for (const warm of lintWarm(rule, registryInput(testCase.files), testCase.options, testCase.level)) {
+          expect(warm, 'with facts kept from another compile').toEqual(diagnostics);
+        }
       });
     }
     for (const testCase of cases.invalid) {
       it(`invalid: ${testCase.name}`, () => {
         const diagnostics = lintWith(rule, registryInput(testCase.files), testCase.options, testCase.level);
-        expect(lintWarm(rule, registryInput(testCase.files), testCase.options, testCase.level), 'with facts kept from other compiles').toEqual(diagnostics);
+        for (const warm of lintWarm(rule, registryInput(testCase.files), testCase.options, testCase.level)) {
+          expect(warm, 'with facts kept from another compile').toEqual(diagnostics);
+        }
         const expected = testCase.errors ?? [];
         if (expected.length === 0) throw new Error('an invalid case must list its expected diagnostics');
         expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.message}`)).toHaveLength(expected.length);
