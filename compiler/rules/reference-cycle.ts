@@ -28,29 +28,50 @@ export const referenceCycle: Rule = {
     },
   },
   check({ registry, report }) {
-    /** id -> target id -> first link to it (file order), in target order; only ids that link to another known one. */
-    const edges = new Map<string, Map<string, LinkRef>>();
-    for (const [id, capability] of registry.byId) {
-      let out: Map<string, LinkRef> | undefined;
-      for (const [target, link] of linkedCapabilities(registry.derived, capability)) {
-        if (registry.byId.has(target)) (out ??= new Map()).set(target, link);
-      }
-      if (out !== undefined) edges.set(id, out);
+    // The graph with capabilities as numbers (in byId order) and edges in arrays: at 10,000
+    // capabilities a search over maps of strings costs far more than the rest of the rule.
+    const ids: string[] = [];
+    const numberOf = new Map<string, number>();
+    for (const id of registry.byId.keys()) {
+      numberOf.set(id, ids.length);
+      ids.push(id);
     }
-    // A capability that links to no other is a component of its own, never part of a cycle; the
-    // rest in id order, so that the search is deterministic (what is reported does not depend on
-    // the order: each component's first id, shortest cycle and others are sorted).
-    const nodes = [...edges.keys()].sort();
+    /** Node i's edges are targets[starts[i]] … targets[starts[i + 1] - 1], in target id order, each with its first link. */
+    const starts = new Int32Array(ids.length + 1);
+    const targets: number[] = [];
+    const links: LinkRef[] = [];
+    ids.forEach((id, node) => {
+      starts[node] = targets.length;
+      for (const [target, link] of linkedCapabilities(registry.derived, registry.byId.get(id) as LintCapability)) {
+        const other = numberOf.get(target);
+        if (other === undefined) continue;
+        targets.push(other);
+        links.push(link);
+      }
+    });
+    starts[ids.length] = targets.length;
+    const edges = Int32Array.from(targets);
+    const successors = (id: string): string[] => {
+      const node = numberOf.get(id) as number;
+      return Array.from(edges.subarray(starts[node], starts[node + 1]), (other) => ids[other] as string);
+    };
+    const linkFrom = (from: string, to: string): LinkRef => {
+      const node = numberOf.get(from) as number;
+      const other = numberOf.get(to) as number;
+      for (let edge = starts[node] as number; edge < (starts[node + 1] as number); edge += 1) if (edges[edge] === other) return links[edge] as LinkRef;
+      throw new Error(`reference-cycle: no link ${from} -> ${to}`);
+    };
 
-    for (const component of stronglyConnected(nodes, (id) => [...(edges.get(id)?.keys() ?? [])])) {
-      if (component.length < 2) continue;
+    for (const numbers of componentsOf(ids.length, starts, edges)) {
+      if (numbers.length < 2) continue;
+      const component = numbers.map((node) => ids[node] as string);
       const members = new Set(component);
       const first = [...component].sort()[0] as string;
-      const cycle = shortestCycle(first, members, (id) => [...(edges.get(id)?.keys() ?? [])]);
+      const cycle = shortestCycle(first, members, successors);
       const next = cycle[1] as string;
       const closer = cycle[cycle.length - 2] as string;
-      const link = edges.get(first)?.get(next) as LinkRef;
-      const closingLink = edges.get(closer)?.get(first) as LinkRef;
+      const link = linkFrom(first, next);
+      const closingLink = linkFrom(closer, first);
       const onCycle = new Set(cycle);
       const others = [...component].filter((id) => !onCycle.has(id)).sort();
       const closerCapability = registry.byId.get(closer) as LintCapability;
@@ -83,44 +104,79 @@ function linkedCapabilities(derived: Derived, { document, id }: LintCapability):
 
 /** Tarjan's algorithm, iterative (a long chain of references must not overflow the stack). */
 export function stronglyConnected(nodes: readonly string[], successors: (node: string) => string[]): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const components: string[][] = [];
-  let counter = 0;
+  const numberOf = new Map(nodes.map((node, index) => [node, index]));
+  const names = [...nodes];
+  const starts: number[] = [];
+  const targets: number[] = [];
+  for (let node = 0; node < names.length; node += 1) {
+    starts.push(targets.length);
+    for (const successor of successors(names[node] as string)) {
+      let other = numberOf.get(successor);
+      if (other === undefined) {
+        other = names.length;
+        numberOf.set(successor, other);
+        names.push(successor);
+      }
+      targets.push(other);
+    }
+  }
+  starts.push(targets.length);
+  return componentsOf(names.length, Int32Array.from(starts), Int32Array.from(targets)).map((component) => component.map((node) => names[node] as string));
+}
 
-  for (const root of nodes) {
-    if (index.has(root)) continue;
-    const work: { node: string; next: string[]; position: number }[] = [];
-    const enter = (node: string): void => {
-      index.set(node, counter);
-      low.set(node, counter);
-      counter += 1;
-      stack.push(node);
-      onStack.add(node);
-      work.push({ node, next: successors(node), position: 0 });
-    };
+/**
+ * The strongly connected components of the graph of nodes 0 … count - 1 where node i's successors
+ * are targets[starts[i]] … targets[starts[i + 1] - 1]; Tarjan's algorithm over typed arrays, iterative.
+ */
+function componentsOf(count: number, starts: Int32Array, targets: Int32Array): number[][] {
+  const index = new Int32Array(count).fill(-1);
+  const low = new Int32Array(count);
+  const onStack = new Uint8Array(count);
+  const stack = new Int32Array(count);
+  let stackSize = 0;
+  // The depth-first path: each node with the position of its next edge.
+  const pathNode = new Int32Array(count);
+  const pathEdge = new Int32Array(count);
+  let depth = 0;
+  let counter = 0;
+  const components: number[][] = [];
+  const enter = (node: number): void => {
+    index[node] = counter;
+    low[node] = counter;
+    counter += 1;
+    stack[stackSize] = node;
+    stackSize += 1;
+    onStack[node] = 1;
+    pathNode[depth] = node;
+    pathEdge[depth] = starts[node] as number;
+    depth += 1;
+  };
+  for (let root = 0; root < count; root += 1) {
+    if (index[root] !== -1) continue;
     enter(root);
-    while (work.length > 0) {
-      const frame = work[work.length - 1] as (typeof work)[number];
-      if (frame.position < frame.next.length) {
-        const successor = frame.next[frame.position] as string;
-        frame.position += 1;
-        if (!index.has(successor)) enter(successor);
-        else if (onStack.has(successor)) low.set(frame.node, Math.min(low.get(frame.node) ?? 0, index.get(successor) ?? 0));
+    while (depth > 0) {
+      const node = pathNode[depth - 1] as number;
+      const edge = pathEdge[depth - 1] as number;
+      if (edge < (starts[node + 1] as number)) {
+        pathEdge[depth - 1] = edge + 1;
+        const successor = targets[edge] as number;
+        if (index[successor] === -1) enter(successor);
+        else if (onStack[successor] === 1) low[node] = Math.min(low[node] as number, index[successor] as number);
         continue;
       }
-      work.pop();
-      const parent = work[work.length - 1];
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node) ?? 0, low.get(frame.node) ?? 0));
-      if (low.get(frame.node) === index.get(frame.node)) {
-        const component: string[] = [];
+      depth -= 1;
+      if (depth > 0) {
+        const parent = pathNode[depth - 1] as number;
+        low[parent] = Math.min(low[parent] as number, low[node] as number);
+      }
+      if (low[node] === index[node]) {
+        const component: number[] = [];
         for (;;) {
-          const member = stack.pop() as string;
-          onStack.delete(member);
+          stackSize -= 1;
+          const member = stack[stackSize] as number;
+          onStack[member] = 0;
           component.push(member);
-          if (member === frame.node) break;
+          if (member === node) break;
         }
         components.push(component);
       }
