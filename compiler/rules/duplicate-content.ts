@@ -10,6 +10,7 @@
 import { sha256Hex } from '../canonical.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
+import { FirstSeen } from '../first-seen.js';
 import type { TextBlock } from '../types.js';
 
 export interface DuplicateContentOptions {
@@ -36,39 +37,17 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
   },
   check({ registry, options, report }) {
     const facts = registry.capabilities.map((capability) => comparedBlocks(registry.derived, capability, options.minLength));
-    let total = 0;
-    for (const { numbers } of facts) total += numbers.length;
-    // The first block (file order) of each fingerprint, in an open-addressing table looked up by the
-    // number the fingerprint starts with, the whole fingerprint deciding when two numbers are equal.
-    // At 10,000 protocols that is some 250,000 blocks: typed arrays instead of a Map of objects keep
-    // this pass from allocating per block.
-    let size = 2;
-    while (size < total * 2) size *= 2;
-    const mask = size - 1;
-    /** 0 for an empty slot, else 1 + the index of a first occurrence. */
-    const table = new Int32Array(size);
-    const firstCapability = new Int32Array(total);
-    const firstBlock = new Int32Array(total);
-    let firsts = 0;
+    // The first block (file order) of each fingerprint, looked up by the number it starts with.
+    const seen = new FirstSeen();
+    const firstCapability: number[] = [];
+    const firstBlock: number[] = [];
     facts.forEach(({ blocks, keys, numbers }, capabilityIndex) => {
       const capability = registry.capabilities[capabilityIndex] as LintCapability;
       numbers.forEach((number, blockIndex) => {
-        const key = keys[blockIndex] as string;
-        let slot = number & mask;
-        let original = -1;
-        for (let at = table[slot] as number; at !== 0; slot = (slot + 1) & mask, at = table[slot] as number) {
-          const other = facts[firstCapability[at - 1] as number] as ComparedBlocks;
-          const otherBlock = firstBlock[at - 1] as number;
-          if (other.numbers[otherBlock] === number && other.keys[otherBlock] === key) {
-            original = at - 1;
-            break;
-          }
-        }
+        const original = seen.firstOrAdd(number, keys[blockIndex] as string);
         if (original < 0) {
-          firstCapability[firsts] = capabilityIndex;
-          firstBlock[firsts] = blockIndex;
-          firsts += 1;
-          table[slot] = firsts;
+          firstCapability.push(capabilityIndex);
+          firstBlock.push(blockIndex);
           return;
         }
         const originalCapability = registry.capabilities[firstCapability[original] as number] as LintCapability;

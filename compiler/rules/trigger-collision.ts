@@ -8,6 +8,7 @@
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { analyze } from '../search/analyze.js';
 import type { Derived } from '../derived.js';
+import { FirstSeen, keyNumber } from '../first-seen.js';
 import type { CapabilityDocument, Range } from '../types.js';
 import { listedTriggers } from './when-to-use.js';
 
@@ -37,13 +38,22 @@ export const triggerCollision: Rule = {
   },
   check({ registry, report }) {
     // By term key, the first trigger that had it; and every exact trigger of earlier capabilities.
-    const byTerms = new Map<string, Seen>();
-    const exact = new Set<string>();
+    const byTerms = new FirstSeen();
+    const firsts: Seen[] = [];
+    const exact = new FirstSeen();
     for (const capability of registry.capabilities) {
-      const { own, exacts } = registry.derived.of(capability.document, 'trigger-collision', undefined, () => termsOf(registry.derived, capability.document));
-      for (const { terms, trigger, normalized, range } of own) {
-        const other = byTerms.get(terms);
-        if (other === undefined || exact.has(normalized)) continue;
+      const { own, termsNumbers, normalizedNumbers, exacts, exactNumbers } = registry.derived.of(capability.document, 'trigger-collision', undefined, () =>
+        termsOf(registry.derived, capability.document),
+      );
+      // A capability's own term keys are distinct, so it only ever finds earlier capabilities here.
+      own.forEach(({ terms, trigger, normalized, range }, index) => {
+        const first = byTerms.firstOrAdd(termsNumbers[index] as number, terms);
+        if (first < 0) {
+          firsts.push({ capability, trigger, range });
+          return;
+        }
+        if (exact.find(normalizedNumbers[index] as number, normalized) >= 0) return;
+        const other = firsts[first] as Seen;
         report({
           capability,
           range,
@@ -51,10 +61,9 @@ export const triggerCollision: Rule = {
           data: { trigger: trigger.trim(), otherTrigger: other.trigger.trim(), other: other.capability.id, file: other.capability.document.file },
           related: { file: other.capability.document.file, range: other.range, message: 'near-identical trigger here' },
         });
-      }
+      });
       // Added after the loop, so that a capability is never compared with itself.
-      for (const { terms, trigger, range } of own) if (!byTerms.has(terms)) byTerms.set(terms, { capability, trigger, range });
-      for (const each of exacts) exact.add(each);
+      exacts.forEach((each, index) => exact.firstOrAdd(exactNumbers[index] as number, each));
     }
   },
 };
@@ -65,6 +74,10 @@ interface OwnTerms {
   own: { terms: string; trigger: string; normalized: string; range: Range }[];
   /** Every trigger, normalized as when-to-use compares them. */
   exacts: string[];
+  /** keyNumber of each own `terms` and `normalized`, and of each of `exacts`. */
+  termsNumbers: Int32Array;
+  normalizedNumbers: Int32Array;
+  exactNumbers: Int32Array;
 }
 
 function termsOf(derived: Derived, document: CapabilityDocument): OwnTerms {
@@ -75,5 +88,12 @@ function termsOf(derived: Derived, document: CapabilityDocument): OwnTerms {
     const terms = triggerTerms(trigger);
     if (terms !== '' && !own.has(terms)) own.set(terms, { terms, trigger, normalized, range });
   }
-  return { own: [...own.values()], exacts };
+  const distinct = [...own.values()];
+  return {
+    own: distinct,
+    exacts,
+    termsNumbers: Int32Array.from(distinct, ({ terms }) => keyNumber(terms)),
+    normalizedNumbers: Int32Array.from(distinct, ({ normalized }) => keyNumber(normalized)),
+    exactNumbers: Int32Array.from(exacts, keyNumber),
+  };
 }

@@ -8,6 +8,7 @@
 // even when the rule is set to error, because only the authors of both can decide who owns it.
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
+import { FirstSeen, keyNumber } from '../first-seen.js';
 import type { CapabilityDocument, Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -27,27 +28,32 @@ export const whenToUse: Rule = {
     },
   },
   check({ registry, report }) {
-    const registryWide = new Map<string, { capability: LintCapability; range: Range }>();
+    // Each distinct trigger of the registry, first seen where (file order).
+    const seen = new FirstSeen();
+    const where: { capability: LintCapability; range: Range }[] = [];
     for (const capability of registry.capabilities) {
-      const { problems, distinct } = registry.derived.of(capability.document, 'when-to-use', undefined, () =>
+      const { problems, distinct, numbers } = registry.derived.of(capability.document, 'when-to-use', undefined, () =>
         ownTriggers(registry.derived, capability.document),
       );
       for (const problem of problems) report({ capability, ...problem });
-      for (const { trigger, key, range } of distinct) {
-        const elsewhere = registryWide.get(key);
-        if (elsewhere !== undefined) {
-          report({
-            capability,
-            range,
-            messageId: 'ambiguous',
-            data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
-            severity: 'warning',
-            related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
-          });
+      // A capability's own triggers are distinct, so it only ever finds earlier capabilities here;
+      // its own repeats are errors above, not cross-capability warnings.
+      distinct.forEach(({ trigger, key, range }, index) => {
+        const first = seen.firstOrAdd(numbers[index] as number, key);
+        if (first < 0) {
+          where.push({ capability, range });
+          return;
         }
-      }
-      // Added after the loop: a capability's own repeats are errors, not cross-capability warnings.
-      for (const { key, range } of distinct) if (!registryWide.has(key)) registryWide.set(key, { capability, range });
+        const elsewhere = where[first] as (typeof where)[number];
+        report({
+          capability,
+          range,
+          messageId: 'ambiguous',
+          data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
+          severity: 'warning',
+          related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
+        });
+      });
     }
   },
 };
@@ -56,7 +62,10 @@ export const whenToUse: Rule = {
  * One capability's empty and repeated triggers (reported whatever the registry holds), and the
  * first of each of its distinct triggers, which are compared across the registry: a fact of the document.
  */
-function ownTriggers(derived: Derived, document: CapabilityDocument): { problems: Omit<Report, 'capability'>[]; distinct: ListedTrigger[] } {
+function ownTriggers(
+  derived: Derived,
+  document: CapabilityDocument,
+): { problems: Omit<Report, 'capability'>[]; distinct: ListedTrigger[]; numbers: Int32Array } {
   const problems: Omit<Report, 'capability'>[] = [];
   const own = new Map<string, ListedTrigger>();
   for (const listed of listedTriggers(derived, document)) {
@@ -77,7 +86,8 @@ function ownTriggers(derived: Derived, document: CapabilityDocument): { problems
     }
     own.set(key, listed);
   }
-  return { problems, distinct: [...own.values()] };
+  const distinct = [...own.values()];
+  return { problems, distinct, numbers: Int32Array.from(distinct, ({ key }) => keyNumber(key)) };
 }
 
 /** A string item of `whenToUse`, with its place in the list and in the file. */

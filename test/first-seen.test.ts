@@ -1,0 +1,37 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FirstSeen, keyNumber } from '../compiler/first-seen.js';
+
+/** The entries a Map gives: the index of each key's first occurrence among distinct keys, or -1 when new. */
+function byMap(keys: readonly string[]): number[] {
+  const first = new Map<string, number>();
+  return keys.map((key) => {
+    const entry = first.get(key);
+    if (entry !== undefined) return entry;
+    first.set(key, first.size);
+    return -1;
+  });
+}
+
+describe('FirstSeen', () => {
+  it('finds what a Map finds, with numbers that collide (the length of the key) and past several table sizes (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 6 }), { maxLength: 3000 }), fc.boolean(), (keys, collide) => {
+        const numberOf = collide ? (key: string): number => key.length : keyNumber;
+        const seen = new FirstSeen();
+        expect(keys.map((key) => seen.firstOrAdd(numberOf(key), key))).toEqual(byMap(keys));
+        expect(seen.size).toBe(new Set(keys).size);
+        keys.forEach((key) => expect(seen.find(numberOf(key), key)).toBe([...new Set(keys)].indexOf(key)));
+        expect(seen.find(numberOf('not a key'), 'not a key')).toBe(-1);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('grows past its first table with distinct keys', () => {
+    const seen = new FirstSeen();
+    const keys = Array.from({ length: 5000 }, (_, i) => `key-${i}`);
+    expect(keys.map((key) => seen.firstOrAdd(keyNumber(key), key)).every((entry) => entry === -1)).toBe(true);
+    expect(keys.map((key) => seen.firstOrAdd(keyNumber(key), key))).toEqual(keys.map((_, i) => i));
+  });
+});
