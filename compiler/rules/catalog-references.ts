@@ -11,6 +11,7 @@
 // links do not. Matches are case-sensitive whole words, a hyphen being part of a word.
 import { suggestion } from '../did-you-mean.js';
 import type { Derived } from '../derived.js';
+import { keyNumber } from '../first-seen.js';
 import { linkTargets, type LinkTarget } from '../link-target.js';
 import { bodyText } from '../mentions.js';
 import type { LineIndex } from '../positions.js';
@@ -87,6 +88,9 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
     };
     const mentionable = new Set<string>();
     if (mode !== 'off') for (const id of registry.byId.keys()) if (mode === 'all' || id.includes('-')) mentionable.add(id);
+    // Candidates are first compared by number (kept with the facts): a word is looked up only when its number is an id's.
+    const mentionableNumbers = new Set<number>();
+    for (const id of mentionable) mentionableNumbers.add(wordNumber(id));
     // `all` looks at every word of every body: rather than keep them all, a body's mentions are
     // kept for one set of ids, and found again when an id is added, removed or changed.
     const idsDigest = mode === 'all' ? [...mentionable].sort().join('\n') : undefined;
@@ -106,7 +110,13 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
         const id = idOfFolder(folder);
         if (id !== undefined && id !== capability.id) report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
       }
-      if (facts.candidates.length > 0 && mentionable.size > 0) reportMentions(registry.derived, capability, facts.candidates, mentionable, report);
+      if (facts.candidates.length > 0 && mentionable.size > 0 && facts.candidateNumbers.some((number) => mentionableNumbers.has(number))) {
+        const { candidates, candidateNumbers } = facts;
+        const named = candidates.filter(
+          (_, index) => mentionableNumbers.has(candidateNumbers[index] as number) && mentionable.has(candidates[index]?.[0] as string),
+        );
+        if (named.length > 0) reportMentions(registry.derived, capability, named, report);
+      }
     }
   },
 };
@@ -121,8 +131,9 @@ interface ReferenceFacts {
   capabilityLinks: readonly { link: LinkRef; id: string; problem?: string }[];
   /** Relative links that leave the capability's folder for the folder `capabilities/<folder>`. */
   intoFolders: readonly { link: LinkRef; folder: string }[];
-  /** Words that may name another capability. */
+  /** Words that may name another capability, and the {@link wordNumber} of each. */
   candidates: readonly Candidate[];
+  candidateNumbers: Int32Array;
 }
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -148,6 +159,7 @@ function referenceFacts(derived: Derived, capability: LintCapability, mode: Cata
     capabilityLinks: capabilityLinks.length > 0 ? capabilityLinks : NONE,
     intoFolders: intoFolders.length > 0 ? intoFolders : NONE,
     candidates: candidates.length > 0 ? candidates : NONE,
+    candidateNumbers: Int32Array.from(candidates, ([word]) => wordNumber(word)),
   };
 }
 
@@ -177,6 +189,11 @@ function excludedSpans(derived: Derived, document: CapabilityDocument, positions
   });
 }
 
+/** A number for a word (a 30-bit hash: a small integer, cheap to look up). */
+function wordNumber(word: string): number {
+  return keyNumber(word) & 0x3fffffff;
+}
+
 /** A word of the body that may name another capability, and its offset. */
 type Candidate = readonly [word: string, start: number];
 
@@ -193,16 +210,15 @@ function wordsOf({ document, id }: LintCapability, pattern: RegExp, ids?: Readon
 function reportMentions(
   derived: Derived,
   capability: LintCapability,
-  candidates: readonly Candidate[],
-  ids: ReadonlySet<string>,
+  /** The candidates that are ids of other capabilities. */
+  named: readonly Candidate[],
   report: (report: Report) => void,
 ): void {
   const { document } = capability;
   let positions: LineIndex | undefined;
   let spans: readonly [number, number][] = [];
   let next = 0;
-  for (const [word, start] of candidates) {
-    if (!ids.has(word)) continue;
+  for (const [word, start] of named) {
     // Most protocols name no other capability: positions and excluded spans only when one does.
     if (positions === undefined) {
       positions = bodyText(document);
