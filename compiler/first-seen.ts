@@ -13,9 +13,17 @@ export function keyNumber(key: string): number {
 
 /** Keys in the order they were first seen: entry i is the i-th distinct key added. */
 export class FirstSeen {
-  private slots = new Int32Array(1024);
-  private numbers = new Int32Array(512);
+  private slots: Int32Array;
+  private numbers: Int32Array;
   private readonly keys: string[] = [];
+
+  /** @param expected how many distinct keys to make room for at first (the table grows past it) */
+  constructor(expected = 256) {
+    let size = 1024;
+    while (size < expected * 2) size *= 2;
+    this.slots = new Int32Array(size);
+    this.numbers = new Int32Array(size / 2);
+  }
 
   /** How many distinct keys were added. */
   get size(): number {

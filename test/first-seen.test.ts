@@ -35,3 +35,13 @@ describe('FirstSeen', () => {
     expect(keys.map((key) => seen.firstOrAdd(keyNumber(key), key))).toEqual(keys.map((_, i) => i));
   });
 });
+
+describe('FirstSeen sized for more keys than it gets', () => {
+  it('finds the same entries as one that grows', () => {
+    const keys = Array.from({ length: 3000 }, (_, i) => `k${i % 1700}`);
+    const sized = new FirstSeen(100_000);
+    const growing = new FirstSeen();
+    expect(keys.map((key) => sized.firstOrAdd(keyNumber(key), key))).toEqual(keys.map((key) => growing.firstOrAdd(keyNumber(key), key)));
+    expect(sized.size).toBe(1700);
+  });
+});

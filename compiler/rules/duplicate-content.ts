@@ -38,7 +38,9 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
   check({ registry, options, report }) {
     const facts = registry.capabilities.map((capability) => comparedBlocks(registry.derived, capability, options.minLength));
     // The first block (file order) of each fingerprint, looked up by the number it starts with.
-    const seen = new FirstSeen();
+    let total = 0;
+    for (const { numbers } of facts) total += numbers.length;
+    const seen = new FirstSeen(total);
     const firstCapability: number[] = [];
     const firstBlock: number[] = [];
     facts.forEach(({ blocks, keys, numbers }, capabilityIndex) => {

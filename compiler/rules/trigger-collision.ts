@@ -38,9 +38,9 @@ export const triggerCollision: Rule = {
   },
   check({ registry, report }) {
     // By term key, the first trigger that had it; and every exact trigger of earlier capabilities.
-    const byTerms = new FirstSeen();
+    const byTerms = new FirstSeen(registry.capabilities.length * 4);
     const firsts: Seen[] = [];
-    const exact = new FirstSeen();
+    const exact = new FirstSeen(registry.capabilities.length * 4);
     for (const capability of registry.capabilities) {
       const { own, termsNumbers, normalizedNumbers, exacts, exactNumbers } = registry.derived.of(capability.document, 'trigger-collision', undefined, () =>
         termsOf(registry.derived, capability.document),

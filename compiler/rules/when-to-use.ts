@@ -29,7 +29,7 @@ export const whenToUse: Rule = {
   },
   check({ registry, report }) {
     // Each distinct trigger of the registry, first seen where (file order).
-    const seen = new FirstSeen();
+    const seen = new FirstSeen(registry.capabilities.length * 4);
     const where: { capability: LintCapability; range: Range }[] = [];
     for (const capability of registry.capabilities) {
       const { problems, distinct, numbers } = registry.derived.of(capability.document, 'when-to-use', undefined, () =>
