@@ -25,13 +25,6 @@ export interface CatalogReferencesOptions {
 
 /** A run of word characters; a hyphen joins words, so `non-personal-automation-x` is one word. */
 const WORD = /[A-Za-z0-9_-]+/g;
-/**
- * The same words, only those that contain a hyphen (the default: several times faster than
- * looking at every word). A word without a hyphen has no suffix with one, so a match always
- * starts at the beginning of its word.
- */
-const HYPHENATED_WORD = /[A-Za-z0-9_]+(?:-[A-Za-z0-9_]*)+|-[A-Za-z0-9_-]*/g;
-
 export const catalogReferences: Rule<CatalogReferencesOptions> = {
   meta: {
     id: 'catalog-references',
@@ -154,7 +147,7 @@ function referenceFacts(derived: Derived, capability: LintCapability, mode: Cata
       intoFolders.push({ link, folder: target.capabilityFolder });
     }
   });
-  const candidates = mode === 'off' ? NONE : mode === 'all' ? wordsOf(capability, WORD, ids) : wordsOf(capability, HYPHENATED_WORD);
+  const candidates = mode === 'off' ? NONE : mode === 'all' ? wordsOf(capability, (word) => ids.has(word)) : wordsOf(capability, (word) => word.includes('-'));
   return {
     capabilityLinks: capabilityLinks.length > 0 ? capabilityLinks : NONE,
     intoFolders: intoFolders.length > 0 ? intoFolders : NONE,
@@ -197,12 +190,16 @@ function wordNumber(word: string): number {
 /** A word of the body that may name another capability, and its offset. */
 type Candidate = readonly [word: string, start: number];
 
-/** The words of a body that `pattern` finds, other than the capability's own id (and, given `ids`, only those in it). */
-function wordsOf({ document, id }: LintCapability, pattern: RegExp, ids?: ReadonlySet<string>): readonly Candidate[] {
+/**
+ * The words of a body that `keep` keeps, other than the capability's own id. Whole words only, in
+ * one linear pass: a pattern for "a word with a hyphen" would backtrack over every long word
+ * without one, quadratic in its length.
+ */
+function wordsOf({ document, id }: LintCapability, keep: (word: string) => boolean): readonly Candidate[] {
   const words: Candidate[] = [];
-  for (const match of document.body.matchAll(pattern)) {
+  for (const match of document.body.matchAll(WORD)) {
     const word = match[0];
-    if (word !== id && (ids === undefined || ids.has(word))) words.push([word, match.index]);
+    if (word !== id && keep(word)) words.push([word, match.index]);
   }
   return words;
 }
