@@ -4,9 +4,17 @@
 // key comes with a number computed from it once (a hash, kept with the rule's per-document facts),
 // the table holds numbers in typed arrays, and the strings are compared only when numbers are equal.
 
-/** A 32-bit FNV-1a hash of a string's UTF-16 code units. */
+/**
+ * Where every hash of this process starts: random, so that keys written to collide (paragraphs or
+ * triggers whose numbers share their low bits, which would make every lookup walk the same run of
+ * slots) cannot be prepared in advance. Nothing that is reported depends on the numbers: only which
+ * key came first, and keys are always compared as strings.
+ */
+const SEED = crypto.getRandomValues(new Int32Array(1))[0] as number;
+
+/** A 32-bit FNV-1a hash of a string's UTF-16 code units, from this process's random start. */
 export function keyNumber(key: string): number {
-  let hash = 0x811c9dc5;
+  let hash = 0x811c9dc5 ^ SEED;
   for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return hash | 0;
 }

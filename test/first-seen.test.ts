@@ -45,3 +45,22 @@ describe('FirstSeen sized for more keys than it gets', () => {
     expect(sized.size).toBe(1700);
   });
 });
+
+describe('keyNumber', () => {
+  /** FNV-1a from its published start, as an attacker could compute it ahead of time. */
+  const unseeded = (key: string): number => {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+    return hash | 0;
+  };
+
+  it('starts from a random seed: keys written to share their low bits under plain FNV-1a spread over the table', () => {
+    // 400 triggers whose plain FNV-1a numbers all end in the same 11 bits (one slot of a 2,048-slot table).
+    const crafted: string[] = [];
+    const target = unseeded('collide') & 2047;
+    for (let i = 0; crafted.length < 400; i += 1) if ((unseeded(`trigger ${i}`) & 2047) === target) crafted.push(`trigger ${i}`);
+    expect(new Set(crafted.map((key) => unseeded(key) & 2047)).size).toBe(1);
+    // Seeded, 400 keys over 2,048 slots land in ~360 distinct ones; the same slot for all would be 1.
+    expect(new Set(crafted.map((key) => keyNumber(key) & 2047)).size).toBeGreaterThan(200);
+  });
+});

@@ -10,7 +10,7 @@
 import { sha256Hex } from '../canonical.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
-import { FirstSeen } from '../first-seen.js';
+import { FirstSeen, keyNumber } from '../first-seen.js';
 import type { TextBlock } from '../types.js';
 
 export interface DuplicateContentOptions {
@@ -37,7 +37,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
   },
   check({ registry, options, report }) {
     const facts = registry.capabilities.map((capability) => comparedBlocks(registry.derived, capability, options.minLength));
-    // The first block (file order) of each fingerprint, looked up by the number it starts with.
+    // The first block (file order) of each fingerprint, looked up by its number.
     let total = 0;
     for (const { numbers } of facts) total += numbers.length;
     const seen = new FirstSeen(total);
@@ -79,7 +79,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
 interface ComparedBlocks {
   blocks: TextBlock[];
   keys: string[];
-  /** The first seven hex digits of each fingerprint, as a number. */
+  /** keyNumber of each fingerprint. */
   numbers: Int32Array;
 }
 
@@ -95,9 +95,8 @@ function comparedBlocks(derived: Derived, { document }: LintCapability, minLengt
       if (key === undefined) continue;
       blocks.push(block);
       keys.push(key);
-      // A fingerprint from a manifest is not checked to be hex: anything else is number 0, compared by key.
-      const number = Number.parseInt(key.slice(0, 7), 16);
-      numbers.push(Number.isNaN(number) ? 0 : number);
+      // Not the fingerprint's own digits: a digest's low bits can be searched for, the seeded hash's cannot.
+      numbers.push(keyNumber(key));
     }
     const compared: ComparedBlocks = { blocks, keys, numbers: Int32Array.from(numbers) };
     return compared;
