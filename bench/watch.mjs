@@ -66,7 +66,7 @@ function statusLine(n, timeoutMs) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no status line ${n} after ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
     const check = () => {
-      const lines = [...stderr.matchAll(/linted \d+ capabilities in (\d+) ms/g)];
+      const lines = [...stderr.matchAll(/linted \d+ capabilit(?:y|ies) in (\d+) ms/g)];
       if (lines.length < n) return;
       clearTimeout(timer);
       waiting.splice(waiting.indexOf(check), 1);

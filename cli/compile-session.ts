@@ -261,8 +261,15 @@ export class CompileSession {
 
   private lint(state: State): { config: ResolvedConfig; input: RegistryInput; result: CompileResult } {
     const read: RegistryInput = { files: state.files, allPaths: state.allPaths, foldersWithoutProtocol: state.foldersWithoutProtocol };
-    const parsed = protocolFiles(read).map((file) => state.documents.get(file.path));
-    const { input, documents } = refuseOverBudget(read, parsed, state.config.maxParseMs);
+    // Every readable protocol has its entry; undefined marks one over the parse budget.
+    const parsed = [...state.documents.values()];
+    const { input, documents } = parsed.includes(undefined)
+      ? refuseOverBudget(
+          read,
+          protocolFiles(read).map((file) => state.documents.get(file.path)),
+          state.config.maxParseMs,
+        )
+      : { input: read, documents: parsed as CapabilityDocument[] };
     const evals = [...state.evals.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
     const result = compileRegistry(input, { config: state.config, documents, prepared: { toolsets: state.toolsets, evals }, derived: this.derived });
     return { config: state.config, input, result };

@@ -29,7 +29,7 @@ export function describeCompile(compiled: SessionCompile, elapsedMs: number): st
     compiled.kind === 'full'
       ? `read the registry (${compiled.read} files, ${compiled.parsed} parsed)`
       : `${compiled.read} file(s) read, ${compiled.parsed} parsed`;
-  return `${what}; linted ${capabilities} capabilities in ${Math.round(elapsedMs)} ms`;
+  return `${what}; linted ${capabilities} ${capabilities === 1 ? 'capability' : 'capabilities'} in ${Math.round(elapsedMs)} ms`;
 }
 
 export interface WatchOptions extends SessionOptions {

@@ -80,6 +80,34 @@ describe('capreg lint --watch', () => {
   });
 });
 
+describe('capreg lint --watch: the parse budget', () => {
+  it('keeps refusing a protocol over the budget while another file changes, and lints it once it is fixed', { timeout: 120_000 }, async () => {
+    const row = '| x | y |\n';
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxFileBytes: 8388608\n  maxParseMs: 1500\n',
+      'capabilities/slow/PROTOCOL.md': cleanProtocol('slow', {
+        body: `| Tool | Use |\n| --- | --- |\n${row.repeat(Math.ceil((3 * 1024 * 1024) / row.length))}`,
+      }),
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+    });
+    const refused = /capabilities\/slow\/PROTOCOL\.md,line=1,col=1,.*title=registry-files::parsing this file took over 1500 ms/g;
+    const watch = startWatch(['lint', '--watch', '--format', 'github'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    expect(count(watch.stdout(), refused)).toBe(1);
+
+    fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha', { body: 'Call `work_log_delete` first.\n\n- Never guess.' }));
+    await watch.waitFor('stderr', /1 file\(s\) read, 1 parsed[\s\S]*watching for changes/);
+    expect(count(watch.stdout(), refused)).toBe(2);
+    expect(watch.stdout()).toMatch(/work_log_delete/);
+
+    fs.writeFileSync(path.join(root, 'capabilities/slow/PROTOCOL.md'), cleanProtocol('slow'));
+    await watch.waitFor('stderr', /(1 file\(s\) read, 1 parsed[\s\S]*){2}watching for changes/);
+    expect(count(watch.stdout(), refused)).toBe(2);
+    expect(watch.stderr()).toMatch(/linted 2 capabilities/);
+    expect(await watch.stop()).toBe(0);
+  });
+});
+
 describe('capreg build --watch', () => {
   it('writes the manifest again after a clean edit and nothing after an edit with an error', { timeout: 60_000 }, async () => {
     const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
