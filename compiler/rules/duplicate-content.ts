@@ -41,19 +41,21 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     let total = 0;
     for (const { numbers } of facts) total += numbers.length;
     const seen = new FirstSeen(total);
-    const firstCapability: number[] = [];
-    const firstBlock: number[] = [];
-    facts.forEach(({ blocks, keys, numbers }, capabilityIndex) => {
-      const capability = registry.capabilities[capabilityIndex] as LintCapability;
-      numbers.forEach((number, blockIndex) => {
-        const original = seen.firstOrAdd(number, keys[blockIndex] as string);
+    // Entry e of `seen` was first written at block firstBlock[e] of capability firstCapability[e].
+    const firstCapability = new Int32Array(total);
+    const firstBlock = new Int32Array(total);
+    for (let capabilityIndex = 0; capabilityIndex < facts.length; capabilityIndex += 1) {
+      const { blocks, keys, numbers } = facts[capabilityIndex] as ComparedBlocks;
+      for (let blockIndex = 0; blockIndex < numbers.length; blockIndex += 1) {
+        const original = seen.firstOrAdd(numbers[blockIndex] as number, keys[blockIndex] as string);
         if (original < 0) {
-          firstCapability.push(capabilityIndex);
-          firstBlock.push(blockIndex);
-          return;
+          firstCapability[seen.size - 1] = capabilityIndex;
+          firstBlock[seen.size - 1] = blockIndex;
+          continue;
         }
+        if (firstCapability[original] === capabilityIndex) continue;
+        const capability = registry.capabilities[capabilityIndex] as LintCapability;
         const originalCapability = registry.capabilities[firstCapability[original] as number] as LintCapability;
-        if (originalCapability === capability) return;
         const block = blocks[blockIndex] as TextBlock;
         const originalBlock = (facts[firstCapability[original] as number] as ComparedBlocks).blocks[firstBlock[original] as number] as TextBlock;
         const { file } = originalCapability.document;
@@ -70,8 +72,8 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
           },
           related: { file, range: originalBlock.range, message: 'first written here' },
         });
-      });
-    });
+      }
+    }
   },
 };
 
