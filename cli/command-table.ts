@@ -45,6 +45,13 @@ const JOBS = {
   help: 'parse in up to N worker threads (1 to 256)',
   default: 'the cores available',
 } as const satisfies FlagSpec;
+/** `--watch` of lint and build; `what` is what the command does again ("lint again"). */
+const watchFlag = (what: string) =>
+  ({
+    type: 'boolean',
+    short: 'w',
+    help: `${what} on every change under capabilities/ or to capreg.config.yaml, reading and parsing only the changed files; each status line starts with the local time`,
+  }) as const satisfies FlagSpec;
 const TOOL_PREFIX = {
   type: 'string',
   value: 'P',
@@ -61,11 +68,7 @@ export const COMMANDS = {
       'max-warnings': MAX_WARNINGS,
       'no-cache': NO_CACHE,
       jobs: JOBS,
-      watch: {
-        type: 'boolean',
-        short: 'w',
-        help: 'lint again on every change under capabilities/ or to capreg.config.yaml, reading and parsing only the changed files; each status line starts with the local time',
-      },
+      watch: watchFlag('lint again'),
     },
     load: async () => (await import('./commands/lint.js')).lintCommand,
   },
@@ -78,11 +81,7 @@ export const COMMANDS = {
       'max-warnings': MAX_WARNINGS,
       'no-cache': NO_CACHE,
       jobs: JOBS,
-      watch: {
-        type: 'boolean',
-        short: 'w',
-        help: 'rebuild on every change under capabilities/ or to capreg.config.yaml, reading and parsing only the changed files; each status line starts with the local time',
-      },
+      watch: watchFlag('rebuild'),
       'tool-prefix': { ...TOOL_PREFIX, help: `the tool prefix the server runs with (\`serve --tool-prefix\`), so dist/skill/SKILL.md names the right tools` },
       'sign-key': {
         type: 'string',

@@ -60,6 +60,10 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     ignoreInitial: true,
     ignored: (file) => path.basename(file).startsWith('.'),
   });
+  // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
+  watcher.on('error', (error) => {
+    context.stderr(`${options.command}: watching failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  });
   watcher.on('all', (event, file) => {
     session.noteChange(file, event === 'addDir' || event === 'unlinkDir');
     clearTimeout(timer);
