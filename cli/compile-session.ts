@@ -152,14 +152,14 @@ export class CompileSession {
     const config = await loadConfig(this.root);
     const input = await readRegistry(this.root, { maxFileBytes: config.maxFileBytes });
     const protocols = protocolFiles(input);
+    // A file whose text is unchanged keeps what was made of it (its document, its parsed evals).
+    const previousText = new Map((previous?.files ?? []).map((file) => [file.path, file.content]));
     let parsed: ParsedDocuments;
     let parsedCount: number;
     if (previous === undefined) {
       parsed = await parseWithCache(this.root, input, { enabled: this.options.cache, maxParseMs: config.maxParseMs, jobs: this.options.jobs });
       parsedCount = protocols.length;
     } else {
-      // A protocol whose text is unchanged keeps its document (and the facts derived from it).
-      const previousText = new Map(previous.files.map((file) => [file.path, file.content]));
       // A protocol that ran over the parse budget is tried again, as a one-off lint would.
       const stale = protocols.filter((file) => previousText.get(file.path) !== file.content || previous.documents.get(file.path) === undefined);
       const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs, threads: this.threads(stale.length) });
@@ -168,7 +168,6 @@ export class CompileSession {
       parsedCount = stale.length;
     }
     const previousEvals = previous?.evals ?? new Map<string, ParsedEvals>();
-    const previousText = new Map((previous?.files ?? []).map((file) => [file.path, file.content]));
     const evals = new Map<string, ParsedEvals>();
     for (const file of input.files) {
       if (!isEvalsFile(file.path) || file.content === undefined) continue;
