@@ -1,0 +1,47 @@
+// Kept facts (compiler/derived.ts): computed once per owner, key and context, recomputed when the
+// context changes, invisible to JSON and structured clones, and kept for frozen owners too.
+import { describe, expect, it } from 'vitest';
+import { DerivedFacts, NO_MEMO } from '../compiler/derived.js';
+
+describe('DerivedFacts', () => {
+  it('computes a fact once per owner, key and context, and again when the context changes', () => {
+    const derived = new DerivedFacts();
+    const owner = { text: 'a' };
+    let runs = 0;
+    const count = (context: unknown): number => derived.of(owner, 'length', context, () => (runs += 1));
+    const toolsets = {};
+    expect([count(toolsets), count(toolsets), count(toolsets)]).toEqual([1, 1, 1]);
+    expect(count({})).toBe(2);
+    expect(derived.of(owner, 'other key', undefined, () => 'other')).toBe('other');
+    expect(derived.of({ text: 'a' }, 'length', undefined, () => 'another owner')).toBe('another owner');
+  });
+
+  it('keeps two sessions apart, and shows nothing of its facts to JSON or a structured clone', () => {
+    const owner = { text: 'a' };
+    const first = new DerivedFacts();
+    const second = new DerivedFacts();
+    first.of(owner, 'key', undefined, () => 1);
+    expect(second.of(owner, 'key', undefined, () => 2)).toBe(2);
+    expect(first.of(owner, 'key', undefined, () => 3)).toBe(1);
+    expect(JSON.stringify(owner)).toBe('{"text":"a"}');
+    expect(structuredClone(owner)).toEqual({ text: 'a' });
+    expect(Object.keys(owner)).toEqual(['text']);
+  });
+
+  it('keeps facts of an owner that cannot be extended', () => {
+    const derived = new DerivedFacts();
+    const owner = Object.freeze({ text: 'a' });
+    let runs = 0;
+    derived.of(owner, 'key', undefined, () => (runs += 1));
+    derived.of(owner, 'key', undefined, () => (runs += 1));
+    expect(runs).toBe(1);
+  });
+
+  it('NO_MEMO computes every time', () => {
+    let runs = 0;
+    const owner = {};
+    NO_MEMO.of(owner, 'key', undefined, () => (runs += 1));
+    NO_MEMO.of(owner, 'key', undefined, () => (runs += 1));
+    expect(runs).toBe(2);
+  });
+});
