@@ -9,10 +9,10 @@ import { CompileSession, type SessionCompile, type SessionOptions } from './comp
 import type { CliContext } from './context.js';
 
 /** Changes this close together are compiled together (a save of several files, a `git checkout`). */
-export const SETTLE_MS = 25;
+const SETTLE_MS = 25;
 
 /** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
-export function localTime(date: Date): string {
+function localTime(date: Date): string {
   return [date.getHours(), date.getMinutes(), date.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
 }
 
