@@ -50,22 +50,30 @@ export function tooDeepPath(value: unknown, maxDepth = MAX_JSON_DEPTH): (string 
   return undefined;
 }
 
-export function canonicalJson(value: unknown): string {
+/**
+ * `indent` (JSON.stringify's `space`) lays the same JSON out over lines: the bytes of
+ * `JSON.stringify(JSON.parse(canonicalJson(value)), null, indent)`, without the second copy.
+ */
+export function canonicalJson(value: unknown, indent?: number): string {
   if (tooDeepPath(value) !== undefined) {
     throw new CanonicalJsonError('too-deep', `canonicalJson: value nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   // JSON.stringify does the escaping and drops undefined members; the replacer only re-inserts
   // each object's keys in sorted order (UTF-16 code unit order, as Array.prototype.sort does).
   return (
-    JSON.stringify(value, (_key, member: unknown) => {
-      if (member === null || typeof member !== 'object' || Array.isArray(member)) {
-        if (typeof member === 'number' && !Number.isFinite(member)) throw new CanonicalJsonError('non-finite', 'canonicalJson: non-finite number');
-        return member;
-      }
-      const sorted: Record<string, unknown> = {};
-      for (const key of Object.keys(member).sort()) sorted[key] = (member as Record<string, unknown>)[key];
-      return sorted;
-    }) ?? 'null'
+    JSON.stringify(
+      value,
+      (_key, member: unknown) => {
+        if (member === null || typeof member !== 'object' || Array.isArray(member)) {
+          if (typeof member === 'number' && !Number.isFinite(member)) throw new CanonicalJsonError('non-finite', 'canonicalJson: non-finite number');
+          return member;
+        }
+        const sorted: Record<string, unknown> = {};
+        for (const key of Object.keys(member).sort()) sorted[key] = (member as Record<string, unknown>)[key];
+        return sorted;
+      },
+      indent,
+    ) ?? 'null'
   );
 }
 

@@ -21,7 +21,7 @@ export function manifestIntegrity(manifest: Omit<Manifest, 'integrity'> | Manife
 
 /** The bytes written to disk: canonical key order, pretty enough to diff, ending with a newline. */
 export function serializeManifest(manifest: Manifest): string {
-  return `${JSON.stringify(JSON.parse(canonicalJson(manifest)), null, 2)}\n`;
+  return `${canonicalJson(manifest, 2)}\n`;
 }
 
 export type ManifestParseResult = { ok: true; manifest: Manifest } | { ok: false; error: string };

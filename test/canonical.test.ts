@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CanonicalJsonError, MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from '../compiler/canonical.js';
 
@@ -13,6 +14,18 @@ describe('canonicalJson', () => {
   });
   it('refuses non-finite numbers instead of writing null', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(/non-finite/);
+  });
+  it('lays out over lines exactly as parsing the canonical JSON and writing it indented would', () => {
+    // serializeManifest relies on it: the manifest on disk is the indented form, written in one pass.
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 4 }), (value, indent) => {
+        expect(canonicalJson(value, indent)).toBe(JSON.stringify(JSON.parse(canonicalJson(value)), null, indent));
+      }),
+      { numRuns: 500 },
+    );
+    expect(canonicalJson({ b: [1, { d: undefined, c: '\ud800' }], a: {} }, 2)).toBe(
+      '{\n  "a": {},\n  "b": [\n    1,\n    {\n      "c": "\\ud800"\n    }\n  ]\n}',
+    );
   });
   it('gives equal digests for equal data written in any key order', () => {
     expect(digestOf({ a: 1, b: [1, 2] })).toBe(digestOf({ b: [1, 2], a: 1 }));
