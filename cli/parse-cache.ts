@@ -87,8 +87,10 @@ async function writeShard(file: string, records: Map<string, CacheRecord>): Prom
     tokens.writeUInt32LE(bodyTokens);
     parts.push(lengths, keyBytes, documentLength, bytes, tokens);
   }
-  const body = Buffer.concat(parts);
-  await writeFileAtomic(file, Buffer.concat([HEADER_BYTES, createHash('sha256').update(body).digest(), body]), { sync: false });
+  // One copy of the records, not two: the digest is taken part by part.
+  const digest = createHash('sha256');
+  for (const part of parts) digest.update(part);
+  await writeFileAtomic(file, Buffer.concat([HEADER_BYTES, digest.digest(), ...parts]), { sync: false });
 }
 
 function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
@@ -155,7 +157,8 @@ export async function parseWithCache(
   if (changed.length > 0) {
     try {
       await mkdir(directory, { recursive: true });
-      await Promise.all(changed.map((index) => writeShard(path.join(directory, `${index}.bin`), wanted[index]!)));
+      // One shard at a time: each is a copy of its records in memory until it is written.
+      for (const index of changed) await writeShard(path.join(directory, `${index}.bin`), wanted[index]!);
       // The single-file cache of earlier versions.
       await rm(path.join(root, '.capreg', 'cache', 'documents.json'), { force: true });
     } catch {
