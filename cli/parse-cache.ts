@@ -9,15 +9,15 @@
 // lossless, and cheap to produce in the parse workers, which do not count tokens), u32 the body's
 // token count (counted once, by the thread that received the document). Editing one file rewrites one shard, not the whole cache; reading
 // needs no giant JSON string; a damaged shard is detected and ignored.
-import { readFile, mkdir, rm } from 'node:fs/promises';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { readFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
-import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
@@ -75,25 +75,90 @@ async function readShard(file: string): Promise<Map<string, CacheRecord>> {
   return records;
 }
 
-async function writeShard(file: string, records: Map<string, CacheRecord>): Promise<void> {
-  const parts: Uint8Array[] = [];
-  for (const [key, { bytes, bodyTokens }] of records) {
+/**
+ * A shard file written while the documents come in: each record goes to a temporary file as soon
+ * as it is known (a cached one at once, a parsed one when its worker answers), so the records are
+ * never all in memory; the digest is filled in at the end and the file renamed into place. Any
+ * failure only drops the shard (a cache that cannot be written costs speed, nothing else).
+ */
+class ShardWriter {
+  private readonly temporary: string;
+  private fd: number | undefined;
+  private failed = false;
+  private offset = 0;
+  private readonly digest = createHash('sha256');
+
+  constructor(private readonly file: string) {
+    this.temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    this.attempt(() => {
+      this.fd = openSync(this.temporary, 'w');
+      // The digest's place stays zero until finish().
+      this.write(HEADER_BYTES, false);
+      this.write(Buffer.alloc(32), false);
+    });
+  }
+
+  add(key: string, bytes: Uint8Array, bodyTokens: number): void {
     const keyBytes = Buffer.from(key, 'utf8');
-    const lengths = Buffer.alloc(4);
-    lengths.writeUInt32LE(keyBytes.byteLength);
-    const documentLength = Buffer.alloc(4);
-    documentLength.writeUInt32LE(bytes.byteLength);
+    const head = Buffer.alloc(4 + keyBytes.byteLength + 4);
+    head.writeUInt32LE(keyBytes.byteLength, 0);
+    keyBytes.copy(head, 4);
+    head.writeUInt32LE(bytes.byteLength, 4 + keyBytes.byteLength);
     const tokens = Buffer.alloc(4);
     tokens.writeUInt32LE(bodyTokens);
-    parts.push(lengths, keyBytes, documentLength, bytes, tokens);
+    this.attempt(() => {
+      this.write(head);
+      this.write(bytes);
+      this.write(tokens);
+    });
   }
-  // One copy of the records, not two: the digest is taken part by part.
-  const digest = createHash('sha256');
-  for (const part of parts) digest.update(part);
-  await writeFileAtomic(file, Buffer.concat([HEADER_BYTES, digest.digest(), ...parts]), { sync: false });
+
+  /** Fill in the digest and move the file into place. */
+  async finish(): Promise<void> {
+    this.attempt(() => {
+      writeSync(this.fd!, this.digest.digest(), 0, 32, HEADER_BYTES.byteLength);
+      closeSync(this.fd!);
+      this.fd = undefined;
+    });
+    if (this.failed) return;
+    try {
+      await rename(this.temporary, this.file);
+    } catch {
+      this.abandon();
+    }
+  }
+
+  /** Close and remove the temporary file; nothing more is written. */
+  abandon(): void {
+    this.failed = true;
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = undefined;
+    }
+    rmSync(this.temporary, { force: true });
+  }
+
+  private write(bytes: Uint8Array, digested = true): void {
+    if (digested) this.digest.update(bytes);
+    writeSync(this.fd!, bytes, 0, bytes.byteLength, this.offset);
+    this.offset += bytes.byteLength;
+  }
+
+  private attempt(step: () => void): void {
+    if (this.failed) return;
+    try {
+      step();
+    } catch {
+      this.abandon();
+    }
+  }
 }
 
-function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
+function sameKeys(a: ReadonlySet<string>, b: ReadonlyMap<string, unknown>): boolean {
   if (a.size !== b.size) return false;
   for (const key of a.keys()) if (!b.has(key)) return false;
   return true;
@@ -116,15 +181,28 @@ export async function parseWithCache(
 
   const keys = files.map((file) => cacheKey(file.path, file.content));
   const shardIndex = files.map((file) => shardOf(file.path));
+  // A shard is rewritten when its set of entries changes (a file added, edited or removed). That is
+  // known before parsing: a shard whose entries are all cached has nothing to parse.
+  const wanted = Array.from({ length: SHARDS }, () => new Set<string>());
+  files.forEach((_, index) => wanted[shardIndex[index]!]!.add(keys[index]!));
+  const writers = new Map<number, ShardWriter>();
+  try {
+    await mkdir(directory, { recursive: true });
+    wanted.forEach((entries, index) => {
+      if (!sameKeys(entries, shards[index]!)) writers.set(index, new ShardWriter(path.join(directory, `${index}.bin`)));
+    });
+  } catch {
+    // No cache folder: nothing is written, the build goes on.
+  }
+
   const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
-  const bytes = new Array<Uint8Array | undefined>(files.length);
   const missing: number[] = [];
   files.forEach((_, index) => {
     const record = shards[shardIndex[index]!]!.get(keys[index]!);
     if (record) {
       try {
         documents[index] = { ...(deserialize(record.bytes) as UncountedDocument), bodyTokens: record.bodyTokens };
-        bytes[index] = record.bytes;
+        writers.get(shardIndex[index]!)?.add(keys[index]!, record.bytes, record.bodyTokens);
         return;
       } catch {
         // a damaged record: parse the file again
@@ -132,38 +210,24 @@ export async function parseWithCache(
     }
     missing.push(index);
   });
-  if (missing.length > 0) {
-    const parsed = await parseAndSerialize(
-      missing.map((index) => files[index]!),
-      { maxParseMs: options.maxParseMs, threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs) },
-    );
-    missing.forEach((index, k) => {
-      documents[index] = parsed.documents[k];
-      bytes[index] = parsed.serialized[k];
-    });
-  }
-
-  // Rewrite the shards whose set of entries changed (a file added, edited or removed).
-  const wanted = Array.from({ length: SHARDS }, () => new Map<string, CacheRecord>());
-  files.forEach((_, index) => {
-    const record = bytes[index];
-    const document = documents[index];
-    if (record && document) wanted[shardIndex[index]!]!.set(keys[index]!, { bytes: record, bodyTokens: document.bodyTokens });
-  });
-  const changed: number[] = [];
-  wanted.forEach((records, index) => {
-    if (!sameKeys(records, shards[index]!)) changed.push(index);
-  });
-  if (changed.length > 0) {
-    try {
-      await mkdir(directory, { recursive: true });
-      // One shard at a time: each is a copy of its records in memory until it is written.
-      for (const index of changed) await writeShard(path.join(directory, `${index}.bin`), wanted[index]!);
-      // The single-file cache of earlier versions.
-      await rm(path.join(root, '.capreg', 'cache', 'documents.json'), { force: true });
-    } catch {
-      // A cache that cannot be written only costs speed; the build itself is unaffected.
+  try {
+    if (missing.length > 0) {
+      const parsed = await parseAndSerialize(
+        missing.map((index) => files[index]!),
+        { maxParseMs: options.maxParseMs, threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs) },
+        // A document over the parse budget is never cached: the next run tries again.
+        (k, bytes, document) => writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes, document.bodyTokens),
+      );
+      missing.forEach((index, k) => (documents[index] = parsed[k]));
     }
+  } catch (error) {
+    for (const writer of writers.values()) writer.abandon();
+    throw error;
+  }
+  for (const writer of writers.values()) await writer.finish();
+  if (writers.size > 0) {
+    // The single-file cache of earlier versions.
+    await rm(path.join(root, '.capreg', 'cache', 'documents.json'), { force: true }).catch(() => undefined);
   }
   return documents;
 }

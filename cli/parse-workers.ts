@@ -106,18 +106,18 @@ export interface ParseOptions {
 export type ParsedDocuments = (CapabilityDocument | undefined)[];
 
 export async function parseInWorkers(files: readonly ParseInput[], options: ParseOptions): Promise<ParsedDocuments> {
-  return (await parseFiles(files, { ...options, serialize: false })).documents;
+  return parseFiles(files, options);
 }
 
-export interface ParsedAndSerialized {
-  documents: ParsedDocuments;
-  /** v8.serialize of each parsed document without its `bodyTokens` (for the parse cache); undefined where the document is. */
-  serialized: (Uint8Array | undefined)[];
-}
+/**
+ * Told of each document as it comes in, with its v8.serialize bytes without `bodyTokens` (for the
+ * parse cache, which writes them out at once instead of keeping them all until the end).
+ */
+export type OnSerialized = (index: number, bytes: Uint8Array, document: CapabilityDocument) => void;
 
-/** Parse, and also return every document serialized with v8.serialize. */
-export async function parseAndSerialize(files: readonly ParseInput[], options: ParseOptions): Promise<ParsedAndSerialized> {
-  return parseFiles(files, { ...options, serialize: true });
+/** Parse, and hand every document's serialized form to `onSerialized` as it comes in. */
+export async function parseAndSerialize(files: readonly ParseInput[], options: ParseOptions, onSerialized: OnSerialized): Promise<ParsedDocuments> {
+  return parseFiles(files, { ...options, onSerialized });
 }
 
 interface PoolWorker {
@@ -130,10 +130,10 @@ interface PoolWorker {
   timer?: NodeJS.Timeout;
 }
 
-async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { serialize: boolean }): Promise<ParsedAndSerialized> {
+async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { onSerialized?: OnSerialized }): Promise<ParsedDocuments> {
   const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
-  const serialized: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(files.length);
-  if (files.length === 0) return { documents, serialized };
+  if (files.length === 0) return documents;
+  const { onSerialized } = options;
 
   // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
   // without a budget. The built CLI (lib/) always has its worker.
@@ -141,10 +141,11 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   if (!existsSync(fileURLToPath(WORKER_URL))) {
     files.forEach((file, index) => {
       const document = parseUncounted(file.path, file.content);
-      documents[index] = countBodyTokens(document);
-      if (options.serialize) serialized[index] = serialize(document);
+      const counted = countBodyTokens(document);
+      documents[index] = counted;
+      onSerialized?.(index, serialize(document), counted);
     });
-    return { documents, serialized };
+    return documents;
   }
 
   const threads = options.threads ?? threadCount(files.length);
@@ -190,7 +191,7 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       if (!indices) break;
       member.queue.push(...indices);
       member.batchEnds.push(indices[indices.length - 1]!);
-      member.worker.postMessage({ indices, files: indices.map((index) => files[index]!), serialize: options.serialize } satisfies ToWorker);
+      member.worker.postMessage({ indices, files: indices.map((index) => files[index]!), serialize: onSerialized !== undefined } satisfies ToWorker);
     }
     if (idle) arm(member);
   };
@@ -234,8 +235,9 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       feed(member);
       if (message.type === 'serialized') {
         const bytes = new Uint8Array(message.bytes);
-        documents[message.index] = countBodyTokens(deserialize(bytes) as UncountedDocument);
-        serialized[message.index] = bytes;
+        const document = countBodyTokens(deserialize(bytes) as UncountedDocument);
+        documents[message.index] = document;
+        onSerialized?.(message.index, bytes, document);
       } else {
         documents[message.index] = countBodyTokens(message.document);
       }
@@ -257,5 +259,5 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     for (const member of [...pool]) retire(member);
     await Promise.all(stopped);
   }
-  return { documents, serialized };
+  return documents;
 }

@@ -1,6 +1,7 @@
 // The parse cache (cli/parse-cache.ts): cached documents are the documents a fresh parse gives,
 // one edited file rewrites one shard, and a damaged or foreign cache is only a slower build.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { deserialize } from 'node:v8';
@@ -57,6 +58,37 @@ describe('parse cache', () => {
     const removed = await parse(root);
     expect(removed.documents).toEqual(removed.fresh);
     expect(removed.documents).toHaveLength(COUNT - 1);
+  });
+
+  it('writes the shards while parsing: only shard files are left, each read back whole', async () => {
+    const root = registry();
+    await parse(root);
+    const names = [...shardFiles(root).keys()];
+    expect(names.every((name) => /^\d+\.bin$/.test(name))).toBe(true);
+    for (const bytes of shardFiles(root).values()) {
+      // Header line, then the sha256 of everything after it.
+      const body = bytes.indexOf(0x0a) + 1 + 32;
+      expect(
+        createHash('sha256')
+          .update(bytes.subarray(body))
+          .digest()
+          .equals(bytes.subarray(body - 32, body)),
+      ).toBe(true);
+    }
+    // Every document is found again: a shard with a wrong digest or a lost record would be parsed again and rewritten.
+    const shards = shardFiles(root);
+    const warm = await parse(root);
+    expect(warm.documents).toEqual(warm.fresh);
+    expect(shardFiles(root)).toEqual(shards);
+  });
+
+  it('a cache folder that cannot be made only costs speed', async () => {
+    const root = registry();
+    fs.mkdirSync(path.join(root, '.capreg', 'cache'), { recursive: true });
+    fs.writeFileSync(cacheDirectory(root), 'not a folder');
+    const result = await parse(root);
+    expect(result.documents).toEqual(result.fresh);
+    expect(fs.readFileSync(cacheDirectory(root), 'utf8')).toBe('not a folder');
   });
 
   it('treats a damaged, truncated or foreign shard as missing', async () => {
