@@ -4,9 +4,9 @@
 // bytes in a transferred buffer. A parse that throws is reported with its message, so that the
 // main thread fails with the same error an inline parse would have thrown. It does not count the
 // body's tokens (the main thread does, as the documents come in), so it never loads the tokenizer.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { parseUncounted } from '../compiler/parse-markdown.js';
-import { serializeDocument, type FromWorker, type ToWorker } from './parse-workers.js';
+import { MAX_WARM_UP_ROUNDS, serializeDocument, type FromWorker, type ToWorker, type WorkerStart } from './parse-workers.js';
 
 const port = parentPort;
 if (port) {
@@ -34,5 +34,55 @@ if (port) {
       port.postMessage({ type: 'serialized', index, bytes } satisfies FromWorker, [bytes]);
     }
   });
+  // Warm the parser's code up first (see WorkerStart), on a protocol of our own: never on a
+  // registry's files, which could make the worker take its time before it is even ready.
+  const rounds = Math.min(MAX_WARM_UP_ROUNDS, (workerData as WorkerStart | undefined)?.warmUpRounds ?? 0);
+  for (let round = 0; round < rounds; round += 1) parseUncounted('capabilities/warm-up/PROTOCOL.md', warmUpProtocol(round));
   port.postMessage({ type: 'ready' } satisfies FromWorker);
+}
+
+/** A protocol with what real ones have (frontmatter, headings, a tools table, lists, links, code, emphasis), varied by round. */
+function warmUpProtocol(round: number): string {
+  const rows = Array.from({ length: 10 }, (_, i) => `| \`tool_${round}_${i}\` | Reads the *record* ${i} and returns it | \`STATE_${i}\` |`);
+  const steps = Array.from(
+    { length: 12 },
+    (_, i) => `${i + 1}. Call \`tool_${round}_${i % 10}\` with the **id** from step ${i}; see [the guide](capability:guide-${i}).`,
+  );
+  return [
+    '---',
+    `id: warm-up-${round}`,
+    'name: Warm up',
+    'description: Parses once so that the parser code is optimized.',
+    'whenToUse:',
+    '  - warm the parser up',
+    'requiredToolsets: [records]',
+    'protocol_version: 1.0.0',
+    '---',
+    '',
+    `# Warm up ${round}`,
+    '',
+    'A paragraph with _emphasis_, `code`, a [link](./notes.md) and a line',
+    'that goes on for a while so that the inline tokenizer has text to read.',
+    '',
+    '## Tools',
+    '',
+    '| Tool | What it does | State |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+    '## Steps',
+    '',
+    ...steps,
+    '',
+    '- Do not guess a value; ask for it.',
+    '- Never skip the confirmation.',
+    '  - A nested item with `STATE_1`.',
+    '',
+    '> A quote that says what to do when nothing else applies.',
+    '',
+    '```json',
+    '{ "example": true }',
+    '```',
+    '',
+  ].join('\n');
 }

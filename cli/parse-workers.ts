@@ -46,33 +46,52 @@ export type FromWorker =
 
 const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
 
-/** A worker started ahead of the parse, whether it has said it is ready, and its listeners until then. */
+/** A worker started ahead of the parse (or kept from the last one), whether it has said it is ready, and its listeners until then. */
 let spare: { worker: Worker; ready: boolean; detach: () => void } | undefined;
+
+/** What a parse worker is started with (its `workerData`). */
+export interface WorkerStart {
+  /**
+   * Rounds of parsing a protocol of the worker's own before it says it is ready: a new isolate runs
+   * the parser's code unoptimized, ~50 ms for a protocol that takes ~6 ms once the code is hot.
+   */
+  warmUpRounds: number;
+}
+
+export const MAX_WARM_UP_ROUNDS = 100;
 
 /**
  * Start one parse worker now, for the next parse to use. It does not keep the process alive: a
  * command that ends up parsing nothing (a build answered from the build cache) exits as usual.
+ * With `warmUpRounds`, it warms its parser up before it says it is ready (see WorkerStart).
  */
-export function startParseWorker(): void {
+export function startParseWorker(warmUpRounds = 0): void {
   if (spare || !existsSync(fileURLToPath(WORKER_URL))) return;
-  const worker = new Worker(WORKER_URL);
+  const worker = new Worker(WORKER_URL, { workerData: { warmUpRounds } satisfies WorkerStart });
+  keepAsSpare(worker, false);
+}
+
+/** Make `worker` the spare; `ready` when it has said so already. */
+function keepAsSpare(worker: Worker, ready: boolean): void {
   worker.unref();
   const onReady = (): void => {
-    started.ready = true;
+    kept.ready = true;
   };
-  // A spare that fails to start is dropped; the parse starts its own workers.
-  const onError = (): void => {
-    if (spare === started) spare = undefined;
+  // A spare that fails (or ends) is dropped; the parse starts its own workers.
+  const onGone = (): void => {
+    if (spare === kept) spare = undefined;
   };
   // Only these: removeAllListeners() would also drop the Worker's own bookkeeping of its port.
   const detach = (): void => {
     worker.off('message', onReady);
-    worker.off('error', onError);
+    worker.off('error', onGone);
+    worker.off('exit', onGone);
   };
-  const started = { worker, ready: false, detach };
-  worker.once('message', onReady);
-  worker.once('error', onError);
-  spare = started;
+  const kept = { worker, ready, detach };
+  if (!ready) worker.once('message', onReady);
+  worker.once('error', onGone);
+  worker.once('exit', onGone);
+  spare = kept;
 }
 
 /** One document serialized into a transferable buffer of its own. */
@@ -100,6 +119,11 @@ export interface ParseOptions {
   maxParseMs: number;
   /** Workers to start; by default threadCount(files). */
   threads?: number | undefined;
+  /**
+   * Keep one worker, its code hot, as the spare for the next parse instead of ending them all
+   * (`--watch`: every edit is a parse of one file).
+   */
+  keepWorker?: boolean;
 }
 
 /** Per input file, its document; undefined for a file whose parse ran over the budget. */
@@ -122,6 +146,8 @@ export async function parseAndSerialize(files: readonly ParseInput[], options: P
 
 interface PoolWorker {
   worker: Worker;
+  /** Its listeners, taken off when it is kept as the spare. */
+  listeners: { message: (message: FromWorker) => void; error: (error: Error) => void; exit: (code: number) => void };
   /** Indices sent to this worker and not answered yet, in the order it parses them. */
   queue: number[];
   /** The last index of each batch in flight (a worker gets two, so that it never waits for the main thread). */
@@ -214,13 +240,11 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   const start = (): void => {
     const early = spare;
     spare = undefined;
-    const member: PoolWorker = { worker: early?.worker ?? new Worker(WORKER_URL), queue: [], batchEnds: [] };
+    const worker = early?.worker ?? new Worker(WORKER_URL, { workerData: { warmUpRounds: 0 } satisfies WorkerStart });
     early?.detach();
-    member.worker.ref();
-    pool.add(member);
-    if (early?.ready) queueMicrotask(() => feed(member));
+    worker.ref();
     // A retired worker's last messages and its exit are no longer news.
-    member.worker.on('message', (message: FromWorker) => {
+    const onMessage = (message: FromWorker): void => {
       if (!pool.has(member)) return;
       if (message.type === 'ready') return feed(member);
       if (message.type === 'failed') {
@@ -242,13 +266,26 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
         documents[message.index] = countBodyTokens(message.document);
       }
       answered();
-    });
-    member.worker.on('error', (error) => {
-      if (pool.has(member)) fail(error);
-    });
-    member.worker.on('exit', (code) => {
-      if (pool.has(member) && member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
-    });
+    };
+    const member: PoolWorker = {
+      worker,
+      listeners: {
+        message: onMessage,
+        error: (error) => {
+          if (pool.has(member)) fail(error);
+        },
+        exit: (code) => {
+          if (pool.has(member) && member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
+        },
+      },
+      queue: [],
+      batchEnds: [],
+    };
+    pool.add(member);
+    worker.on('message', member.listeners.message);
+    worker.on('error', member.listeners.error);
+    worker.on('exit', member.listeners.exit);
+    if (early?.ready) queueMicrotask(() => feed(member));
   };
 
   try {
@@ -256,7 +293,20 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     await done;
     if (failure) throw failure;
   } finally {
-    for (const member of [...pool]) retire(member);
+    const members = [...pool];
+    // A worker that answered everything it was sent (none is left over after a failure).
+    const kept = options.keepWorker && !failure && spare === undefined ? members.find((member) => member.queue.length === 0) : undefined;
+    for (const member of members) {
+      if (member !== kept) retire(member);
+    }
+    if (kept) {
+      clearTimeout(kept.timer);
+      pool.delete(kept);
+      kept.worker.off('message', kept.listeners.message);
+      kept.worker.off('error', kept.listeners.error);
+      kept.worker.off('exit', kept.listeners.exit);
+      keepAsSpare(kept.worker, true);
+    }
     await Promise.all(stopped);
   }
   return documents;

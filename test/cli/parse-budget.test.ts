@@ -173,6 +173,20 @@ describe('parse workers in-process: the budget', () => {
     expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
   });
 
+  it('keeps one worker for the next parse (--watch), warmed up or not, and the budget holds in it', async () => {
+    const { parseInWorkers, startParseWorker } = await compiledWorkers();
+    const clean = files.filter((file) => !file.path.includes('slow'));
+    const cleanExpected = expected.filter((document) => document !== undefined);
+    const options = { maxParseMs: 800, threads: 1, keepWorker: true };
+    startParseWorker(40);
+    expect(await parseInWorkers(clean, options)).toEqual(cleanExpected);
+    // The kept worker takes the next parse: the slow file is still refused, the others parsed.
+    expect(await parseInWorkers(files, options)).toEqual(expected);
+    expect(await parseInWorkers(clean, options)).toEqual(cleanExpected);
+    expect(await parseInWorkers(clean, { ...options, keepWorker: false })).toEqual(cleanExpected);
+    expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
+  });
+
   it('does the same for the parse cache (serialized documents)', async () => {
     const { parseAndSerialize } = await compiledWorkers();
     const serialized: (Uint8Array | undefined)[] = files.map(() => undefined);
