@@ -17,11 +17,17 @@
 export interface Derived {
   /** `compute()`, or what it returned before for the same owner, key and context. */
   of<T>(owner: object, key: string, context: unknown, compute: () => T): T;
+  /**
+   * A registry-wide fact: `compute()`, or what it returned last time for this key if `inputs` are
+   * the same as then (as many, each `===`). Only the last one is kept per key.
+   */
+  across<T>(key: string, inputs: readonly unknown[], compute: () => T): T;
 }
 
 /** Computes every time and keeps nothing. */
 export const NO_MEMO: Derived = {
   of: (_owner, _key, _context, compute) => compute(),
+  across: (_key, _inputs, compute) => compute(),
 };
 
 interface Slot {
@@ -38,6 +44,7 @@ interface Slot {
 export class DerivedFacts implements Derived {
   private readonly slot = Symbol('derived facts');
   private readonly sealed = new WeakMap<object, Map<string, Slot>>();
+  private readonly registryWide = new Map<string, { inputs: readonly unknown[]; value: unknown }>();
 
   of<T>(owner: object, key: string, context: unknown, compute: () => T): T {
     const slots = (owner as { [slot: symbol]: Map<string, Slot> | undefined })[this.slot] ?? this.sealed.get(owner) ?? this.slotsFor(owner);
@@ -45,6 +52,14 @@ export class DerivedFacts implements Derived {
     if (slot !== undefined && slot.context === context) return slot.value as T;
     const value = compute();
     slots.set(key, { context, value });
+    return value;
+  }
+
+  across<T>(key: string, inputs: readonly unknown[], compute: () => T): T {
+    const last = this.registryWide.get(key);
+    if (last !== undefined && last.inputs.length === inputs.length && last.inputs.every((input, index) => input === inputs[index])) return last.value as T;
+    const value = compute();
+    this.registryWide.set(key, { inputs: [...inputs], value });
     return value;
   }
 

@@ -37,11 +37,31 @@ describe('DerivedFacts', () => {
     expect(runs).toBe(1);
   });
 
+  it('keeps the last registry-wide fact per key while its inputs are the same, item by item', () => {
+    const derived = new DerivedFacts();
+    const a = {};
+    const b = {};
+    let runs = 0;
+    const count = (inputs: unknown[]): number => derived.across('ids', inputs, () => (runs += 1));
+    expect(count(['x', a, 1])).toBe(1);
+    expect(count(['x', a, 1])).toBe(1); // a new array with the same items
+    expect(count(['x', b, 1])).toBe(2); // an equal but different object
+    expect(count(['x', b])).toBe(3); // fewer inputs
+    expect(count(['x', b, 1])).toBe(4); // only the last is kept
+    expect(derived.across('other', ['x', b, 1], () => 'own')).toBe('own');
+    const inputs = ['y'];
+    count(inputs);
+    inputs.push('z'); // the inputs are copied, not kept
+    expect(count(['y'])).toBe(5);
+  });
+
   it('NO_MEMO computes every time', () => {
     let runs = 0;
     const owner = {};
     NO_MEMO.of(owner, 'key', undefined, () => (runs += 1));
     NO_MEMO.of(owner, 'key', undefined, () => (runs += 1));
-    expect(runs).toBe(2);
+    NO_MEMO.across('key', [], () => (runs += 1));
+    NO_MEMO.across('key', [], () => (runs += 1));
+    expect(runs).toBe(4);
   });
 });

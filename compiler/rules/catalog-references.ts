@@ -79,14 +79,19 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
       }
       return idByFolder.get(folder);
     };
-    const mentionable = new Set<string>();
-    if (mode !== 'off') for (const id of registry.byId.keys()) if (mode === 'all' || id.includes('-')) mentionable.add(id);
-    // Candidates are first compared by number (kept with the facts): a word is looked up only when its number is an id's.
-    const mentionableNumbers = new Set<number>();
-    for (const id of mentionable) mentionableNumbers.add(wordNumber(id));
-    // `all` looks at every word of every body: rather than keep them all, a body's mentions are
-    // kept for one set of ids, and found again when an id is added, removed or changed.
-    const idsDigest = mode === 'all' ? [...mentionable].sort().join('\n') : undefined;
+    // The same objects while the ids are the same (under --watch): the mentions found in a body
+    // are kept for them.
+    const { mentionable, mentionableNumbers, idsDigest } = registry.derived.across(`catalog-references:ids:${mode}`, [...registry.byId.keys()], () => {
+      const ids = new Set<string>();
+      if (mode !== 'off') for (const id of registry.byId.keys()) if (mode === 'all' || id.includes('-')) ids.add(id);
+      // Candidates are first compared by number (kept with the facts): a word is looked up only when its number is an id's.
+      const numbers = new Set<number>();
+      for (const id of ids) numbers.add(wordNumber(id));
+      // `all` looks at every word of every body: rather than keep them all, a body's mentions are
+      // kept for one set of ids, and found again when an id is added, removed or changed.
+      return { mentionable: ids, mentionableNumbers: numbers, idsDigest: mode === 'all' ? [...ids].sort().join('\n') : undefined };
+    });
+    const namedKey = `catalog-references:named:${mode}`;
 
     for (const capability of registry.capabilities) {
       const facts = registry.derived.of(capability.document, `catalog-references:${mode}`, idsDigest, () =>
@@ -103,13 +108,12 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
         const id = idOfFolder(folder);
         if (id !== undefined && id !== capability.id) report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
       }
-      if (facts.candidates.length > 0 && mentionable.size > 0 && facts.candidateNumbers.some((number) => mentionableNumbers.has(number))) {
+      const named = registry.derived.of(capability.document, namedKey, mentionable, () => {
         const { candidates, candidateNumbers } = facts;
-        const named = candidates.filter(
-          (_, index) => mentionableNumbers.has(candidateNumbers[index] as number) && mentionable.has(candidates[index]?.[0] as string),
-        );
-        if (named.length > 0) reportMentions(registry.derived, capability, named, report);
-      }
+        if (candidates.length === 0 || mentionable.size === 0 || !candidateNumbers.some((number) => mentionableNumbers.has(number))) return NONE;
+        return candidates.filter((_, index) => mentionableNumbers.has(candidateNumbers[index] as number) && mentionable.has(candidates[index]?.[0] as string));
+      });
+      if (named.length > 0) reportMentions(registry.derived, capability, named, report);
     }
   },
 };
