@@ -22,12 +22,22 @@ export interface Derived {
    * the same as then (as many, each `===`). Only the last one is kept per key.
    */
   across<T>(key: string, inputs: readonly unknown[], compute: () => T): T;
+  /**
+   * Whether facts are kept between compiles. A rule may then keep registry-wide state of its own
+   * ({@link Derived.state}) and update it for the documents that changed, where a one-shot compile
+   * builds it from nothing in the way fastest for that.
+   */
+  readonly keeps: boolean;
+  /** The state kept under `key`, made by `create()` the first time (every time with NO_MEMO). */
+  state<T>(key: string, create: () => T): T;
 }
 
 /** Computes every time and keeps nothing. */
 export const NO_MEMO: Derived = {
   of: (_owner, _key, _context, compute) => compute(),
   across: (_key, _inputs, compute) => compute(),
+  keeps: false,
+  state: (_key, create) => create(),
 };
 
 interface Slot {
@@ -45,6 +55,8 @@ export class DerivedFacts implements Derived {
   private readonly slot = Symbol('derived facts');
   private readonly sealed = new WeakMap<object, Map<string, Slot>>();
   private readonly registryWide = new Map<string, { inputs: readonly unknown[]; value: unknown }>();
+  private readonly states = new Map<string, unknown>();
+  readonly keeps = true;
 
   of<T>(owner: object, key: string, context: unknown, compute: () => T): T {
     const slots = (owner as { [slot: symbol]: Map<string, Slot> | undefined })[this.slot] ?? this.sealed.get(owner) ?? this.slotsFor(owner);
@@ -61,6 +73,11 @@ export class DerivedFacts implements Derived {
     const value = compute();
     this.registryWide.set(key, { inputs: [...inputs], value });
     return value;
+  }
+
+  state<T>(key: string, create: () => T): T {
+    if (!this.states.has(key)) this.states.set(key, create());
+    return this.states.get(key) as T;
   }
 
   private slotsFor(owner: object): Map<string, Slot> {

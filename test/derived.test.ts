@@ -55,6 +55,18 @@ describe('DerivedFacts', () => {
     expect(count(['y'])).toBe(5);
   });
 
+  it('keeps one state per key for the session; NO_MEMO makes a new one every time', () => {
+    const derived = new DerivedFacts();
+    const first = derived.state('index', () => ({ entries: [] as number[] }));
+    first.entries.push(1);
+    expect(derived.state('index', () => ({ entries: [] as number[] })).entries).toEqual([1]);
+    expect(derived.state('other', () => ({ entries: [] as number[] })).entries).toEqual([]);
+    expect(new DerivedFacts().state('index', () => ({ entries: [] as number[] })).entries).toEqual([]);
+    expect([derived.keeps, NO_MEMO.keeps]).toEqual([true, false]);
+    NO_MEMO.state('index', () => first);
+    expect(NO_MEMO.state('index', () => ({ entries: [] as number[] })).entries).toEqual([]);
+  });
+
   it('NO_MEMO computes every time', () => {
     let runs = 0;
     const owner = {};

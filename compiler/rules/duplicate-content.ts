@@ -37,6 +37,38 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
   },
   check({ registry, options, report }) {
     const facts = registry.capabilities.map((capability) => comparedBlocks(registry.derived, capability, options.minLength));
+    const reportCopy = (capabilityIndex: number, block: TextBlock, originalIndex: number, originalBlock: TextBlock): void => {
+      const capability = registry.capabilities[capabilityIndex] as LintCapability;
+      const originalCapability = registry.capabilities[originalIndex] as LintCapability;
+      const { file } = originalCapability.document;
+      report({
+        capability,
+        range: block.range,
+        messageId: 'duplicate',
+        data: {
+          kind: block.kind === 'listItem' ? 'list item' : 'paragraph',
+          excerpt: excerpt(block.text),
+          other: originalCapability.id,
+          file,
+          line: originalBlock.range.line,
+        },
+        related: { file, range: originalBlock.range, message: 'first written here' },
+      });
+    };
+    if (registry.derived.keeps) {
+      // --watch: the owners of every fingerprint are kept, and updated for the documents that changed.
+      const owners = registry.derived.state(`duplicate-content:${options.minLength}`, () => new BlockOwners());
+      owners.update(facts);
+      if (owners.shared.size === 0) return;
+      const position = new Map(facts.map((fact, index) => [fact, index]));
+      for (const key of owners.shared) {
+        const copies = owners.of(key).map(({ fact, block }) => ({ at: position.get(fact) as number, block: fact.blocks[block] as TextBlock, index: block }));
+        copies.sort((a, b) => a.at - b.at || a.index - b.index);
+        const first = copies[0]!;
+        for (const copy of copies) if (copy.at !== first.at) reportCopy(copy.at, copy.block, first.at, first.block);
+      }
+      return;
+    }
     // The first block (file order) of each fingerprint, looked up by its number.
     let total = 0;
     for (const { numbers } of facts) total += numbers.length;
@@ -54,28 +86,56 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
           continue;
         }
         if (firstCapability[original] === capabilityIndex) continue;
-        const capability = registry.capabilities[capabilityIndex] as LintCapability;
-        const originalCapability = registry.capabilities[firstCapability[original] as number] as LintCapability;
-        const block = blocks[blockIndex] as TextBlock;
-        const originalBlock = (facts[firstCapability[original] as number] as ComparedBlocks).blocks[firstBlock[original] as number] as TextBlock;
-        const { file } = originalCapability.document;
-        report({
-          capability,
-          range: block.range,
-          messageId: 'duplicate',
-          data: {
-            kind: block.kind === 'listItem' ? 'list item' : 'paragraph',
-            excerpt: excerpt(block.text),
-            other: originalCapability.id,
-            file,
-            line: originalBlock.range.line,
-          },
-          related: { file, range: originalBlock.range, message: 'first written here' },
-        });
+        const originalIndex = firstCapability[original] as number;
+        const originalBlock = (facts[originalIndex] as ComparedBlocks).blocks[firstBlock[original] as number] as TextBlock;
+        reportCopy(capabilityIndex, blocks[blockIndex] as TextBlock, originalIndex, originalBlock);
       }
     }
   },
 };
+
+/**
+ * Under --watch: which blocks of which protocols have each fingerprint, kept between compiles and
+ * updated for the documents whose facts changed (one compile at 10,000 capabilities compares
+ * ~250,000 blocks from scratch in ~40 ms; an edit changes a few dozen).
+ */
+class BlockOwners {
+  private facts = new Set<ComparedBlocks>();
+  private readonly owners = new Map<string, { fact: ComparedBlocks; block: number }[]>();
+  /** Fingerprints with blocks in two protocols or more (or twice in one: looked at, not reported). */
+  readonly shared = new Set<string>();
+
+  of(key: string): readonly { fact: ComparedBlocks; block: number }[] {
+    return this.owners.get(key) ?? [];
+  }
+
+  update(facts: readonly ComparedBlocks[]): void {
+    const now = new Set(facts);
+    for (const fact of this.facts) if (!now.has(fact)) this.remove(fact);
+    for (const fact of now) if (!this.facts.has(fact)) this.add(fact);
+    this.facts = now;
+  }
+
+  private add(fact: ComparedBlocks): void {
+    fact.keys.forEach((key, block) => {
+      const list = this.owners.get(key);
+      if (list === undefined) this.owners.set(key, [{ fact, block }]);
+      else {
+        list.push({ fact, block });
+        this.shared.add(key);
+      }
+    });
+  }
+
+  private remove(fact: ComparedBlocks): void {
+    for (const key of new Set(fact.keys)) {
+      const list = (this.owners.get(key) ?? []).filter((owner) => owner.fact !== fact);
+      if (list.length === 0) this.owners.delete(key);
+      else this.owners.set(key, list);
+      if (list.length < 2) this.shared.delete(key);
+    }
+  }
+}
 
 /** The paragraphs and list items of one protocol that count, with their fingerprints. */
 interface ComparedBlocks {
