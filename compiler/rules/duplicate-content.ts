@@ -11,6 +11,7 @@ import { sha256Hex } from '../canonical.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
 import { FirstSeen, keyNumber } from '../first-seen.js';
+import { KeyOwners } from '../key-owners.js';
 import type { TextBlock } from '../types.js';
 
 export interface DuplicateContentOptions {
@@ -57,12 +58,12 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     };
     if (registry.derived.keeps) {
       // --watch: the owners of every fingerprint are kept, and updated for the documents that changed.
-      const owners = registry.derived.state(`duplicate-content:${options.minLength}`, () => new BlockOwners());
+      const owners = registry.derived.state(`duplicate-content:${options.minLength}`, () => new KeyOwners<ComparedBlocks>((fact) => fact.keys));
       owners.update(facts);
       if (owners.shared.size === 0) return;
       const position = new Map(facts.map((fact, index) => [fact, index]));
       for (const key of owners.shared) {
-        const copies = owners.of(key).map(({ fact, block }) => ({ at: position.get(fact) as number, block: fact.blocks[block] as TextBlock, index: block }));
+        const copies = owners.of(key).map(({ fact, index }) => ({ at: position.get(fact) as number, block: fact.blocks[index] as TextBlock, index }));
         copies.sort((a, b) => a.at - b.at || a.index - b.index);
         const first = copies[0]!;
         for (const copy of copies) if (copy.at !== first.at) reportCopy(copy.at, copy.block, first.at, first.block);
@@ -93,49 +94,6 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
     }
   },
 };
-
-/**
- * Under --watch: which blocks of which protocols have each fingerprint, kept between compiles and
- * updated for the documents whose facts changed (one compile at 10,000 capabilities compares
- * ~250,000 blocks from scratch in ~40 ms; an edit changes a few dozen).
- */
-class BlockOwners {
-  private facts = new Set<ComparedBlocks>();
-  private readonly owners = new Map<string, { fact: ComparedBlocks; block: number }[]>();
-  /** Fingerprints with blocks in two protocols or more (or twice in one: looked at, not reported). */
-  readonly shared = new Set<string>();
-
-  of(key: string): readonly { fact: ComparedBlocks; block: number }[] {
-    return this.owners.get(key) ?? [];
-  }
-
-  update(facts: readonly ComparedBlocks[]): void {
-    const now = new Set(facts);
-    for (const fact of this.facts) if (!now.has(fact)) this.remove(fact);
-    for (const fact of now) if (!this.facts.has(fact)) this.add(fact);
-    this.facts = now;
-  }
-
-  private add(fact: ComparedBlocks): void {
-    fact.keys.forEach((key, block) => {
-      const list = this.owners.get(key);
-      if (list === undefined) this.owners.set(key, [{ fact, block }]);
-      else {
-        list.push({ fact, block });
-        this.shared.add(key);
-      }
-    });
-  }
-
-  private remove(fact: ComparedBlocks): void {
-    for (const key of new Set(fact.keys)) {
-      const list = (this.owners.get(key) ?? []).filter((owner) => owner.fact !== fact);
-      if (list.length === 0) this.owners.delete(key);
-      else this.owners.set(key, list);
-      if (list.length < 2) this.shared.delete(key);
-    }
-  }
-}
 
 /** The paragraphs and list items of one protocol that count, with their fingerprints. */
 interface ComparedBlocks {

@@ -9,6 +9,7 @@
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { Derived } from '../derived.js';
 import { FirstSeen, keyNumber } from '../first-seen.js';
+import { KeyOwners } from '../key-owners.js';
 import type { CapabilityDocument, Range } from '../types.js';
 import { rangeForPath } from '../yaml-source.js';
 
@@ -28,44 +29,67 @@ export const whenToUse: Rule = {
     },
   },
   check({ registry, report }) {
+    const facts = registry.capabilities.map((capability) =>
+      registry.derived.of(capability.document, 'when-to-use', undefined, () => ownTriggers(registry.derived, capability.document)),
+    );
+    const ambiguous = (capability: LintCapability, { trigger, range }: ListedTrigger, elsewhere: { capability: LintCapability; range: Range }): void =>
+      report({
+        capability,
+        range,
+        messageId: 'ambiguous',
+        data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
+        severity: 'warning',
+        related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
+      });
+    facts.forEach(({ problems }, index) => {
+      for (const problem of problems) report({ capability: registry.capabilities[index], ...problem });
+    });
+    if (registry.derived.keeps) {
+      // --watch: the capabilities of each trigger are kept, and updated for the documents that changed.
+      const owners = registry.derived.state('when-to-use', () => new KeyOwners<OwnTriggers>((fact) => fact.keys));
+      owners.update(facts);
+      if (owners.shared.size === 0) return;
+      const position = new Map(facts.map((fact, index) => [fact, index]));
+      for (const key of owners.shared) {
+        // A capability's own triggers are distinct: one holder per capability.
+        const holders = owners.of(key).map(({ fact, index }) => ({ at: position.get(fact) as number, listed: fact.distinct[index] as ListedTrigger }));
+        holders.sort((a, b) => a.at - b.at);
+        const first = holders[0]!;
+        const elsewhere = { capability: registry.capabilities[first.at] as LintCapability, range: first.listed.range };
+        for (const holder of holders.slice(1)) ambiguous(registry.capabilities[holder.at] as LintCapability, holder.listed, elsewhere);
+      }
+      return;
+    }
     // Each distinct trigger of the registry, first seen where (file order).
     const seen = new FirstSeen(registry.capabilities.length * 4);
     const where: { capability: LintCapability; range: Range }[] = [];
-    for (const capability of registry.capabilities) {
-      const { problems, distinct, numbers } = registry.derived.of(capability.document, 'when-to-use', undefined, () =>
-        ownTriggers(registry.derived, capability.document),
-      );
-      for (const problem of problems) report({ capability, ...problem });
+    registry.capabilities.forEach((capability, capabilityIndex) => {
+      const { distinct, numbers } = facts[capabilityIndex] as OwnTriggers;
       // A capability's own triggers are distinct, so it only ever finds earlier capabilities here;
       // its own repeats are errors above, not cross-capability warnings.
-      distinct.forEach(({ trigger, key, range }, index) => {
-        const first = seen.firstOrAdd(numbers[index] as number, key);
-        if (first < 0) {
-          where.push({ capability, range });
-          return;
-        }
-        const elsewhere = where[first] as (typeof where)[number];
-        report({
-          capability,
-          range,
-          messageId: 'ambiguous',
-          data: { trigger: trigger.trim(), other: elsewhere.capability.id, file: elsewhere.capability.document.file },
-          severity: 'warning',
-          related: { file: elsewhere.capability.document.file, range: elsewhere.range, message: 'also a trigger here' },
-        });
+      distinct.forEach((listed, index) => {
+        const first = seen.firstOrAdd(numbers[index] as number, listed.key);
+        if (first < 0) where.push({ capability, range: listed.range });
+        else ambiguous(capability, listed, where[first] as (typeof where)[number]);
       });
-    }
+    });
   },
 };
+
+/** What the rule keeps of one capability's triggers. */
+interface OwnTriggers {
+  problems: Omit<Report, 'capability'>[];
+  distinct: ListedTrigger[];
+  /** The key of each of `distinct`, and its keyNumber. */
+  keys: string[];
+  numbers: Int32Array;
+}
 
 /**
  * One capability's empty and repeated triggers (reported whatever the registry holds), and the
  * first of each of its distinct triggers, which are compared across the registry: a fact of the document.
  */
-function ownTriggers(
-  derived: Derived,
-  document: CapabilityDocument,
-): { problems: Omit<Report, 'capability'>[]; distinct: ListedTrigger[]; numbers: Int32Array } {
+function ownTriggers(derived: Derived, document: CapabilityDocument): OwnTriggers {
   const problems: Omit<Report, 'capability'>[] = [];
   const own = new Map<string, ListedTrigger>();
   for (const listed of listedTriggers(derived, document)) {
@@ -87,7 +111,8 @@ function ownTriggers(
     own.set(key, listed);
   }
   const distinct = [...own.values()];
-  return { problems, distinct, numbers: Int32Array.from(distinct, ({ key }) => keyNumber(key)) };
+  const keys = distinct.map(({ key }) => key);
+  return { problems, distinct, keys, numbers: Int32Array.from(keys, keyNumber) };
 }
 
 /** A string item of `whenToUse`, with its place in the list and in the file. */
