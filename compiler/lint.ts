@@ -17,15 +17,20 @@ export function createLintRegistry(
   derived: Derived = NO_MEMO,
 ): LintRegistry {
   const sources = new Map(input.files.map((file) => [file.path, file.content]));
-  const capabilities: LintCapability[] = [...documents]
-    .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
-    .map((document) => {
-      const source = sources.get(document.file);
-      return derived.of(document, 'lint-capability', source, () => {
-        const fm = wellTypedFrontmatter(document.frontmatter.data);
-        return { document, fm, id: fm.id ?? document.folder, source };
-      });
+  // File order; under --watch, kept while the files are the same ones in the same order.
+  const order = derived.across(
+    'lint-capability-order',
+    documents.map((document) => document.file),
+    () => documents.map((_, index) => index).sort((a, b) => compareFiles(documents[a] as CapabilityDocument, documents[b] as CapabilityDocument)),
+  );
+  const capabilities: LintCapability[] = order.map((index) => {
+    const document = documents[index] as CapabilityDocument;
+    const source = sources.get(document.file);
+    return derived.of(document, 'lint-capability', source, () => {
+      const fm = wellTypedFrontmatter(document.frontmatter.data);
+      return { document, fm, id: fm.id ?? document.folder, source };
     });
+  });
   const byId = new Map<string, LintCapability>();
   for (const capability of capabilities) if (!byId.has(capability.id)) byId.set(capability.id, capability);
   // The same objects while the toolsets files are unchanged: rules use them as a fact's context.
@@ -48,6 +53,8 @@ export function createLintRegistry(
     derived,
   };
 }
+
+const compareFiles = (a: CapabilityDocument, b: CapabilityDocument): number => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
 
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return (
