@@ -12,11 +12,25 @@
  */
 const SEED = crypto.getRandomValues(new Int32Array(1))[0] as number;
 
-/** A 32-bit FNV-1a hash of a string's UTF-16 code units, from this process's random start. */
-export function keyNumber(key: string): number {
-  let hash = 0x811c9dc5 ^ SEED;
+/**
+ * A 32-bit FNV-1a hash of a string's UTF-16 code units from the start `seed`, with MurmurHash3's
+ * finalizer. FNV-1a alone is no defence: its low bits depend only on the low bits of the start and
+ * of the code units, so keys crafted to share them share them under most seeds; the finalizer makes
+ * every bit of the result depend on every bit of the state.
+ */
+export function seededKeyNumber(key: string, seed: number): number {
+  let hash = 0x811c9dc5 ^ seed;
   for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  return hash | 0;
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) | 0;
+}
+
+/** The number of a key in this process: `seededKeyNumber` from this process's random start. */
+export function keyNumber(key: string): number {
+  return seededKeyNumber(key, SEED);
 }
 
 /** Keys in the order they were first seen: entry i is the i-th distinct key added. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FirstSeen, keyNumber } from '../compiler/first-seen.js';
+import { FirstSeen, keyNumber, seededKeyNumber } from '../compiler/first-seen.js';
 
 /** The entries a Map gives: the index of each key's first occurrence among distinct keys, or -1 when new. */
 function byMap(keys: readonly string[]): number[] {
@@ -54,13 +54,26 @@ describe('keyNumber', () => {
     return hash | 0;
   };
 
-  it('starts from a random seed: keys written to share their low bits under plain FNV-1a spread over the table', () => {
-    // 400 triggers whose plain FNV-1a numbers all end in the same 11 bits (one slot of a 2,048-slot table).
-    const crafted: string[] = [];
-    const target = unseeded('collide') & 2047;
-    for (let i = 0; crafted.length < 400; i += 1) if ((unseeded(`trigger ${i}`) & 2047) === target) crafted.push(`trigger ${i}`);
+  /** 400 triggers whose plain FNV-1a numbers all end in the same 11 bits (one slot of a 2,048-slot table). */
+  const crafted: string[] = [];
+  const target = unseeded('collide') & 2047;
+  for (let i = 0; crafted.length < 400; i += 1) if ((unseeded(`trigger ${i}`) & 2047) === target) crafted.push(`trigger ${i}`);
+
+  it('spreads keys written to share their low bits under plain FNV-1a, whatever the seed (property)', () => {
     expect(new Set(crafted.map((key) => unseeded(key) & 2047)).size).toBe(1);
-    // Seeded, 400 keys over 2,048 slots land in ~360 distinct ones; the same slot for all would be 1.
-    expect(new Set(crafted.map((key) => keyNumber(key) & 2047)).size).toBeGreaterThan(200);
+    // 400 keys over 2,048 slots land in ~360 distinct ones; the same slot for all would be 1. Seeding
+    // FNV-1a without a finalizer left them in one slot for about one seed in five.
+    fc.assert(
+      fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), (seed) => {
+        expect(new Set(crafted.map((key) => seededKeyNumber(key, seed) & 2047)).size).toBeGreaterThan(300);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("starts from this process's random seed", () => {
+    expect(new Set(crafted.map((key) => keyNumber(key) & 2047)).size).toBeGreaterThan(300);
+    expect(keyNumber('a key')).toBe(keyNumber('a key'));
+    expect(keyNumber('a key')).not.toBe(seededKeyNumber('a key', 0)); // one seed in 2^32 is 0
   });
 });
