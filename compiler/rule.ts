@@ -83,7 +83,9 @@ export interface LintCapability {
 }
 
 export interface LintRegistry {
+  /** In file order. */
   capabilities: LintCapability[];
+  /** The first capability of each id. Under a session (`derived.keeps`) the same Map is updated in place by the next compile. */
   byId: Map<string, LintCapability>;
   toolsets: Toolsets;
   /** `capabilities/toolsets.yaml` */
