@@ -108,9 +108,11 @@ export const catalogReferences: Rule<CatalogReferencesOptions> = {
         const id = idOfFolder(folder);
         if (id !== undefined && id !== capability.id) report({ capability, range: link.range, messageId: 'relative', data: { url: link.url, id } });
       }
+      // Most bodies have no candidate word: no second lookup for them.
+      if (facts.candidates.length === 0) continue;
       const named = registry.derived.of(capability.document, namedKey, mentionable, () => {
         const { candidates, candidateNumbers } = facts;
-        if (candidates.length === 0 || mentionable.size === 0 || !candidateNumbers.some((number) => mentionableNumbers.has(number))) return NONE;
+        if (mentionable.size === 0 || !candidateNumbers.some((number) => mentionableNumbers.has(number))) return NONE;
         return candidates.filter((_, index) => mentionableNumbers.has(candidateNumbers[index] as number) && mentionable.has(candidates[index]?.[0] as string));
       });
       if (named.length > 0) reportMentions(registry.derived, capability, named, report);

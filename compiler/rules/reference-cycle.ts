@@ -31,18 +31,20 @@ export const referenceCycle: Rule = {
     // The graph with capabilities as numbers (in byId order) and edges in arrays: at 10,000
     // capabilities a search over maps of strings costs far more than the rest of the rule.
     const ids: string[] = [];
-    const numberOf = new Map<string, number>();
-    for (const id of registry.byId.keys()) {
-      numberOf.set(id, ids.length);
+    const capabilities: LintCapability[] = [];
+    for (const [id, capability] of registry.byId) {
       ids.push(id);
+      capabilities.push(capability);
     }
+    // Kept under --watch while the ids are the same.
+    const numberOf = registry.derived.across('reference-cycle:numbers', ids, () => new Map(ids.map((id, node) => [id, node])));
     /** Node i's edges are targets[starts[i]] … targets[starts[i + 1] - 1], in target id order, each with its first link. */
     const starts = new Int32Array(ids.length + 1);
     const targets: number[] = [];
     const links: LinkRef[] = [];
-    ids.forEach((id, node) => {
+    capabilities.forEach((capability, node) => {
       starts[node] = targets.length;
-      for (const [target, link] of linkedCapabilities(registry.derived, registry.byId.get(id) as LintCapability)) {
+      for (const [target, link] of linkedCapabilities(registry.derived, capability)) {
         const other = numberOf.get(target);
         if (other === undefined) continue;
         targets.push(other);
@@ -62,8 +64,7 @@ export const referenceCycle: Rule = {
       throw new Error(`reference-cycle: no link ${from} -> ${to}`);
     };
 
-    for (const numbers of componentsOf(ids.length, starts, edges)) {
-      if (numbers.length < 2) continue;
+    for (const numbers of componentsOf(ids.length, starts, edges, 2)) {
       const component = numbers.map((node) => ids[node] as string);
       const members = new Set(component);
       const first = [...component].sort()[0] as string;
@@ -126,9 +127,10 @@ export function stronglyConnected(nodes: readonly string[], successors: (node: s
 
 /**
  * The strongly connected components of the graph of nodes 0 … count - 1 where node i's successors
- * are targets[starts[i]] … targets[starts[i + 1] - 1]; Tarjan's algorithm over typed arrays, iterative.
+ * are targets[starts[i]] … targets[starts[i + 1] - 1], those of `smallest` nodes or more; Tarjan's
+ * algorithm over typed arrays, iterative.
  */
-function componentsOf(count: number, starts: Int32Array, targets: Int32Array): number[][] {
+function componentsOf(count: number, starts: Int32Array, targets: Int32Array, smallest = 1): number[][] {
   const index = new Int32Array(count).fill(-1);
   const low = new Int32Array(count);
   const onStack = new Uint8Array(count);
@@ -170,15 +172,12 @@ function componentsOf(count: number, starts: Int32Array, targets: Int32Array): n
         low[parent] = Math.min(low[parent] as number, low[node] as number);
       }
       if (low[node] === index[node]) {
-        const component: number[] = [];
-        for (;;) {
-          stackSize -= 1;
-          const member = stack[stackSize] as number;
-          onStack[member] = 0;
-          component.push(member);
-          if (member === node) break;
-        }
-        components.push(component);
+        // The component is the stack down to `node`, listed from the top.
+        let bottom = stackSize - 1;
+        while (stack[bottom] !== node) bottom -= 1;
+        for (let at = bottom; at < stackSize; at += 1) onStack[stack[at] as number] = 0;
+        if (stackSize - bottom >= smallest) components.push(Array.from(stack.subarray(bottom, stackSize)).reverse());
+        stackSize = bottom;
       }
     }
   }
