@@ -91,7 +91,7 @@ describe('createLintRegistry under a session', () => {
             } else if (each.kind === 'other') {
               files[notesAt] = { path: notes, content: `notes ${(version += 1)}` };
             } else {
-              const id = each.kind === 'edit' ? each.id : (documents[place] as CapabilityDocument).frontmatter.data.id;
+              const id = each.kind === 'edit' ? each.id : (documents[place] as CapabilityDocument).frontmatter.data?.id;
               const content = text(typeof id === 'string' ? id : undefined, (version += 1));
               files[fileAt] = { path, content };
               if (each.kind === 'edit') documents[place] = parseCapability(path, content);
