@@ -154,6 +154,9 @@ interface PoolWorker {
   batchEnds: number[];
   /** Fires when the document at the head of `queue` has run over its budget. */
   timer?: NodeJS.Timeout;
+  /** It has said it is ready (or was a spare that had); a spare still warming up has not. */
+  ready: boolean;
+  exited: boolean;
 }
 
 async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { onSerialized?: OnSerialized }): Promise<ParsedDocuments> {
@@ -245,6 +248,7 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     worker.ref();
     // A retired worker's last messages and its exit are no longer news.
     const onMessage = (message: FromWorker): void => {
+      if (message.type === 'ready') member.ready = true;
       if (!pool.has(member)) return;
       if (message.type === 'ready') return feed(member);
       if (message.type === 'failed') {
@@ -275,11 +279,14 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
           if (pool.has(member)) fail(error);
         },
         exit: (code) => {
+          member.exited = true;
           if (pool.has(member) && member.queue.length > 0) fail(new Error(`parse worker exited with code ${code}`));
         },
       },
       queue: [],
       batchEnds: [],
+      ready: early?.ready ?? false,
+      exited: false,
     };
     pool.add(member);
     worker.on('message', member.listeners.message);
@@ -294,8 +301,10 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     if (failure) throw failure;
   } finally {
     const members = [...pool];
-    // A worker that answered everything it was sent (none is left over after a failure).
-    const kept = options.keepWorker && !failure && spare === undefined ? members.find((member) => member.queue.length === 0) : undefined;
+    // A live worker that answered everything it was sent (none is left over after a failure), one
+    // that has said it is ready first: a spare may still be warming up when the others have parsed everything.
+    const idle = options.keepWorker && !failure && spare === undefined ? members.filter((member) => member.queue.length === 0 && !member.exited) : [];
+    const kept = idle.find((member) => member.ready) ?? idle[0];
     for (const member of members) {
       if (member !== kept) retire(member);
     }
@@ -305,7 +314,7 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       kept.worker.off('message', kept.listeners.message);
       kept.worker.off('error', kept.listeners.error);
       kept.worker.off('exit', kept.listeners.exit);
-      keepAsSpare(kept.worker, true);
+      keepAsSpare(kept.worker, kept.ready);
     }
     await Promise.all(stopped);
   }

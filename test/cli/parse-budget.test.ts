@@ -187,6 +187,19 @@ describe('parse workers in-process: the budget', () => {
     expect(await parseInWorkers(files, { maxParseMs: 800, threads: 1 })).toEqual(expected);
   });
 
+  it('keeps a worker that has said it is ready: the warm-up of a spare still warming up is not counted against the next file', async () => {
+    const { parseInWorkers, startParseWorker } = await compiledWorkers();
+    const one = files.slice(0, 1);
+    const oneExpected = expected.slice(0, 1);
+    // The spare takes ~1.4 s to say it is ready (100 rounds); a worker without warm-up ~0.5 s, and
+    // it parses the file while the spare is still warming up.
+    startParseWorker(100);
+    expect(await parseInWorkers(one, { maxParseMs: 10_000, threads: 2, keepWorker: true })).toEqual(oneExpected);
+    // The next file goes to the kept worker at once; its clock starts when that worker is ready.
+    expect(await parseInWorkers(one, { maxParseMs: 600, threads: 1, keepWorker: true })).toEqual(oneExpected);
+    expect(await parseInWorkers(one, { maxParseMs: 600, threads: 1 })).toEqual(oneExpected);
+  });
+
   it('does the same for the parse cache (serialized documents)', async () => {
     const { parseAndSerialize } = await compiledWorkers();
     const serialized: (Uint8Array | undefined)[] = files.map(() => undefined);
