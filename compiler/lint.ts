@@ -103,15 +103,20 @@ function keptCapabilities(derived: Derived, documents: readonly CapabilityDocume
     const made = capabilitiesOf(derived, documents, sources);
     const placeOf = new Int32Array(documents.length);
     made.order.forEach((index, place) => (placeOf[index] = place));
-    holder.last = {
-      capabilities: made.capabilities,
-      byId: made.byId,
-      files: [...files],
-      documents: [...documents],
-      sources,
-      placeOf,
-      documentAt: new Map(documents.map((document, index) => [document.file, index])),
-    };
+    const documentAt = new Map(documents.map((document, index) => [document.file, index]));
+    // Two files (or documents) with one path cannot be told apart by place: made from nothing every time.
+    const unique = sources.size === files.length && documentAt.size === documents.length;
+    holder.last = !unique
+      ? undefined
+      : {
+          capabilities: made.capabilities,
+          byId: made.byId,
+          files: [...files],
+          documents: [...documents],
+          sources,
+          placeOf,
+          documentAt,
+        };
     return { capabilities: [...made.capabilities], byId: made.byId };
   }
   let idChanged = false;

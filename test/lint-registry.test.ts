@@ -20,7 +20,8 @@ type Step =
   | { kind: 'add'; id: (typeof IDS)[number] }
   | { kind: 'remove'; place: number }
   | { kind: 'copy' } // the same files and documents in new arrays
-  | { kind: 'swap'; files: boolean; a: number; b: number }; // two documents, or two files, trade places
+  | { kind: 'swap'; files: boolean; a: number; b: number } // two documents, or two files, trade places
+  | { kind: 'twin'; place: number }; // a second file with a protocol's path (not from a disk, but the API takes it)
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('edit' as const), place: fc.nat(), id: fc.constantFrom(...IDS) }),
@@ -30,6 +31,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('remove' as const), place: fc.nat() }),
   fc.constant({ kind: 'copy' as const }),
   fc.record({ kind: fc.constant('swap' as const), files: fc.boolean(), a: fc.nat(), b: fc.nat() }),
+  fc.record({ kind: fc.constant('twin' as const), place: fc.nat() }),
 );
 
 /** What a rule can see of a registry: documents as their index in `documents`. */
@@ -85,7 +87,9 @@ describe('createLintRegistry under a session', () => {
             const fileAt = files.findIndex((file) => file.path === path);
             const notes = path.replace(/PROTOCOL\.md$/, 'notes.md');
             const notesAt = files.findIndex((file) => file.path === notes);
-            if (each.kind === 'remove') {
+            if (each.kind === 'twin') {
+              files.push({ path, content: text('twin', (version += 1)) });
+            } else if (each.kind === 'remove') {
               documents.splice(place, 1);
               files = files.filter((file) => file.path !== path && file.path !== notes);
             } else if (each.kind === 'other') {
