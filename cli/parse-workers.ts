@@ -248,9 +248,12 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     worker.ref();
     // A retired worker's last messages and its exit are no longer news.
     const onMessage = (message: FromWorker): void => {
-      if (message.type === 'ready') member.ready = true;
+      if (message.type === 'ready') {
+        member.ready = true;
+        if (pool.has(member)) feed(member);
+        return;
+      }
       if (!pool.has(member)) return;
-      if (message.type === 'ready') return feed(member);
       if (message.type === 'failed') {
         // The same error an inline parse would have thrown.
         return fail(Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {}));

@@ -58,13 +58,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 function configWith(off: readonly string[], minLength: number): ResolvedConfig {
   const config = defaultConfig();
   for (const [id, setting] of config.rules) {
-    if (off.includes(id)) config.rules.set(id, { ...setting, level: 'off' });
-    if (id === 'duplicate-content')
-      config.rules.set(id, {
-        ...setting,
-        level: off.includes(id) ? 'off' : setting.level,
-        options: { ...(setting.options as Record<string, unknown>), minLength },
-      });
+    const options = id === 'duplicate-content' ? { ...(setting.options as Record<string, unknown>), minLength } : setting.options;
+    config.rules.set(id, { level: off.includes(id) ? 'off' : setting.level, options });
   }
   return config;
 }
