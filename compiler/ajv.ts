@@ -4,7 +4,7 @@ import AjvModule from 'ajv';
 import Ajv2019Module from 'ajv/dist/2019.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { Options } from 'ajv';
+import type { Options, ValidateFunction } from 'ajv';
 
 type AjvClass = typeof AjvModule.default;
 function unwrap<T>(module: unknown): T {
@@ -15,6 +15,16 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as unknown as typeof addFormatsModule.default;
 
 export type AjvInstance = InstanceType<AjvClass>;
+export type { ValidateFunction } from 'ajv';
+
+/**
+ * A validator compiled when it is first asked for. ajv compiles a schema into code, ~30-150 ms
+ * each: a command pays it only for the schemas it uses, and not before its parse has started.
+ */
+export function compiledOnFirstUse(compile: () => ValidateFunction): () => ValidateFunction {
+  let validate: ValidateFunction | undefined;
+  return () => (validate ??= compile());
+}
 
 /**
  * The JSON Schema dialects ajv checks, by the `$schema` URI that names each. Draft-04 and draft-06

@@ -1,7 +1,7 @@
 // The manifest (SPEC §4): emitted by `capreg build`, loaded and verified by the server.
 // Pure functions only; writing the file atomically is the CLI's job.
 import { MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from './canonical.js';
-import { createAjv } from './ajv.js';
+import { compiledOnFirstUse, createAjv } from './ajv.js';
 import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
@@ -11,7 +11,7 @@ import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, typ
 import { USER_REGISTRY_RULES } from './user/compile-user.js';
 import manifestSchema from './schema/manifest.schema.json' with { type: 'json' };
 
-const validateManifestShape = createAjv({ strict: false }).compile(manifestSchema);
+const manifestShapeValidator = compiledOnFirstUse(() => createAjv({ strict: false }).compile(manifestSchema));
 
 /** `integrity`: digest of the canonical JSON of every other field. */
 export function manifestIntegrity(manifest: Omit<Manifest, 'integrity'> | Manifest): string {
@@ -54,6 +54,7 @@ export function parseManifest(text: string): ManifestParseResult {
       error: `manifest schemaVersion ${version} is not supported (this capreg reads schemaVersion ${MANIFEST_SCHEMA_VERSION}); rebuild it with a matching capreg`,
     };
   }
+  const validateManifestShape = manifestShapeValidator();
   if (!validateManifestShape(data)) {
     const first = validateManifestShape.errors?.[0];
     return {

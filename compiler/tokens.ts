@@ -1,7 +1,20 @@
 // Token counts with a real BPE tokenizer (gpt-tokenizer, o200k_base). Text that looks like a special
 // token (`<|endoftext|>`) is counted as the plain text it is: authors may write anything, and the
 // tokenizer would otherwise throw.
-import { countTokens as countBpeTokens } from 'gpt-tokenizer';
+//
+// The tokenizer is loaded by the first count, not when this module is: its BPE tables take ~0.5 s
+// to load, and a build that imports the compiler before it starts parsing would otherwise make the
+// parse workers wait for them. The first count comes with the first parsed document, while the
+// workers go on parsing. Its CommonJS build is loaded, synchronously: counting stays synchronous.
+import { createRequire } from 'node:module';
+
+type GptTokenizer = typeof import('gpt-tokenizer');
+let tokenizer: GptTokenizer | undefined;
+
+function countBpeTokens(text: string, options: Parameters<GptTokenizer['countTokens']>[1]): number {
+  tokenizer ??= createRequire(import.meta.url)('gpt-tokenizer') as GptTokenizer;
+  return tokenizer.countTokens(text, options);
+}
 
 const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 

@@ -3,7 +3,7 @@
 // (`shouldNotMatch`). Parsed through the one YAML reader (positions, no duplicate keys, bounded depth
 // and aliases) and checked against compiler/schema/evals.schema.json, which also bounds the number
 // of requests and their length. An evals file is not served: the manifest and its revision ignore it.
-import { createAjv } from '../ajv.js';
+import { compiledOnFirstUse, createAjv } from '../ajv.js';
 import { normalizeNewlines } from '../parse.js';
 import { FILE_START, LineIndex } from '../positions.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
@@ -24,7 +24,7 @@ export const DEFAULT_TOP = 3;
 export const MAX_EVAL_REQUESTS = evalsSchema.properties.shouldMatch.maxItems;
 export const MAX_REQUEST_CHARS = evalsSchema.properties.shouldMatch.items.maxLength;
 
-const validateEvals = createAjv({ strict: true, useDefaults: false }).compile(evalsSchema);
+const evalsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false }).compile(evalsSchema));
 const EVALS_KEYS = Object.keys(evalsSchema.properties);
 const HINTS: Record<string, string> = {
   '/top': 'how far down (1 to 10) each `shouldMatch` request may rank',
@@ -80,6 +80,7 @@ export function parseEvalsFiles(files: readonly SourceFile[]): ParsedEvals[] {
 export function evalsSchemaProblems(parsed: ParsedEvals): SchemaProblem[] {
   // An empty file is `null`: report it as the mapping it must be.
   const data = parsed.data ?? {};
+  const validateEvals = evalsValidator();
   if (validateEvals(data)) return [];
   return schemaProblems(validateEvals.errors, parsed.ranges, FILE_START, (path) => (path === '' ? EVALS_KEYS : []), HINTS);
 }

@@ -1,7 +1,7 @@
 // frontmatter-schema: the frontmatter parses as YAML (no duplicate keys, no tabs, no alias bombs,
 // no prototype keys) and matches the JSON Schema shipped in compiler/schema/capability.schema.json.
 import type { ErrorObject } from 'ajv';
-import { createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
+import { compiledOnFirstUse, createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
@@ -9,8 +9,7 @@ import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
 
-const ajv = createAjv({ strict: true });
-const validateFrontmatter = ajv.compile(capabilitySchema);
+const frontmatterValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(capabilitySchema));
 /** Lenient instances, one per dialect, made when first needed, to check inputSchema/outputSchema. */
 const schemaCheckers = new Map<JsonSchemaDialect, AjvInstance>();
 /**
@@ -89,6 +88,7 @@ function frontmatterProblems(capability: LintCapability): Omit<Report, 'capabili
     });
   }
   if (!frontmatter.data) return found;
+  const validateFrontmatter = frontmatterValidator();
   if (!validateFrontmatter(frontmatter.data)) {
     const problems = schemaProblems(
       validateFrontmatter.errors,

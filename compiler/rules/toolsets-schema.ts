@@ -1,7 +1,7 @@
 // toolsets-schema: the toolsets (capabilities/toolsets.yaml and/or capabilities/toolsets/*.yaml) exist,
 // each file parses and matches the JSON Schema (compiler/schema/toolsets.schema.json):
 // toolset -> {description, tools: {name: {action, description, states}}}, and no toolset is defined in two files.
-import { createAjv } from '../ajv.js';
+import { compiledOnFirstUse, createAjv } from '../ajv.js';
 import { FILE_START } from '../positions.js';
 import { isToolsetsFile, MAX_TOOLSETS_FILES, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
@@ -9,7 +9,7 @@ import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
 import { schemaProblems } from '../schema-messages.js';
 import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
 
-const validateToolsets = createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema);
+const toolsetsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema));
 const toolsetKeys = Object.keys(toolsetsSchema.additionalProperties.properties);
 const toolKeys = Object.keys(toolsetsSchema.additionalProperties.properties.tools.additionalProperties.properties);
 /** What a well-formed name looks like, keyed by the schema path of its `propertyNames`. */
@@ -94,6 +94,7 @@ function checkFile(source: ParsedToolsets, report: (entry: Report) => void): voi
   }
   if (source.problems.length > 0) return;
   const data = source.data ?? {};
+  const validateToolsets = toolsetsValidator();
   if (!validateToolsets(data)) {
     const problems = schemaProblems(
       validateToolsets.errors,

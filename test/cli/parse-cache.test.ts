@@ -22,7 +22,7 @@ function registry(): string {
 }
 
 async function parse(root: string, enabled = true) {
-  const input = await readRegistry(root, { maxFileBytes: 1024 * 1024 });
+  const input = readRegistry(root, { maxFileBytes: 1024 * 1024 });
   const documents = await parseWithCache(root, input, { enabled, maxParseMs: DEFAULT_MAX_PARSE_MS });
   const fresh = input.files.filter((file) => file.path.endsWith('/PROTOCOL.md')).map((file) => parseCapability(file.path, file.content!));
   return { documents, fresh };
@@ -131,12 +131,17 @@ describe('parse workers', () => {
 });
 
 describe('token counts', () => {
-  it('a parse worker does not load the tokenizer: the parser without the count imports none', () => {
-    // In this child an import of gpt-tokenizer fails.
+  it('a parse worker does not load the tokenizer, and the compiler loads it only for its first count', () => {
+    // In these children an import of gpt-tokenizer fails, and `loaded` says whether its CommonJS
+    // build (what compiler/tokens.ts requires for its first count) is among the loaded modules.
     const hooks = `export async function resolve(specifier, context, next) { if (specifier === 'gpt-tokenizer') throw new Error('tokenizer imported'); return next(specifier, context); }`;
     const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const loaded = [
+      "const { createRequire } = await import('node:module');",
+      "const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('/gpt-tokenizer/'));",
+    ].join('\n');
     const child = (script: string): { stdout: string; stderr: string } =>
-      spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+      spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', `${loaded}\n${script}`], {
         cwd: REPO_ROOT,
         encoding: 'utf8',
       });
@@ -146,14 +151,29 @@ describe('token counts', () => {
         "await import('./lib/cli/parse-worker.js');",
         "const { parseUncounted } = await import('./lib/compiler/parse-markdown.js');",
         `console.log(JSON.stringify(parseUncounted('capabilities/a/PROTOCOL.md', '${text}')));`,
+        'console.log(loaded());',
       ].join('\n'),
     );
     expect(worker.stderr).toBe('');
+    const [document, workerLoaded] = worker.stdout.trim().split('\n');
     const { bodyTokens, ...uncounted } = parseCapability('capabilities/a/PROTOCOL.md', '---\nid: a\n---\n\nNever guess.\n');
-    expect(JSON.parse(worker.stdout)).toEqual(uncounted);
+    expect(JSON.parse(document!)).toEqual(uncounted);
     expect(bodyTokens).toBeGreaterThan(2);
-    // The hook does stop the tokenizer: the counting parser does not load.
-    expect(child("await import('./lib/compiler/parse.js');").stderr).toContain('tokenizer imported');
+    expect(workerLoaded).toBe('false');
+
+    // The whole compiler loads without it (a build starts its parse first); the first count loads it.
+    const compiler = child(
+      [
+        "const { compileRegistry } = await import('./lib/compiler/compile.js');",
+        "await import('./lib/cli/compile-root.js');",
+        'console.log(loaded());',
+        "const files = [{ path: 'capabilities/a/PROTOCOL.md', content: '" + text + "' }];",
+        "const result = compileRegistry({ files, allPaths: ['capabilities/a/PROTOCOL.md'], foldersWithoutProtocol: [] });",
+        'console.log(loaded(), result.registry.capabilities.length);',
+      ].join('\n'),
+    );
+    expect(compiler.stderr).toBe('');
+    expect(compiler.stdout.trim().split('\n')).toEqual(['false', 'true 1']);
   });
 
   it('a warm cache gives each body count (kept beside the document)', async () => {

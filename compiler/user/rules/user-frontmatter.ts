@@ -1,11 +1,11 @@
 // user-frontmatter: a user capability's frontmatter parses and matches the user-capability schema
 // (name, description, whenToUse, uses, toolBindings; no id: the server assigns it).
-import { createAjv } from '../../ajv.js';
+import { compiledOnFirstUse, createAjv } from '../../ajv.js';
 import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { schemaProblems } from '../../schema-messages.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
-const validate = createAjv({ strict: true }).compile(userSchema);
+const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(userSchema));
 const topLevelKeys = Object.keys(userSchema.properties);
 const bindingKeys = Object.keys(userSchema.properties.toolBindings.items.properties);
 
@@ -23,6 +23,7 @@ export const userFrontmatter: Rule = {
     for (const capability of registry.capabilities) {
       const { frontmatter } = capability.document;
       for (const problem of frontmatter.problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
+      const validate = userValidator();
       if (!frontmatter.data || validate(frontmatter.data)) continue;
       const problems = schemaProblems(validate.errors, frontmatter.ranges, frontmatter.range, (path) =>
         path === '' ? topLevelKeys : /^\/toolBindings\/\d+$/.test(path) ? bindingKeys : [],
