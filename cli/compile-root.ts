@@ -27,7 +27,7 @@ export interface CompileRootOptions {
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
-  const read = await readRegistry(root, { maxFileBytes: config.maxFileBytes });
+  const read = readRegistry(root, { maxFileBytes: config.maxFileBytes });
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
   // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);

@@ -154,7 +154,7 @@ export class CompileSession {
   private async compileAll(): Promise<SessionCompile> {
     const previous = this.state;
     const config = await loadConfig(this.root);
-    const input = await readRegistry(this.root, { maxFileBytes: config.maxFileBytes });
+    const input = readRegistry(this.root, { maxFileBytes: config.maxFileBytes });
     const protocols = protocolFiles(input);
     // A file whose text is unchanged keeps what was made of it (its document, its parsed evals).
     const previousText = new Map((previous?.files ?? []).map((file) => [file.path, file.content]));
@@ -222,7 +222,7 @@ export class CompileSession {
         removed.push(relative);
         continue;
       }
-      if (isTextInput(relative)) reads.push(await readSourceFile(absolute, relative, { maxFileBytes: state.config.maxFileBytes }));
+      if (isTextInput(relative)) reads.push(readSourceFile(absolute, relative, { maxFileBytes: state.config.maxFileBytes }));
       else insertSorted(state.allPaths, relative);
     }
 

@@ -108,7 +108,7 @@ function apply(root: string, session: CompileSession, change: Edit): void {
 /** A compile of the registry as it is on disk now, with nothing kept: the reference. */
 async function coldCompile(root: string): Promise<{ diagnostics: unknown[]; manifest: string | undefined }> {
   const config = await loadConfig(root);
-  const input = await readRegistry(root, { maxFileBytes: config.maxFileBytes });
+  const input = readRegistry(root, { maxFileBytes: config.maxFileBytes });
   const result = compileRegistry(input, { config });
   return { diagnostics: result.diagnostics, manifest: manifestOf(result) };
 }

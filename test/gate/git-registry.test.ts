@@ -34,7 +34,7 @@ describe('readGitRegistry', () => {
     const fromGit = await readGitRegistry(dir, 'odd', { maxFileBytes: 1024 * 1024 });
     expect(read(dir, 'capabilities/notes/PROTOCOL.md')).toBe('uncommitted');
     write(dir, 'capabilities/notes/PROTOCOL.md', git(dir, 'show', 'odd:capabilities/notes/PROTOCOL.md'));
-    const fromDisk = await readRegistry(dir, { maxFileBytes: 1024 * 1024 });
+    const fromDisk = readRegistry(dir, { maxFileBytes: 1024 * 1024 });
     expect(fromGit.commit).toBe(git(dir, 'rev-parse', 'odd').trim());
     expect(fromGit.input).toEqual(fromDisk);
     expect(fromGit.input.files.find((file) => file.path === 'capabilities/broken/PROTOCOL.md')?.problem).toMatch(/binary/);
@@ -44,7 +44,7 @@ describe('readGitRegistry', () => {
   it("refuses a file over the size limit with the disk reader's message", async () => {
     const dir = repository();
     const fromGit = await readGitRegistry(dir, 'base', { maxFileBytes: 64 });
-    const fromDisk = await readRegistry(dir, { maxFileBytes: 64 });
+    const fromDisk = readRegistry(dir, { maxFileBytes: 64 });
     expect(fromGit.input.files).toEqual(fromDisk.files);
     expect(fromGit.input.files.every((file) => file.problem?.includes('over the 64 bytes limit'))).toBe(true);
   });
