@@ -148,7 +148,7 @@ export async function recordBuild(
   root: string,
   key: string,
   options: BuildKeyOptions,
-  build: { report: LintReport; outputs: { path: string; content: string }[]; summary: string },
+  build: { report: LintReport; outputs: { path: string; content: string | Uint8Array }[]; summary: string },
 ): Promise<void> {
   try {
     if (buildKey(root, options) !== key) return;
