@@ -11,9 +11,14 @@ import { createRequire } from 'node:module';
 type GptTokenizer = typeof import('gpt-tokenizer');
 let tokenizer: GptTokenizer | undefined;
 
-function countBpeTokens(text: string, options: Parameters<GptTokenizer['countTokens']>[1]): number {
+/** Load the tokenizer now (the first count would): while the heap is still small, its load's garbage costs little memory. */
+export function loadTokenizer(): GptTokenizer {
   tokenizer ??= createRequire(import.meta.url)('gpt-tokenizer') as GptTokenizer;
-  return tokenizer.countTokens(text, options);
+  return tokenizer;
+}
+
+function countBpeTokens(text: string, options: Parameters<GptTokenizer['countTokens']>[1]): number {
+  return loadTokenizer().countTokens(text, options);
 }
 
 const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
