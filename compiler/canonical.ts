@@ -55,9 +55,18 @@ export function tooDeepPath(value: unknown, maxDepth = MAX_JSON_DEPTH): (string 
  * `JSON.stringify(JSON.parse(canonicalJson(value)), null, indent)`, without the second copy.
  */
 export function canonicalJson(value: unknown, indent?: number): string {
+  refuseTooDeep(value);
+  return canonicalJsonOfChecked(value, indent);
+}
+
+function refuseTooDeep(value: unknown): void {
   if (tooDeepPath(value) !== undefined) {
     throw new CanonicalJsonError('too-deep', `canonicalJson: value nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
+}
+
+/** canonicalJson of a value whose depth has been checked. */
+function canonicalJsonOfChecked(value: unknown, indent?: number): string {
   // JSON.stringify does the escaping and drops undefined members; the replacer only re-inserts
   // each object's keys in sorted order (UTF-16 code unit order, as Array.prototype.sort does).
   return (
@@ -81,7 +90,93 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** `sha256:<hex>` of the canonical JSON of a value. */
+/**
+ * `sha256:<hex>` of the canonical JSON of a value. The text goes to the hash in pieces (see
+ * writeCanonical), never as one string: the manifest of 10,000 capabilities is ~70 MB of JSON,
+ * which as a single string cost ~0.25 GB of memory at the build's peak, and as much time again to
+ * encode for the hash.
+ */
 export function digestOf(value: unknown): string {
-  return `sha256:${sha256Hex(canonicalJson(value))}`;
+  refuseTooDeep(value);
+  const hash = createHash('sha256');
+  writeCanonical(value, undefined, (text) => hash.update(text));
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/**
+ * The UTF-8 bytes of `canonicalJson(value, indent)`, made without that string (see digestOf): a
+ * manifest's text is twice its size in memory when one character needs two bytes in UTF-16.
+ */
+export function canonicalJsonBytes(value: unknown, indent?: number): Buffer {
+  refuseTooDeep(value);
+  const chunks: Buffer[] = [];
+  writeCanonical(value, indent, (text) => chunks.push(Buffer.from(text, 'utf8')));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The order canonicalJson writes an object's keys in: sorted, except that keys that are array
+ * indices ("0", "17") come first, in numeric order, as in every JavaScript object (canonicalJson
+ * makes an object with the keys inserted in sorted order, and the language reorders those).
+ */
+function canonicalKeyOrder(value: object): string[] {
+  const sorted: Record<string, true> = {};
+  for (const key of Object.keys(value).sort()) sorted[key] = true;
+  return Object.keys(sorted);
+}
+
+/** What JSON.stringify leaves out of an object (and writes as `null` in an array). */
+function isOmitted(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
+}
+
+/** Pieces are joined up to this many characters before they are handed on. */
+const CHUNK_CHARS = 1 << 16;
+/** How deep writeCanonical lays out objects and arrays itself; below, each member is one canonicalJson. */
+const OPENED_LEVELS = 2;
+
+/**
+ * Hands canonicalJson(value, indent) to `flush` in chunks of about CHUNK_CHARS characters. The
+ * value's members and the items of its members that are arrays (a manifest's capabilities) are
+ * laid out here, each of the rest by canonicalJson, re-indented for the depth it sits at.
+ */
+function writeCanonical(value: unknown, indent: number | undefined, flush: (text: string) => void): void {
+  // JSON.stringify's `space`: up to 10 spaces, none for 0 or less.
+  const gap = ' '.repeat(Math.max(0, Math.min(10, Math.floor(indent ?? 0))));
+  let pending = '';
+  const write = (piece: string): void => {
+    pending += piece;
+    if (pending.length >= CHUNK_CHARS) {
+      flush(pending);
+      pending = '';
+    }
+  };
+  const newline = (depth: number): string => (gap === '' ? '' : `\n${gap.repeat(depth)}`);
+  const visit = (member: unknown, depth: number): void => {
+    const open = depth < OPENED_LEVELS && typeof member === 'object' && member !== null && typeof (member as { toJSON?: unknown }).toJSON !== 'function';
+    if (!open) {
+      const text = canonicalJsonOfChecked(member, indent);
+      write(gap === '' || depth === 0 ? text : text.replaceAll('\n', newline(depth)));
+      return;
+    }
+    const entries: [string | undefined, unknown][] = Array.isArray(member)
+      ? member.map((item: unknown) => [undefined, isOmitted(item) ? null : item])
+      : canonicalKeyOrder(member).flatMap((key) => {
+          const item = (member as Record<string, unknown>)[key];
+          return isOmitted(item) ? [] : [[key, item] as [string, unknown]];
+        });
+    const [opening, closing] = Array.isArray(member) ? ['[', ']'] : ['{', '}'];
+    if (entries.length === 0) {
+      write(`${opening}${closing}`);
+      return;
+    }
+    write(opening);
+    entries.forEach(([key, item], index) => {
+      write(`${index > 0 ? ',' : ''}${newline(depth + 1)}${key === undefined ? '' : `${JSON.stringify(key)}:${gap === '' ? '' : ' '}`}`);
+      visit(item, depth + 1);
+    });
+    write(`${newline(depth)}${closing}`);
+  };
+  visit(value, 0);
+  flush(pending);
 }

@@ -1,6 +1,6 @@
 // The manifest (SPEC §4): emitted by `capreg build`, loaded and verified by the server.
 // Pure functions only; writing the file atomically is the CLI's job.
-import { MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from './canonical.js';
+import { MAX_JSON_DEPTH, canonicalJsonBytes, digestOf, tooDeepPath } from './canonical.js';
 import { compiledOnFirstUse, createAjv } from './ajv.js';
 import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
@@ -20,8 +20,13 @@ export function manifestIntegrity(manifest: Omit<Manifest, 'integrity'> | Manife
 }
 
 /** The bytes written to disk: canonical key order, pretty enough to diff, ending with a newline. */
+export function manifestBytes(manifest: Manifest): Buffer {
+  return Buffer.concat([canonicalJsonBytes(manifest, 2), Buffer.from('\n')]);
+}
+
+/** manifestBytes as text. */
 export function serializeManifest(manifest: Manifest): string {
-  return `${canonicalJson(manifest, 2)}\n`;
+  return manifestBytes(manifest).toString('utf8');
 }
 
 export type ManifestParseResult = { ok: true; manifest: Manifest } | { ok: false; error: string };

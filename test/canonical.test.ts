@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CanonicalJsonError, MAX_JSON_DEPTH, canonicalJson, digestOf, tooDeepPath } from '../compiler/canonical.js';
+import { CanonicalJsonError, MAX_JSON_DEPTH, canonicalJson, canonicalJsonBytes, digestOf, tooDeepPath } from '../compiler/canonical.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {
@@ -26,6 +27,44 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ b: [1, { d: undefined, c: '\ud800' }], a: {} }, 2)).toBe(
       '{\n  "a": {},\n  "b": [\n    1,\n    {\n      "c": "\\ud800"\n    }\n  ]\n}',
     );
+  });
+  it('digests exactly the canonical JSON, which it hashes in pieces', () => {
+    const digest = (value: unknown): string => `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(digestOf(value)).toBe(digest(value));
+        expect(digestOf({ items: [value, { value }], value })).toBe(digest({ items: [value, { value }], value }));
+      }),
+      { numRuns: 500 },
+    );
+    // What JSON.stringify leaves out or writes as null, at every level the digest opens.
+    const sparse = { a: undefined, b: [undefined, () => 1, 1], c: { d: undefined, e: [Symbol('s')] }, f: new Date(0), g: '\ud800' };
+    expect(digestOf(sparse)).toBe(digest(sparse));
+    // Keys that are array indices come first in any JavaScript object, and so in canonicalJson.
+    const indexKeys = { b: 1, 10: { 2: 0, a: 1 }, 9: [3], '': 4 };
+    expect(digestOf(indexKeys)).toBe(digest(indexKeys));
+    expect(() => digestOf({ a: [Number.POSITIVE_INFINITY] })).toThrow(/non-finite/);
+  });
+  it('gives the bytes of canonicalJson at any indentation, made in pieces', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: -1, max: 12 }), (value, indent) => {
+        expect(canonicalJsonBytes(value, indent).toString('utf8')).toBe(canonicalJson(value, indent));
+        const wrapped = { list: [value, { value }, []], value, empty: {} };
+        expect(canonicalJsonBytes(wrapped, indent).toString('utf8')).toBe(canonicalJson(wrapped, indent));
+      }),
+      { numRuns: 500 },
+    );
+    // Larger than a chunk, with pieces that span lines at every depth the layout opens, and text
+    // that needs two bytes in UTF-16 and four in UTF-8.
+    const large = {
+      capabilities: Array.from({ length: 40 }, (_, index) => ({ id: `c-${index}`, protocol: `→ 🙂 ${'step\n'.repeat(500)}`, tags: ['a', { b: [1] }] })),
+      10: [undefined, null],
+      rules: { 'negative-rules': { level: 'warn', options: {} } },
+    };
+    for (const indent of [undefined, 0, 2, 4]) {
+      expect(canonicalJsonBytes(large, indent).equals(Buffer.from(canonicalJson(large, indent), 'utf8'))).toBe(true);
+    }
+    expect(digestOf(large)).toBe(`sha256:${createHash('sha256').update(canonicalJson(large)).digest('hex')}`);
   });
   it('gives equal digests for equal data written in any key order', () => {
     expect(digestOf({ a: 1, b: [1, 2] })).toBe(digestOf({ b: [1, 2], a: 1 }));
@@ -64,6 +103,7 @@ describe('nesting depth', () => {
       expect((caught as Error).message).toContain(`deeper than ${MAX_JSON_DEPTH}`);
     }
     expect(() => digestOf(nested(10_000))).toThrow(CanonicalJsonError);
+    expect(() => canonicalJsonBytes(nested(10_000))).toThrow(CanonicalJsonError);
     expect(canonicalJson(nested(MAX_JSON_DEPTH - 1))).toContain('leaf');
   });
 });

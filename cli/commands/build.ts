@@ -84,16 +84,16 @@ async function writeBuild(
   result: CompileResult,
   source: Manifest['source'],
 ): Promise<{ summary: string; outputs: { path: string; content: string | Uint8Array }[] }> {
-  const [{ emitManifest }, { serializeManifest }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
+  const [{ emitManifest }, { manifestBytes: bytesOf }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
   const manifest = emitManifest(result, {
     source,
     generator: `capreg ${CAPREG_VERSION}`,
     ...(settings.builtAt ? { builtAt: settings.builtAt } : {}),
   });
   const manifestPath = path.join(settings.outDir, 'manifest.json');
-  // Encoded once: the signature, the file and the build record take the same bytes (a manifest of
+  // Made once, as bytes: the signature, the file and the build record take them (a manifest of
   // 10,000 capabilities is ~70 MB, and each encoding of its text took ~0.5 s).
-  const manifestBytes = Buffer.from(serializeManifest(manifest), 'utf8');
+  const manifestBytes = bytesOf(manifest);
   const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
   const signaturePath = `${manifestPath}${MANIFEST_SIGNATURE_SUFFIX}`;
   // Ed25519 signatures are deterministic: the same manifest and key give the same .sig.
