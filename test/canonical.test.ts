@@ -33,12 +33,19 @@ describe('canonicalJson', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         expect(digestOf(value)).toBe(digest(value));
-        expect(digestOf({ items: [value, { value }], value })).toBe(digest({ items: [value, { value }], value }));
+        const wrapped = { items: Array.from({ length: 70 }, () => [value]), value };
+        expect(digestOf(wrapped)).toBe(digest(wrapped));
       }),
       { numRuns: 500 },
     );
     // What JSON.stringify leaves out or writes as null, at every level the digest opens.
-    const sparse = { a: undefined, b: [undefined, () => 1, 1], c: { d: undefined, e: [Symbol('s')] }, f: new Date(0), g: '\ud800' };
+    const sparse = {
+      a: undefined,
+      b: [...Array.from({ length: 70 }, () => undefined), () => 1, Symbol('s'), new Date(0), 1],
+      c: { d: undefined, e: [Symbol('s')] },
+      f: new Date(0),
+      g: '\ud800',
+    };
     expect(digestOf(sparse)).toBe(digest(sparse));
     // Keys that are array indices come first in any JavaScript object, and so in canonicalJson.
     const indexKeys = { b: 1, 10: { 2: 0, a: 1 }, 9: [3], '': 4 };
@@ -49,7 +56,8 @@ describe('canonicalJson', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.integer({ min: -1, max: 12 }), (value, indent) => {
         expect(canonicalJsonBytes(value, indent).toString('utf8')).toBe(canonicalJson(value, indent));
-        const wrapped = { list: [value, { value }, []], value, empty: {} };
+        // A member that is a long array is laid out item by item (OPENED_ARRAY_ITEMS), a short one is not.
+        const wrapped = { long: Array.from({ length: 70 }, (_, index) => (index % 2 === 0 ? value : { value })), short: [value, []], value, empty: {} };
         expect(canonicalJsonBytes(wrapped, indent).toString('utf8')).toBe(canonicalJson(wrapped, indent));
       }),
       { numRuns: 500 },
@@ -57,7 +65,7 @@ describe('canonicalJson', () => {
     // Larger than a chunk, with pieces that span lines at every depth the layout opens, and text
     // that needs two bytes in UTF-16 and four in UTF-8.
     const large = {
-      capabilities: Array.from({ length: 40 }, (_, index) => ({ id: `c-${index}`, protocol: `→ 🙂 ${'step\n'.repeat(500)}`, tags: ['a', { b: [1] }] })),
+      capabilities: Array.from({ length: 80 }, (_, index) => ({ id: `c-${index}`, protocol: `→ 🙂 ${'step\n'.repeat(500)}`, tags: ['a', { b: [1] }] })),
       10: [undefined, null],
       rules: { 'negative-rules': { level: 'warn', options: {} } },
     };
