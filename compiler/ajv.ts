@@ -15,7 +15,6 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   addFormatsModule) as unknown as typeof addFormatsModule.default;
 
 export type AjvInstance = InstanceType<AjvClass>;
-export type { ValidateFunction } from 'ajv';
 
 /**
  * A validator compiled when it is first asked for. ajv compiles a schema into code, ~30-150 ms

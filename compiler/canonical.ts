@@ -91,8 +91,8 @@ export function sha256Hex(data: string | Uint8Array): string {
 }
 
 /**
- * `sha256:<hex>` of the canonical JSON of a value. The text goes to the hash in pieces (see
- * writeCanonical), never as one string: the manifest of 10,000 capabilities is ~70 MB of JSON,
+ * `sha256:<hex>` of the canonical JSON of a value. A large value's text goes to the hash in pieces
+ * (see writeCanonical), not as one string: the manifest of 10,000 capabilities is ~70 MB of JSON,
  * which as a single string cost ~0.25 GB of memory at the build's peak, and as much time again to
  * encode for the hash.
  */

@@ -2,10 +2,11 @@
 // token (`<|endoftext|>`) is counted as the plain text it is: authors may write anything, and the
 // tokenizer would otherwise throw.
 //
-// The tokenizer is loaded by the first count, not when this module is: its BPE tables take ~0.5 s
-// to load, and a build that imports the compiler before it starts parsing would otherwise make the
-// parse workers wait for them. The first count comes with the first parsed document, while the
-// workers go on parsing. Its CommonJS build is loaded, synchronously: counting stays synchronous.
+// The tokenizer is loaded by loadTokenizer() or the first count, not when this module is: its BPE
+// tables take ~0.5 s to load, and a build that imports the compiler before it starts parsing would
+// otherwise make the parse workers wait for them (cli/compile-root.ts loads them once the parse
+// has started; the server and its user-compile workers at start). Its CommonJS build is loaded,
+// synchronously: counting stays synchronous.
 import { createRequire } from 'node:module';
 
 type GptTokenizer = typeof import('gpt-tokenizer');

@@ -16,6 +16,7 @@ import type { ReloadOutcome } from './reloadable.js';
 import { watchFile, type FileWatch } from './watch.js';
 import type { AuditSink } from './audit.js';
 import { ServerMetrics } from './metrics.js';
+import { loadTokenizer } from '../compiler/tokens.js';
 
 export interface RuntimeOptions {
   /** A file, or an `http(s)://` URL (polled: `manifestSource.remote`). */
@@ -89,6 +90,9 @@ export interface Runtime {
  */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
+  // Listings are priced in tokens (compact-listing.ts): the tokenizer's tables load now, at start,
+  // not during the first caller's request (~0.5 s; compiler/tokens.ts loads them on first use).
+  loadTokenizer();
   const names = toolNames(options.toolPrefix ?? '');
   // Metrics need the loaded manifest, so polls that run before they exist report to nobody.
   let onPoll: (outcome: ReloadOutcome | 'failed') => void = () => {};
