@@ -233,6 +233,17 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   };
 
   const overBudget = (member: PoolWorker): void => {
+    // A timer can fire late, after this thread was busy (loading the tokenizer, reading an evals
+    // file), with the document's answer already waiting: timers run before the messages of the
+    // same turn of the event loop, setImmediate callbacks after them. The document is over budget
+    // only if it is still unanswered then.
+    const head = member.queue[0];
+    setImmediate(() => {
+      if (pool.has(member) && member.queue[0] === head) stopOverBudget(member);
+    });
+  };
+
+  const stopOverBudget = (member: PoolWorker): void => {
     retire(member);
     member.queue.shift(); // stays undefined: the caller reports it
     requeued.unshift(...member.queue);
