@@ -104,13 +104,15 @@ export function digestOf(value: unknown): string {
 }
 
 /**
- * The UTF-8 bytes of `canonicalJson(value, indent)`, made without that string (see digestOf): a
- * manifest's text is twice its size in memory when one character needs two bytes in UTF-16.
+ * The UTF-8 bytes of `canonicalJson(value, indent)` followed by `trailer` (a file's last newline),
+ * made without that string (see digestOf): a manifest's text is twice its size in memory when one
+ * character needs two bytes in UTF-16.
  */
-export function canonicalJsonBytes(value: unknown, indent?: number): Buffer {
+export function canonicalJsonBytes(value: unknown, indent?: number, trailer = ''): Buffer {
   refuseTooDeep(value);
   const chunks: Buffer[] = [];
   writeCanonical(value, indent, (text) => chunks.push(Buffer.from(text, 'utf8')));
+  chunks.push(Buffer.from(trailer, 'utf8'));
   return Buffer.concat(chunks);
 }
 
@@ -137,11 +139,12 @@ function isOmitted(value: unknown): boolean {
  */
 const CHUNK_CHARS = 1 << 12;
 /**
- * What writeCanonical lays out itself: the value, and those of its members that are arrays of at
- * least this many items (a manifest's capabilities). Everything else is one canonicalJson each:
- * a small value in many pieces would cost more than the one string it saves.
+ * What writeCanonical lays out itself: an array of at least this many items (a manifest's
+ * capabilities), at the top or as a member of the object at the top, and that object. Anything
+ * else is one canonicalJson: a small value in pieces would cost more than the one string it saves.
  */
 const OPENED_ARRAY_ITEMS = 64;
+const isLongArray = (value: unknown): boolean => Array.isArray(value) && value.length >= OPENED_ARRAY_ITEMS;
 
 /**
  * Hands canonicalJson(value, indent) to `flush` in pieces (see CHUNK_CHARS and
@@ -170,7 +173,7 @@ function writeCanonical(value: unknown, indent: number | undefined, flush: (text
       typeof member === 'object' &&
       member !== null &&
       typeof (member as { toJSON?: unknown }).toJSON !== 'function' &&
-      (depth === 0 || (depth === 1 && Array.isArray(member) && member.length >= OPENED_ARRAY_ITEMS));
+      (isLongArray(member) ? depth <= 1 : depth === 0 && !Array.isArray(member) && Object.values(member).some(isLongArray));
     if (!open) {
       const text = canonicalJsonOfChecked(member, indent);
       write(gap === '' || depth === 0 ? text : text.replaceAll('\n', newline(depth)));

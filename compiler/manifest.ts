@@ -21,7 +21,7 @@ export function manifestIntegrity(manifest: Omit<Manifest, 'integrity'> | Manife
 
 /** The bytes written to disk: canonical key order, pretty enough to diff, ending with a newline. */
 export function manifestBytes(manifest: Manifest): Buffer {
-  return Buffer.concat([canonicalJsonBytes(manifest, 2), Buffer.from('\n')]);
+  return canonicalJsonBytes(manifest, 2, '\n');
 }
 
 /** manifestBytes as text. */

@@ -48,7 +48,7 @@ describe('canonicalJson', () => {
     };
     expect(digestOf(sparse)).toBe(digest(sparse));
     // Keys that are array indices come first in any JavaScript object, and so in canonicalJson.
-    const indexKeys = { b: 1, 10: { 2: 0, a: 1 }, 9: [3], '': 4 };
+    const indexKeys = { b: 1, 10: { 2: 0, a: 1 }, 9: [3], '': 4, long: Array.from({ length: 70 }, (_, index) => ({ [index]: index, a: 0 })) };
     expect(digestOf(indexKeys)).toBe(digest(indexKeys));
     expect(() => digestOf({ a: [Number.POSITIVE_INFINITY] })).toThrow(/non-finite/);
   });
@@ -71,6 +71,7 @@ describe('canonicalJson', () => {
     };
     for (const indent of [undefined, 0, 2, 4]) {
       expect(canonicalJsonBytes(large, indent).equals(Buffer.from(canonicalJson(large, indent), 'utf8'))).toBe(true);
+      expect(canonicalJsonBytes(large.capabilities, indent, '\n').equals(Buffer.from(`${canonicalJson(large.capabilities, indent)}\n`, 'utf8'))).toBe(true);
     }
     expect(digestOf(large)).toBe(`sha256:${createHash('sha256').update(canonicalJson(large)).digest('hex')}`);
   });

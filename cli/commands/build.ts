@@ -84,7 +84,7 @@ async function writeBuild(
   result: CompileResult,
   source: Manifest['source'],
 ): Promise<{ summary: string; outputs: { path: string; content: string | Uint8Array }[] }> {
-  const [{ emitManifest }, { manifestBytes: bytesOf }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
+  const [{ emitManifest }, { manifestBytes }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
   const manifest = emitManifest(result, {
     source,
     generator: `capreg ${CAPREG_VERSION}`,
@@ -93,22 +93,22 @@ async function writeBuild(
   const manifestPath = path.join(settings.outDir, 'manifest.json');
   // Made once, as bytes: the signature, the file and the build record take them (a manifest of
   // 10,000 capabilities is ~70 MB, and each encoding of its text took ~0.5 s).
-  const manifestBytes = bytesOf(manifest);
+  const bytes = manifestBytes(manifest);
   const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
   const signaturePath = `${manifestPath}${MANIFEST_SIGNATURE_SUFFIX}`;
   // Ed25519 signatures are deterministic: the same manifest and key give the same .sig.
-  const signature = settings.signingKey ? `${await signDetached(manifestBytes, settings.signingKey)}\n` : undefined;
+  const signature = settings.signingKey ? `${await signDetached(bytes, settings.signingKey)}\n` : undefined;
   try {
     if (signature === undefined) {
       // A signature left from an earlier signed build would not match this manifest.
       await rm(signaturePath, { force: true });
-      await writeFileAtomic(manifestPath, manifestBytes);
+      await writeFileAtomic(manifestPath, bytes);
     } else {
       // The signature first: a server that reads between the two renames sees the old manifest
       // with the new signature, refuses the pair, and retries.
       await writeFilesAtomic([
         { target: signaturePath, content: signature },
-        { target: manifestPath, content: manifestBytes },
+        { target: manifestPath, content: bytes },
       ]);
     }
     await writeFileAtomic(skillPath, settings.clientSkill);
@@ -120,7 +120,7 @@ async function writeBuild(
   const summary = `${path.relative(settings.root, manifestPath) || manifestPath} (${manifest.capabilities.length} capabilities, revision ${manifest.revision.slice(0, 19)}…${signed})`;
   context.stderr(`capreg build: wrote ${summary}\n`);
   const outputs = [
-    { path: manifestPath, content: manifestBytes },
+    { path: manifestPath, content: bytes },
     ...(signature !== undefined ? [{ path: signaturePath, content: signature }] : []),
     { path: skillPath, content: settings.clientSkill },
   ];
