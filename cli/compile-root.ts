@@ -30,7 +30,8 @@ export async function compileRoot(root: string, options: CompileRootOptions): Pr
   const config = await loadConfig(root);
   const read = readRegistry(root, { maxFileBytes: config.maxFileBytes });
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
-  // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
+  // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
+  // evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
