@@ -8,10 +8,11 @@ import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
+import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
-import { decodeTextFile } from './read-registry.js';
+import { decodeTextFile, folderTooDeep } from './read-registry.js';
 
 export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'git-failed';
 
@@ -261,7 +262,15 @@ async function readTree(
   { git, root, ref, commit, prefix }: { git: SimpleGit; root: string; ref: string; commit: string; prefix: string },
   options: { maxFileBytes: number },
 ): Promise<RegistryInput> {
-  const entries = await listTree(git, commit, prefix);
+  // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
+  // each such folder is refused.
+  const tooDeep = new Set<string>();
+  const listed = await listTree(git, commit, prefix);
+  const entries = listed.filter((entry) => {
+    if (pathDepth(entry.path) <= MAX_FOLDER_DEPTH + 1) return true;
+    tooDeep.add(entry.path.split('/', MAX_FOLDER_DEPTH + 2).join('/'));
+    return false;
+  });
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
 
   const textEntries = entries.filter((entry) => isTextInput(entry.path));
@@ -279,7 +288,7 @@ async function readTree(
   const extraOids = [...targets.values()].filter((entry): entry is TreeEntry => entry !== undefined && !firstRead.has(entry.oid)).map((entry) => entry.oid);
   const blobs = extraOids.length > 0 ? new Map([...firstRead, ...(await readBlobs(root, extraOids))]) : firstRead;
 
-  const files: SourceFile[] = [];
+  const files: SourceFile[] = [...tooDeep].map((folder) => ({ path: folder, problem: folderTooDeep(folder) }));
   for (const entry of textEntries) {
     let oid = entry.oid;
     if (entry.mode === SYMLINK_MODE) {
@@ -298,7 +307,7 @@ async function readTree(
   const allPaths = entries.map((entry) => entry.path).sort();
   const folders = new Set<string>();
   const protocolFolders = new Set<string>();
-  for (const entry of entries) {
+  for (const entry of listed) {
     const segments = entry.path.split('/');
     if (segments.length < 3) continue;
     const folder = segments.slice(0, 2).join('/');

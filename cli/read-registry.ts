@@ -6,10 +6,11 @@
 // and the walk reads folders and files one after another: reading 1,000 capabilities took ~0.4 s
 // that way and ~0.1 s synchronously (10,000: 3.9 s and 1.1 s), while the parse workers waited
 // for the files. Only the command line reads a registry, and nothing else runs on its thread then.
-import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
+import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 
@@ -69,6 +70,11 @@ export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): Decoded
   }
 }
 
+/** Why a folder deeper than MAX_FOLDER_DEPTH is not read (the Git reader says the same). */
+export function folderTooDeep(relative: string): string {
+  return `folder is ${pathDepth(relative)} levels deep under capabilities/, over the limit of ${MAX_FOLDER_DEPTH}; nothing in it is read: move its files up`;
+}
+
 function isInside(root: string, target: string): boolean {
   const relative = path.relative(root, target);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
@@ -104,10 +110,21 @@ export function readRegistry(root: string, options: ReadOptions): RegistryInput 
   const visited = new Set<string>();
 
   const walk = (absoluteDir: string, relativeDir: string): void => {
-    const realDir = realpathSync(absoluteDir);
-    if (visited.has(realDir)) return;
-    visited.add(realDir);
-    const entries = readdirSync(absoluteDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+    let entries: Dirent[];
+    try {
+      const realDir = realpathSync(absoluteDir);
+      if (visited.has(realDir)) return;
+      visited.add(realDir);
+      entries = readdirSync(absoluteDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+    } catch (error) {
+      // capabilities/ itself is the caller's to check (a root without one is a usage error).
+      if (relativeDir === 'capabilities') throw error;
+      files.push({
+        path: relativeDir,
+        problem: `folder cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it readable or remove it`,
+      });
+      return;
+    }
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       const absolute = path.join(absoluteDir, entry.name);
@@ -138,6 +155,10 @@ export function readRegistry(root: string, options: ReadOptions): RegistryInput 
         isDir = lstatSync(target).isDirectory();
       }
       if (isDir) {
+        if (pathDepth(relative) > MAX_FOLDER_DEPTH) {
+          files.push({ path: relative, problem: folderTooDeep(relative) });
+          continue;
+        }
         // capabilities/toolsets/ holds toolsets files, not a capability.
         if (relativeDir === 'capabilities' && relative !== TOOLSETS_FOLDER) capabilityFolders.push(relative);
         walk(absolute, relative);

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { watch } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
+import { MAX_FOLDER_DEPTH } from '../compiler/layout.js';
 import { CompileSession, type SessionCompile, type SessionOptions } from './compile-session.js';
 import type { CliContext } from './context.js';
 
@@ -59,6 +60,8 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   const watcher = watch([path.join(root, 'capabilities'), path.join(root, CONFIG_FILE)], {
     ignoreInitial: true,
     ignored: (file) => path.basename(file).startsWith('.'),
+    // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
+    depth: MAX_FOLDER_DEPTH,
   });
   // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
   watcher.on('error', (error) => {

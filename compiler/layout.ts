@@ -3,3 +3,18 @@
 export const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
 /** The split layout: one or more toolsets per `capabilities/toolsets/<name>.yaml`, next to or instead of TOOLSETS_FILE. */
 export const TOOLSETS_FOLDER = 'capabilities/toolsets';
+
+/**
+ * How many folder levels a registry may nest under `capabilities/`: a capability's own folder is
+ * level 1, its `references/` level 2. Readers refuse a folder deeper than this (registry-files
+ * reports it) rather than walk it: a tree nested thousands of levels deep would otherwise end
+ * the walk with a path too long for the file system.
+ */
+export const MAX_FOLDER_DEPTH = 16;
+
+/** The level of a path under `capabilities/`: 1 for `capabilities/<id>`, 2 for a file or folder directly in it. */
+export function pathDepth(relativePath: string): number {
+  let depth = 0;
+  for (let index = relativePath.indexOf('/'); index !== -1; index = relativePath.indexOf('/', index + 1)) depth += 1;
+  return depth;
+}

@@ -1,5 +1,6 @@
 // `capreg lint` end to end on real folders: every bad input of the compiler issue reaches the user
 // as a diagnostic with file and position (or a usage error, exit 2), and nothing crashes.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,10 +136,49 @@ describe('capreg lint: bad input', () => {
   it('a FIFO named PROTOCOL.md is refused instead of blocking the read', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
     fs.mkdirSync(path.join(root, 'capabilities/beta'));
-    const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [path.join(root, 'capabilities/beta/PROTOCOL.md')]);
     const { report } = await lintJson(root);
     expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files not a regular file; it must be a UTF-8 text file']);
+  });
+
+  it('a folder nested deeper than the limit is refused, not walked; one at the limit is read', async () => {
+    const notes = `./${Array<string>(15).fill('n').join('/')}/notes.md`;
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { body: `Never guess.\n\nSee [the notes](${notes}).\n` }) });
+    // capabilities/alpha is level 1; 15 more levels reach the limit (16), the next one is over it.
+    const atLimit = path.join(root, 'capabilities/alpha', ...Array<string>(15).fill('n'));
+    fs.mkdirSync(atLimit, { recursive: true });
+    fs.writeFileSync(path.join(atLimit, 'notes.md'), 'notes\n');
+    fs.mkdirSync(path.join(atLimit, 'deeper', ...Array<string>(40).fill('d')), { recursive: true });
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/alpha/n/n/n/n/n/n/n/n/n/n/n/n/n/n/n/deeper:1:1 registry-files folder is 17 levels deep under capabilities/, over the limit of 16; nothing in it is read: move its files up',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('a folder whose path is too long for the file system is refused with the reason, not an internal error', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    // 16 levels of 255-character names, within the depth limit, pass the file system's 4,096
+    // bytes for a path. No call can name such a path: two chains of 8 levels are made apart, and
+    // the second is moved into the first.
+    const name = 'n'.repeat(255);
+    const chain = Array<string>(8).fill(name);
+    const upper = path.join(root, 'capabilities', ...chain);
+    fs.mkdirSync(upper, { recursive: true });
+    const aside = tempDir();
+    fs.mkdirSync(path.join(aside, ...chain), { recursive: true });
+    fs.renameSync(path.join(aside, name), path.join(upper, name));
+    try {
+      const { code, report } = await lintJson(root);
+      const unreadable = described(report).filter((line) => line.includes('cannot be read'));
+      expect(unreadable).toEqual([
+        expect.stringMatching(/^capabilities(\/n{255})+:1:1 registry-files folder cannot be read \(ENAMETOOLONG\); make it readable or remove it$/),
+      ]);
+      expect(code).toBe(1);
+    } finally {
+      // Moved back, so that the temporary folders can be removed by their paths.
+      fs.renameSync(path.join(upper, name), path.join(aside, name));
+    }
   });
 
   it('an unclosed code fence', async () => {

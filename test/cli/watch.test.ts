@@ -78,6 +78,26 @@ describe('capreg lint --watch', () => {
     expect(await watch.stop()).toBe(0);
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
   });
+
+  it('refuses a folder made deeper than the limit, which it does not watch, and forgets it once removed', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const watch = startWatch(['lint', '--watch', '--format', 'github'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    const top = path.join(root, 'capabilities/alpha/n');
+    fs.mkdirSync(path.join(top, ...Array<string>(30).fill('n')), { recursive: true });
+    await watch.waitFor('stdout', /folder is 17 levels deep under capabilities\/, over the limit of 16/);
+    expect(watch.stdout()).toMatch(/^::error file=capabilities\/alpha(\/n){16},line=1.*title=registry-files::/m);
+
+    // The compile that found it has ended (its status line follows the diagnostics).
+    await watch.waitFor('stderr', /read the registry \(3 files, 0 parsed\)[\s\S]*watching for changes/);
+
+    const before = count(watch.stderr(), /watching for changes/);
+    fs.rmSync(top, { recursive: true });
+    await watch.waitFor('stderr', new RegExp(`(watching for changes[\\s\\S]*){${before + 1}}`));
+    // Read again without the refused folder: the registry's two files, nothing to report.
+    expect(watch.stderr().trimEnd().split('\n').at(-2)).toMatch(/read the registry \(2 files, 0 parsed\); linted 1 capability/);
+    expect(await watch.stop()).toBe(0);
+  });
 });
 
 describe('capreg lint --watch: the parse budget', () => {

@@ -41,6 +41,24 @@ describe('readGitRegistry', () => {
     expect(fromGit.input.foldersWithoutProtocol).toEqual(['capabilities/empty']);
   });
 
+  it('refuses a folder nested deeper than the limit as the disk reader does', async () => {
+    const dir = repository();
+    const levels = (count: number): string => Array<string>(count).fill('d').join('/');
+    write(dir, `capabilities/notes/${levels(15)}/at-limit.md`, 'read\n');
+    write(dir, `capabilities/notes/${levels(16)}/too-deep.md`, 'not read\n');
+    write(dir, `capabilities/hidden/${levels(20)}/PROTOCOL.md`, 'not read\n');
+    commitAll(dir, 'deep folders');
+    const fromGit = await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024 * 1024 });
+    const fromDisk = readRegistry(dir, { maxFileBytes: 1024 * 1024 });
+    expect(fromGit.input).toEqual(fromDisk);
+    expect(fromGit.input.files.filter((file) => file.problem?.includes('levels deep')).map((file) => file.path)).toEqual([
+      `capabilities/hidden/${levels(16)}`,
+      `capabilities/notes/${levels(16)}`,
+    ]);
+    expect(fromGit.input.allPaths).toContain(`capabilities/notes/${levels(15)}/at-limit.md`);
+    expect(fromGit.input.foldersWithoutProtocol).toEqual(['capabilities/hidden']);
+  });
+
   it("refuses a file over the size limit with the disk reader's message", async () => {
     const dir = repository();
     const fromGit = await readGitRegistry(dir, 'base', { maxFileBytes: 64 });
