@@ -13,6 +13,8 @@ import { compareRegistries, compareRouting, type GateReport, type GateResult, ty
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
+import { parseEvalsFiles } from '../../compiler/evals/file.js';
+import type { LintRegistry } from '../../compiler/rule.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, Toolsets } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
@@ -77,6 +79,23 @@ function threadsFor(files: number, jobs: number | undefined): number | undefined
   return jobs === undefined ? undefined : threadCount(files, jobs);
 }
 
+/**
+ * The base tree as rules see it, for routing. An evals file with the same path and bytes as in the
+ * new tree is the new tree's, parsed once (each distinct file is parsed once, as for protocols).
+ */
+export function baseRegistry(
+  input: RegistryInput,
+  documents: CapabilityDocument[],
+  toolsets: ParsedToolsets,
+  headInput: RegistryInput,
+  head: LintRegistry,
+): LintRegistry {
+  const headTexts = new Map(headInput.files.map((file) => [file.path, file.content]));
+  const headEvals = new Map(head.evals.map((parsed) => [parsed.file, parsed]));
+  const evals = parseEvalsFiles(input.files, (file, content) => (headTexts.get(file) === content ? headEvals.get(file) : undefined));
+  return createLintRegistry(documents, toolsets, input, evals);
+}
+
 /** A base file over the parse budget cannot be compared: an error, so that the gate fails closed. */
 function baseOverBudget(file: string, against: string, maxParseMs: number): Diagnostic {
   const message = `at ${against}: ${overBudgetProblem(maxParseMs)}; the version gate cannot compare this capability`;
@@ -135,7 +154,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       return parsing;
     })
     .catch((): EarlyDocuments => new Map());
-  const [baseInput, { result: lint, overBudget }] = await Promise.all([baseRead, headCompile]);
+  const [baseInput, { input: headInput, result: lint, overBudget }] = await Promise.all([baseRead, headCompile]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
   const before = readableToolsets(baseToolsets);
@@ -155,8 +174,8 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
       : jobs === 1
         ? // One thread asked for: both trees' routing on this one.
-          compareRouting(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against)
-        : await compareRoutingThreaded(createLintRegistry(baseParse.documents, baseToolsets, baseInput), lint.registry, values.against);
+          compareRouting(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against)
+        : await compareRoutingThreaded(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

@@ -68,12 +68,16 @@ export function parseEvalsFile(file: string, content: string): ParsedEvals {
   return { file, folder, data: source.data, ranges: source.ranges, problems: source.problems };
 }
 
-/** The readable evals files of a registry, parsed, in path order. */
-export function parseEvalsFiles(files: readonly SourceFile[]): ParsedEvals[] {
+/**
+ * The readable evals files of a registry, parsed, in path order. `parsedBefore` may answer for a
+ * file already parsed with the same path and text (the gate's base tree and its new tree share
+ * most of their files, byte for byte); a parse is a pure function of both.
+ */
+export function parseEvalsFiles(files: readonly SourceFile[], parsedBefore?: (path: string, content: string) => ParsedEvals | undefined): ParsedEvals[] {
   return files
     .filter((file): file is SourceFile & { content: string } => isEvalsFile(file.path) && file.content !== undefined)
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    .map((file) => parseEvalsFile(file.path, file.content));
+    .map((file) => parsedBefore?.(file.path, file.content) ?? parseEvalsFile(file.path, file.content));
 }
 
 /** Schema problems of a file that parsed (YAML problems come first and are the file's own). */

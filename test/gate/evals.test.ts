@@ -5,7 +5,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
+import { baseRegistry } from '../../cli/commands/check.js';
+import { compileRoot } from '../../cli/compile-root.js';
+import { readGitRegistry } from '../../cli/git-registry.js';
+import { parseEvalsFile } from '../../compiler/evals/file.js';
 import type { RoutingSummary } from '../../compiler/gate/index.js';
+import { toolsetsSourceOf } from '../../compiler/toolsets.js';
 import type { Diagnostic } from '../../compiler/types.js';
 import { commitAll, createBaseRepository, edit, git, REPORTS_FILE, runCli, write, gateScenarios, setVersion } from './fixture.js';
 
@@ -178,6 +183,24 @@ describe.concurrent('capreg check: routing', () => {
       },
     ]);
     expect(result.code).toBe(0);
+  });
+
+  it("parses each distinct evals file once: the base tree takes the new tree's where the bytes are the same", async ({ expect }) => {
+    const dir = scenario();
+    edit(dir, REPORTS_EVALS, '  - write my weekly report\n', '');
+    commitAll(dir, 'one evals file changed');
+    const { input: head, result } = await compileRoot(dir, { cache: false });
+    const { input: base } = await readGitRegistry(dir, 'base', { maxFileBytes: 1024 * 1024 });
+    const documents = result.registry.capabilities.map((capability) => capability.document);
+    const registry = baseRegistry(base, documents, toolsetsSourceOf(base.files), head, result.registry);
+    const headEvals = new Map(result.registry.evals.map((parsed) => [parsed.file, parsed]));
+    expect(registry.evals.map((parsed) => [parsed.file, parsed === headEvals.get(parsed.file)])).toEqual([
+      ['capabilities/archive/evals.yaml', true],
+      ['capabilities/notes/evals.yaml', true],
+      [REPORTS_EVALS, false],
+    ]);
+    // The changed one is the base's own text.
+    expect(registry.evals[2]?.data).toEqual(parseEvalsFile(REPORTS_EVALS, REPORTS_EVALS_TEXT).data);
   });
 
   it('through the real executable: exit 1 and the moved count on stderr', ({ expect }) => {
