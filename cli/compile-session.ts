@@ -109,16 +109,29 @@ export class CompileSession {
   private readonly changed = new Set<string>();
   private full = true;
   private readonly derived = new DerivedFacts();
+  /** The real targets of the links the last full read followed. */
+  private links = new Set<string>();
 
   constructor(
     private readonly root: string,
     private readonly options: SessionOptions,
   ) {}
 
+  /**
+   * Where the registry's symbolic links lead (absolute real paths), as of the last full read: the
+   * watcher does not follow links (links back to their own folder would make it walk without end),
+   * so it watches their targets by these paths.
+   */
+  linkTargets(): string[] {
+    return [...this.links];
+  }
+
   /** A path under the root changed (was added, edited or removed). */
   noteChange(absolutePath: string, isDirectory: boolean): void {
     const relative = path.relative(this.root, absolutePath).split(path.sep).join('/');
+    // With links, one file can be read under several paths: every change is a full read.
     const placeable =
+      this.links.size === 0 &&
       !isDirectory &&
       relative.startsWith('capabilities/') &&
       !relative.split('/').some((segment) => segment.startsWith('.') || segment === '..') &&
@@ -154,7 +167,9 @@ export class CompileSession {
   private async compileAll(): Promise<SessionCompile> {
     const previous = this.state;
     const config = await loadConfig(this.root);
-    const input = readRegistry(this.root, { maxFileBytes: config.maxFileBytes });
+    const links = new Set<string>();
+    const input = readRegistry(this.root, { maxFileBytes: config.maxFileBytes, onLink: (_relative, target) => links.add(target) });
+    this.links = links;
     const protocols = protocolFiles(input);
     // A file whose text is unchanged keeps what was made of it (its document, its parsed evals).
     const previousText = new Map((previous?.files ?? []).map((file) => [file.path, file.content]));

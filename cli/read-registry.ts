@@ -13,9 +13,12 @@ import { isEvalsFile } from '../compiler/evals/file.js';
 import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
+import { UsageError } from './context.js';
 
 export interface ReadOptions {
   maxFileBytes: number;
+  /** Told of each symbolic link the walk follows, with its real target (`--watch` watches the targets). */
+  onLink?: (relative: string, target: string) => void;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -26,7 +29,7 @@ function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-function sizeProblem(size: number, maxFileBytes: number): string {
+export function sizeProblem(size: number, maxFileBytes: number): string {
   return `file is ${formatBytes(size)}, over the ${formatBytes(maxFileBytes)} limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/`;
 }
 
@@ -101,8 +104,25 @@ export function readSourceFile(absolute: string, relative: string, options: Read
   }
 }
 
+/**
+ * Why a symbolic link whose real target is `target` is refused, or undefined when it may be
+ * followed: it must stay inside the registry root, and out of hidden files and folders, which are
+ * never part of a registry (`.git/config` can hold a CI token; a YAML error would quote it).
+ */
+export function linkRefusal(realRoot: string, target: string, what: 'file' | 'folder' = 'file'): string | undefined {
+  if (!isInside(realRoot, target)) return `symbolic link points outside the registry root (to ${target}); refused: put the ${what} itself inside the registry`;
+  const inside = path.relative(realRoot, target);
+  if (inside.split(path.sep).some((segment) => segment.startsWith('.'))) {
+    return `symbolic link points to a hidden file or folder (${inside}); refused: put the ${what} itself inside the registry`;
+  }
+  return undefined;
+}
+
 export function readRegistry(root: string, options: ReadOptions): RegistryInput {
   const realRoot = realpathSync(root);
+  // capabilities/ itself may be a link, under the same terms as the links inside it.
+  const capabilitiesRefusal = linkRefusal(realRoot, realpathSync(path.join(root, 'capabilities')), 'folder');
+  if (capabilitiesRefusal !== undefined) throw new UsageError(`capabilities/: ${capabilitiesRefusal}`);
   const files: SourceFile[] = [];
   const allPaths: string[] = [];
   const protocolFolders = new Set<string>();
@@ -140,18 +160,15 @@ export function readRegistry(root: string, options: ReadOptions): RegistryInput 
             files.push({ path: relative, problem: 'symbolic link is broken: its target does not exist; replace the link with the file' });
           continue;
         }
-        if (!isInside(realRoot, target)) {
+        const refusal = linkRefusal(realRoot, target);
+        if (refusal !== undefined) {
           allPaths.push(relative);
           // The folder has its PROTOCOL.md; it is refused, not missing.
           if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
-          if (isTextInput(relative) || relativeDir === 'capabilities') {
-            files.push({
-              path: relative,
-              problem: `symbolic link points outside the registry root (to ${target}); refused: put the file itself inside the registry`,
-            });
-          }
+          if (isTextInput(relative) || relativeDir === 'capabilities') files.push({ path: relative, problem: refusal });
           continue;
         }
+        options.onLink?.(relative, target);
         isDir = lstatSync(target).isDirectory();
       }
       if (isDir) {

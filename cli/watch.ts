@@ -2,6 +2,7 @@
 // or to capreg.config.yaml, through one CompileSession (only the changed files are read and
 // parsed again). Status lines (stderr) start with the local time; stdout keeps the formatter's
 // exact output. Stops on SIGINT or SIGTERM, after the compile in progress.
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { watch } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
@@ -50,6 +51,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       const started = performance.now();
       try {
         const compiled = await session.compile();
+        watchLinkTargets();
         await options.onCompile(compiled, context, performance.now() - started);
       } catch (error) {
         context.stderr(`${options.command}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -62,7 +64,18 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     ignored: (file) => path.basename(file).startsWith('.'),
     // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
     depth: MAX_FOLDER_DEPTH,
+    // Links are watched as links, and their targets by their own paths (below, after each compile):
+    // followed, a few links back to their own folder make the watcher walk every path through them, without end.
+    followSymlinks: false,
   });
+  // Link targets outside capabilities/ (under it, the watcher sees them by their own paths).
+  const watchedTargets = new Set<string>();
+  const watchLinkTargets = (): void => {
+    const inside = `${realpathSync(path.join(root, 'capabilities'))}${path.sep}`;
+    const fresh = session.linkTargets().filter((target) => !target.startsWith(inside) && !watchedTargets.has(target));
+    for (const target of fresh) watchedTargets.add(target);
+    if (fresh.length > 0) watcher.add(fresh);
+  };
   // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
   watcher.on('error', (error) => {
     context.stderr(`${options.command}: watching failed: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -115,6 +115,72 @@ describe('capreg lint: bad input', () => {
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
   });
 
+  it('a link into a hidden folder of the root (.git/config holds CI tokens) is refused and never read', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), '.git/config': '[http]\n\textraheader = AUTHORIZATION: basic SECRET-TOKEN\n' });
+    fs.rmSync(path.join(root, 'capabilities/toolsets.yaml'), { force: true });
+    fs.symlinkSync('../.git/config', path.join(root, 'capabilities/toolsets.yaml'));
+    fs.mkdirSync(path.join(root, 'capabilities/beta'));
+    fs.symlinkSync('../../.git/config', path.join(root, 'capabilities/beta/PROTOCOL.md'));
+    const { code, report, stdout } = await lintJson(root);
+    expect(described(report)).toEqual([
+      'capabilities/beta/PROTOCOL.md:1:1 registry-files symbolic link points to a hidden file or folder (.git/config); refused: put the file itself inside the registry',
+      'capabilities/toolsets.yaml:1:1 registry-files symbolic link points to a hidden file or folder (.git/config); refused: put the file itself inside the registry',
+    ]);
+    expect(stdout).not.toContain('SECRET-TOKEN');
+    expect(code).toBe(1);
+  });
+
+  it('capabilities/ as a link out of the root is a usage error, and nothing outside is read', async () => {
+    const outside = tempDir('capreg-outside-');
+    fs.mkdirSync(path.join(outside, 'alpha'));
+    fs.writeFileSync(path.join(outside, 'alpha/PROTOCOL.md'), cleanProtocol('alpha', { body: 'Never read SECRET-OUTSIDE.\n' }));
+    const root = tempDir();
+    fs.symlinkSync(outside, path.join(root, 'capabilities'));
+    for (const command of ['lint', 'build']) {
+      const result = await run([command, '--no-cache'], { cwd: root });
+      expect(result).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `capreg ${command}: capabilities/: symbolic link points outside the registry root (to ${fs.realpathSync(outside)}); refused: put the folder itself inside the registry\n`,
+      });
+    }
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('capreg.config.yaml is read only as a regular file inside the root, never through a link out of it or into a hidden folder', async () => {
+    const outside = tempDir('capreg-outside-');
+    fs.writeFileSync(path.join(outside, 'secret'), 'root:SECRET-HASH:20228:0:99999:7:::\n');
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), '.git/config': 'SECRET-TOKEN: x\n' });
+    const config = path.join(root, 'capreg.config.yaml');
+    const cases: [() => void, string][] = [
+      [
+        () => fs.symlinkSync(path.join(outside, 'secret'), config),
+        `capreg.config.yaml: symbolic link points outside the registry root (to ${fs.realpathSync(outside)}/secret); refused`,
+      ],
+      [() => fs.symlinkSync('.git/config', config), 'capreg.config.yaml: symbolic link points to a hidden file or folder (.git/config); refused'],
+      // A FIFO would block the read for ever.
+      [() => execFileSync('mkfifo', [config]), 'capreg.config.yaml is not a regular file; it must be a UTF-8 text file'],
+      [
+        () => fs.writeFileSync(config, `# ${'x'.repeat(1024 * 1024)}\n`),
+        'capreg.config.yaml is 1048579 bytes, over the 1048576 bytes a configuration file may have',
+      ],
+      [() => fs.writeFileSync(config, Buffer.from([0x72, 0x75, 0x6c, 0x65, 0x73, 0x3a, 0xe9, 0x0a])), 'capreg.config.yaml: file is not valid UTF-8 text'],
+    ];
+    for (const [make, message] of cases) {
+      fs.rmSync(config, { force: true });
+      make();
+      const result = await run(['lint'], { cwd: root });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).not.toContain('SECRET');
+    }
+    // A link to a file inside the root is read as before.
+    fs.rmSync(config);
+    fs.writeFileSync(path.join(root, 'shared.yaml'), 'rules:\n  negative-rules: off\n');
+    fs.symlinkSync('shared.yaml', config);
+    expect((await run(['lint'], { cwd: root })).code).toBe(0);
+  });
+
   it('a symbolic link inside the root is followed', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'shared/beta.md': cleanProtocol('beta') });
     fs.mkdirSync(path.join(root, 'capabilities/beta'));

@@ -100,6 +100,44 @@ describe('capreg lint --watch', () => {
   });
 });
 
+describe('capreg lint --watch: symbolic links', () => {
+  it('links back to their own folder do not hold the watcher, and an edit is still linted', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    // Followed, these make 8^16 paths down to the depth limit (by hand, a watcher that followed them
+    // grew by ~40 MiB a second; in this harness the growth did not show, so this guards the behaviour).
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) fs.symlinkSync('.', path.join(root, 'capabilities/alpha', name));
+    const watch = startWatch(['lint', '--watch', '--format', 'github'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${watch.child.pid}/status`, 'utf8'))?.[1]) / 1024;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const settled = rss();
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    expect(rss() - settled).toBeLessThan(64);
+    fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha', { version: 'banana' }));
+    await watch.waitFor('stdout', /file=capabilities\/alpha\/PROTOCOL\.md,.*title=frontmatter-schema::.*"banana"/);
+    expect(await watch.stop()).toBe(0);
+  });
+
+  it('an edit to the target of a link is linted, under every path that reads it', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'shared/alpha.md': cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': cleanProtocol('beta') });
+    fs.mkdirSync(path.join(root, 'capabilities/alpha'));
+    // One link to a file outside capabilities/, one to a file inside it.
+    fs.symlinkSync('../../shared/alpha.md', path.join(root, 'capabilities/alpha/PROTOCOL.md'));
+    fs.mkdirSync(path.join(root, 'capabilities/gamma'));
+    fs.symlinkSync('../beta/PROTOCOL.md', path.join(root, 'capabilities/gamma/PROTOCOL.md'));
+    const watch = startWatch(['lint', '--watch', '--format', 'github'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+
+    fs.writeFileSync(path.join(root, 'shared/alpha.md'), cleanProtocol('alpha', { version: 'banana' }));
+    await watch.waitFor('stdout', /file=capabilities\/alpha\/PROTOCOL\.md,.*title=frontmatter-schema::.*"banana"/);
+
+    fs.writeFileSync(path.join(root, 'capabilities/beta/PROTOCOL.md'), cleanProtocol('beta', { version: 'cherry' }));
+    await watch.waitFor('stdout', /file=capabilities\/beta\/PROTOCOL\.md,.*"cherry"/);
+    await watch.waitFor('stdout', /file=capabilities\/gamma\/PROTOCOL\.md,.*"cherry"/);
+    expect(await watch.stop()).toBe(0);
+  });
+});
+
 describe('capreg lint --watch: the parse budget', () => {
   it('keeps refusing a protocol over the budget while another file changes, and lints it once it is fixed', { timeout: 120_000 }, async () => {
     const row = '| x | y |\n';
