@@ -1,7 +1,7 @@
 // Read the registry as it is at a Git ref, straight from the object database: `ls-tree` lists the
-// files, one `cat-file --batch` process streams every blob needed. Nothing is checked out and the
-// working tree is never touched. Text files go through the same size, binary and UTF-8 checks as
-// files read from disk.
+// files with their sizes, one `cat-file --batch` process streams every blob needed (none over the
+// size limit is fetched). Nothing is checked out and the working tree is never touched. Text files
+// go through the same size, binary and UTF-8 checks as files read from disk.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
@@ -12,9 +12,9 @@ import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
-import { decodeTextFile, folderTooDeep } from './read-registry.js';
+import { decodeTextFile, folderTooDeep, sizeProblem } from './read-registry.js';
 
-export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'git-failed';
+export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
 
 /** A Git problem the user has to fix (exit 2); `code` says which. */
 export class GitRegistryError extends UsageError {
@@ -36,43 +36,110 @@ export interface GitRegistry {
 interface TreeEntry {
   mode: string;
   oid: string;
+  /** In bytes, from `ls-tree -l`: known before the blob is read. */
+  size: number;
   /** Relative to the registry root, `/` separators. */
   path: string;
 }
 
 const SYMLINK_MODE = '120000';
-const SUBMODULE_MODE = '160000';
+/** A link's target is a path: longer than any system's PATH_MAX, it is no link Git would write. */
+const MAX_LINK_BYTES = 4096;
 
 function gitMessage(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).trim().split('\n')[0] ?? '';
+}
+
+interface GitResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run git for a short answer, with its exit code and both outputs (simple-git hides the code). */
+function runGit(cwd: string, args: string[]): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.once('error', (error) => reject(new GitRegistryError('git-failed', `cannot run git in ${cwd}: ${error.message}`)));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Git's first line of complaint, without its `fatal: ` or `error: ` label. */
+function stderrLine({ stderr, code }: GitResult): string {
+  const line = stderr.trim().split('\n')[0] ?? '';
+  return line.replace(/^(fatal|error): /, '') || `git exited with code ${code}`;
 }
 
 interface RepositoryState {
   /** The registry root's path inside the repository, `''` or ending in `/`. */
   prefix: string;
   shallow: boolean;
-  /** The commit `ref` names, when it exists here. */
+  /** The one commit `ref` names, when it names exactly one that exists here. */
   commit: string | undefined;
 }
 
 /** One `git rev-parse` for everything the gate needs to know before reading: where, how deep, which commit. */
-async function inspectRepository(git: SimpleGit, root: string, ref: string): Promise<RepositoryState> {
-  let output: string;
-  try {
-    // With --quiet an unknown ref exits 1 without a message; simple-git then resolves with the other lines.
-    output = await git.raw(['rev-parse', '--show-prefix', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
-  } catch (error) {
-    const message = gitMessage(error);
-    if (/not a git repository/i.test(message)) {
-      throw new GitRegistryError(
-        'not-a-repository',
-        `${root} is not inside a Git repository; capreg check reads the base registry from Git, so run it in a clone of the registry's repository`,
-      );
-    }
-    throw new GitRegistryError('git-failed', `cannot run git in ${root}: ${message}`);
+async function inspectRepository(root: string, ref: string): Promise<RepositoryState> {
+  const result = await runGit(root, ['rev-parse', '--show-prefix', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
+  if (/not a git repository/i.test(result.stderr)) {
+    throw new GitRegistryError(
+      'not-a-repository',
+      `${root} is not inside a Git repository; capreg check reads the base registry from Git, so run it in a clone of the registry's repository`,
+    );
   }
-  const [prefix = '', shallow = '', commit = ''] = output.split('\n').map((line) => line.trim());
-  return { prefix, shallow: shallow === 'true', commit: /^[0-9a-f]{40,64}$/.test(commit) ? commit : undefined };
+  const [prefix = '', shallow = '', ...rest] = result.stdout.split('\n').map((line) => line.trim());
+  // The first two lines come before the ref is looked at: without them git could not start.
+  if (shallow !== 'true' && shallow !== 'false') throw new GitRegistryError('git-failed', `cannot run git in ${root}: ${stderrLine(result)}`);
+  // A range (`main..HEAD`) prints several lines and still exits 1: only one commit and success count.
+  const commits = rest.filter((line) => line !== '');
+  const commit = result.code === 0 && commits.length === 1 && /^[0-9a-f]{40,64}$/.test(commits[0]!) ? commits[0] : undefined;
+  return { prefix, shallow: shallow === 'true', commit };
+}
+
+/**
+ * Why `ref` names no single commit: it names several (a range, `^!`, `^@`), an object that is no
+ * commit (`main^{tree}`), something git cannot resolve (`main@{upstream}` without an upstream), or
+ * nothing at all (a typo, a ref not fetched).
+ */
+async function refError(git: SimpleGit, root: string, ref: string, shallow: boolean): Promise<GitRegistryError> {
+  const revisions = await runGit(root, ['rev-parse', '--revs-only', ref]);
+  if (revisions.code !== 0) {
+    return new GitRegistryError('bad-ref', `--against "${ref}" names no commit: ${stderrLine(revisions)}; pass a branch, a tag or a commit id`);
+  }
+  const names = revisions.stdout.split('\n').filter((line) => line.trim() !== '');
+  const one = names.length === 1 && !names[0]!.startsWith('^') ? names[0]!.trim() : undefined;
+  const type = one !== undefined ? (await runGit(root, ['cat-file', '-t', one])).stdout.trim() : undefined;
+  // `HEAD^@` of a commit with one parent prints that one commit, yet it is a set of commits.
+  if (names.length > 1 || (names.length === 1 && one === undefined) || (type === 'commit' && ref.includes('^@'))) return rangeError(ref);
+  if (type === 'commit') {
+    // `:/message` takes everything after it as the pattern, `^{commit}` included.
+    return new GitRegistryError('bad-ref', `--against "${ref}" cannot be read as one commit here; pass its commit id instead: --against ${one}`);
+  }
+  if (type) {
+    return new GitRegistryError('bad-ref', `--against "${ref}" names a Git ${type}, not a commit; pass a branch, a tag or a commit id`);
+  }
+  return missingRefError(git, ref, shallow);
+}
+
+function rangeError(ref: string): GitRegistryError {
+  const range = /^(.*?)\.\.\.?(.*)$/.exec(ref);
+  const [from, to] = [range?.[1] || 'HEAD', range?.[2] || 'HEAD'];
+  const example = range
+    ? `--against ${from}, or the merge base: --against "$(git merge-base ${from} ${to})"`
+    : 'the merge base of a branch: --against "$(git merge-base main HEAD)"';
+  return new GitRegistryError(
+    'bad-ref',
+    `--against "${ref}" names ${range ? 'a range' : 'a set'} of commits; the gate compares with one commit, so pass one ref, e.g. ${example}`,
+  );
 }
 
 /** Refs read for suggestions: a repository with more is rare, and the edit distances stay cheap. */
@@ -131,25 +198,43 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
   );
 }
 
-async function listTree(git: SimpleGit, commit: string, prefix: string): Promise<TreeEntry[]> {
+async function listTree(git: SimpleGit, ref: string, commit: string, prefix: string): Promise<TreeEntry[]> {
   const base = `${prefix}capabilities/`;
   let output: string;
   try {
-    output = await git.raw(['ls-tree', '-r', '-z', '--full-tree', commit, '--', `${prefix}capabilities`]);
+    // -t lists the folders too, so that a folder listed twice is seen as such; -l gives each blob's size.
+    output = await git.raw(['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit, '--', `${prefix}capabilities`]);
   } catch (error) {
     throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
   }
   const entries: TreeEntry[] = [];
+  const seen = new Set<string>();
   for (const record of output.split('\0')) {
     const tab = record.indexOf('\t');
     if (tab === -1) continue;
-    const [mode, , oid] = record.slice(0, tab).split(' ');
+    // `<mode> <type> <oid> <size>`, the size padded with spaces ("-" for folders and submodules).
+    const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
     const fullPath = record.slice(tab + 1);
-    if (!mode || !oid || !fullPath.startsWith(base) || mode === SUBMODULE_MODE) continue;
+    // Git never writes a tree that holds one name twice or an empty name (`git fsck` reports both);
+    // which of two entries a checkout would use is anyone's guess, so the gate compares with neither.
+    const invalid = seen.has(fullPath)
+      ? `lists "${fullPath}" twice`
+      : fullPath.split('/').includes('')
+        ? `holds an entry with an empty name ("${fullPath}")`
+        : undefined;
+    if (invalid) {
+      throw new GitRegistryError(
+        'bad-tree',
+        `the tree of "${ref}" (${commit.slice(0, 12)}) ${invalid}, which Git never writes (\`git fsck\` reports it): the commit was crafted or is corrupt; compare with another commit`,
+      );
+    }
+    seen.add(fullPath);
+    if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) continue;
+    if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
     const relative = fullPath.slice(prefix.length);
     // Like the disk reader: dot files and dot folders are not part of the registry.
     if (relative.split('/').some((segment) => segment.startsWith('.'))) continue;
-    entries.push({ mode, oid, path: relative });
+    entries.push({ mode, oid, size: Number(size), path: relative });
   }
   return entries;
 }
@@ -173,7 +258,7 @@ export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<str
         return;
       }
       try {
-        resolve(parseBatch(Buffer.concat(chunks)));
+        resolve(parseBatch(Buffer.concat(chunks), unique));
       } catch (error) {
         reject(error instanceof Error ? error : new GitRegistryError('git-failed', String(error)));
       }
@@ -185,21 +270,28 @@ export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<str
   });
 }
 
-/** `<oid> <type> <size>\n<content>\n` per object, or `<oid> missing\n`. */
-function parseBatch(output: Buffer): Map<string, Buffer> {
+/** `<oid> <type> <size>\n<content>\n` per object, or `<oid> missing\n`, in the order `oids` were asked for. */
+function parseBatch(output: Buffer, oids: readonly string[]): Map<string, Buffer> {
   const blobs = new Map<string, Buffer>();
   let offset = 0;
-  while (offset < output.length) {
+  for (const oid of oids) {
     const newline = output.indexOf(10, offset);
-    if (newline === -1) break;
-    const header = output.toString('utf8', offset, newline).split(' ');
+    const header = newline === -1 ? [] : output.toString('utf8', offset, newline).split(' ');
+    // A corrupt object can come out shorter than its header says (git still exits 0): every byte
+    // after it would be read as the wrong file.
+    if (header[0] !== oid) throw corruptObject(oid);
     offset = newline + 1;
-    if (header[1] === 'missing' || header.length < 3) continue;
+    if (header[1] === 'missing') continue;
     const size = Number(header[2]);
-    blobs.set(header[0]!, output.subarray(offset, offset + size));
+    if (!Number.isSafeInteger(size) || output[offset + size] !== 10) throw corruptObject(oid);
+    blobs.set(oid, output.subarray(offset, offset + size));
     offset += size + 1;
   }
   return blobs;
+}
+
+function corruptObject(oid: string): GitRegistryError {
+  return new GitRegistryError('git-failed', `git cat-file cannot read object ${oid} in full: the repository may be corrupt; run \`git fsck\``);
 }
 
 function isTextInput(relative: string): boolean {
@@ -241,8 +333,8 @@ export interface GitBase {
 export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
   const git = simpleGit({ baseDir: root });
-  const { prefix, shallow, commit } = await inspectRepository(git, root, ref);
-  if (commit === undefined) throw await missingRefError(git, ref, shallow);
+  const { prefix, shallow, commit } = await inspectRepository(root, ref);
+  if (commit === undefined) throw await refError(git, root, ref, shallow);
   return {
     commit,
     read: (options) => readTree({ git, root, ref, commit, prefix }, options),
@@ -265,7 +357,7 @@ async function readTree(
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
   const tooDeep = new Set<string>();
-  const listed = await listTree(git, commit, prefix);
+  const listed = await listTree(git, ref, commit, prefix);
   const entries = listed.filter((entry) => {
     if (pathDepth(entry.path) <= MAX_FOLDER_DEPTH + 1) return true;
     tooDeep.add(entry.path.split('/', MAX_FOLDER_DEPTH + 2).join('/'));
@@ -274,33 +366,42 @@ async function readTree(
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
 
   const textEntries = entries.filter((entry) => isTextInput(entry.path));
+  // Sizes first: a blob over the limit is refused without being read, whatever its size.
+  const fits = (entry: TreeEntry): boolean => entry.size <= (entry.mode === SYMLINK_MODE ? MAX_LINK_BYTES : options.maxFileBytes);
   const firstRead = await readBlobs(
     root,
-    textEntries.map((entry) => entry.oid),
+    textEntries.filter(fits).map((entry) => entry.oid),
   );
   // A symbolic link is stored as a blob holding its target: follow it when it stays inside capabilities/.
   const targets = new Map<string, TreeEntry | undefined>();
   for (const entry of textEntries.filter((candidate) => candidate.mode === SYMLINK_MODE)) {
-    const target = linkTarget(entry.path, firstRead.get(entry.oid)?.toString('utf8') ?? '');
+    const stored = fits(entry) ? firstRead.get(entry.oid) : undefined;
+    const target = stored !== undefined ? linkTarget(entry.path, stored.toString('utf8')) : undefined;
     const resolved = target !== undefined ? byPath.get(target) : undefined;
     targets.set(entry.path, resolved && resolved.mode !== SYMLINK_MODE ? resolved : undefined);
   }
-  const extraOids = [...targets.values()].filter((entry): entry is TreeEntry => entry !== undefined && !firstRead.has(entry.oid)).map((entry) => entry.oid);
+  const extraOids = [...targets.values()]
+    .filter((entry): entry is TreeEntry => entry !== undefined && fits(entry) && !firstRead.has(entry.oid))
+    .map((entry) => entry.oid);
   const blobs = extraOids.length > 0 ? new Map([...firstRead, ...(await readBlobs(root, extraOids))]) : firstRead;
 
   const files: SourceFile[] = [...tooDeep].map((folder) => ({ path: folder, problem: folderTooDeep(folder) }));
   for (const entry of textEntries) {
-    let oid = entry.oid;
+    let blob = entry;
     if (entry.mode === SYMLINK_MODE) {
       const target = targets.get(entry.path);
       if (!target) {
         files.push({ path: entry.path, problem: `symbolic link at ${ref} points outside capabilities/ or to another link; refused` });
         continue;
       }
-      oid = target.oid;
+      blob = target;
     }
-    const bytes = blobs.get(oid);
-    if (!bytes) throw new GitRegistryError('git-failed', `git object ${oid} (${entry.path} at ${ref}) is missing from the repository`);
+    if (blob.size > options.maxFileBytes) {
+      files.push({ path: entry.path, problem: sizeProblem(blob.size, options.maxFileBytes) });
+      continue;
+    }
+    const bytes = blobs.get(blob.oid);
+    if (!bytes) throw new GitRegistryError('git-failed', `git object ${blob.oid} (${entry.path} at ${ref}) is missing from the repository`);
     files.push({ path: entry.path, ...decodeTextFile(bytes, options.maxFileBytes) });
   }
 

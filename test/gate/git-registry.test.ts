@@ -1,12 +1,16 @@
 // Reading a registry from Git: the same RegistryInput the disk reader gives for the same tree,
 // including refused files (binary, over the size limit), dot files, links and a registry root
-// below the repository's top.
+// below the repository's top; refs that name no single commit, blobs over the limit that must not
+// be read, and trees Git itself would never write.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitRegistryError, readGitRegistry } from '../../cli/git-registry.js';
 import { readRegistry } from '../../cli/read-registry.js';
-import { commitAll, createBaseRepository, git, initRepository, read, tempDir, write } from './fixture.js';
+import { commitAll, createBaseRepository, git, initRepository, read, runCli, tempDir, write } from './fixture.js';
 
 const created: string[] = [];
 afterAll(() => {
@@ -17,6 +21,47 @@ function repository(registryDir = ''): string {
   const dir = createBaseRepository(registryDir);
   created.push(dir);
   return dir;
+}
+
+/**
+ * A loose blob whose header says `size` bytes but that stores only a few: its size is known without
+ * reading it, and reading it fails or gives the wrong bytes. The gate must never read it.
+ */
+function unreadableBlob(dir: string, size: number): string {
+  const header = Buffer.from(`blob ${size}\0`);
+  const oid = createHash('sha1')
+    .update(Buffer.concat([header, Buffer.alloc(size, 'a')]))
+    .digest('hex');
+  const file = path.join(dir, '.git/objects', oid.slice(0, 2), oid.slice(2));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, deflateSync(Buffer.concat([header, Buffer.from('short')])));
+  return oid;
+}
+
+/** Commit `tree` (a tree id) on top of HEAD without touching the index or the working tree, tagged `tag`. */
+function commitTree(dir: string, tree: string, tag: string): void {
+  const commit = git(dir, 'commit-tree', tree, '-p', 'HEAD', '-m', tag).trim();
+  git(dir, 'tag', tag, commit);
+}
+
+/** The message of the GitRegistryError reading `ref` fails with, after checking its code. */
+async function failure(dir: string, ref: string, code: string): Promise<string> {
+  const error = await readGitRegistry(dir, ref, { maxFileBytes: 1024 }).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error, ref).toBeInstanceOf(GitRegistryError);
+  expect((error as GitRegistryError).code, ref).toBe(code);
+  return (error as GitRegistryError).message;
+}
+
+/** `git mktree` input for a tree: its entries as `ls-tree` prints them. */
+function treeLines(dir: string, treeish: string): string[] {
+  return git(dir, 'ls-tree', treeish).split('\n').filter(Boolean);
+}
+
+function mktree(dir: string, lines: string[]): string {
+  return execFileSync('git', ['mktree'], { cwd: dir, input: `${lines.join('\n')}\n`, encoding: 'utf8' }).trim();
 }
 
 describe('readGitRegistry', () => {
@@ -65,6 +110,69 @@ describe('readGitRegistry', () => {
     const fromDisk = readRegistry(dir, { maxFileBytes: 64 });
     expect(fromGit.input.files).toEqual(fromDisk.files);
     expect(fromGit.input.files.every((file) => file.problem?.includes('over the 64 bytes limit'))).toBe(true);
+  });
+
+  it('refuses a file over the size limit without reading it, a link too long to be one likewise', async () => {
+    const dir = repository();
+    const big = unreadableBlob(dir, 5000);
+    const longLink = unreadableBlob(dir, 5000);
+    git(dir, 'update-index', '--add', '--cacheinfo', `100644,${big},capabilities/huge/PROTOCOL.md`);
+    git(dir, 'update-index', '--add', '--cacheinfo', `120000,${longLink},capabilities/linked/PROTOCOL.md`);
+    commitTree(dir, git(dir, 'write-tree').trim(), 'huge');
+    const { input } = await readGitRegistry(dir, 'huge', { maxFileBytes: 1024 });
+    expect(input.files.find((file) => file.path === 'capabilities/huge/PROTOCOL.md')).toEqual({
+      path: 'capabilities/huge/PROTOCOL.md',
+      problem: 'file is 4.9 KiB, over the 1.0 KiB limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
+    });
+    expect(input.files.find((file) => file.path === 'capabilities/linked/PROTOCOL.md')?.problem).toMatch(/symbolic link at huge points outside/);
+    expect(input.files.find((file) => file.path === 'capabilities/notes/PROTOCOL.md')?.content).toBe(read(dir, 'capabilities/notes/PROTOCOL.md'));
+  });
+
+  it('fails on a blob git cannot read in full instead of taking the wrong bytes', async () => {
+    const dir = repository();
+    // Read last, so that nothing after it shows that the stream came out short.
+    git(dir, 'update-index', '--add', '--cacheinfo', `100644,${unreadableBlob(dir, 500)},capabilities/zzz/PROTOCOL.md`);
+    commitTree(dir, git(dir, 'write-tree').trim(), 'corrupt');
+    expect(await failure(dir, 'corrupt', 'git-failed')).toMatch(
+      /^git cat-file cannot read object [0-9a-f]{40} in full: the repository may be corrupt; run `git fsck`$/,
+    );
+  });
+
+  it('refuses a tree that lists one name twice, as Git never writes it', async () => {
+    const dir = repository();
+    const capabilities = treeLines(dir, 'base:capabilities');
+    const notes = capabilities.find((line) => line.endsWith('\tnotes'))!;
+    const crafted = mktree(dir, [
+      ...treeLines(dir, 'base').filter((line) => !line.endsWith('\tcapabilities')),
+      `040000 tree ${mktree(dir, [...capabilities, notes])}\tcapabilities`,
+    ]);
+    commitTree(dir, crafted, 'crafted');
+    expect(await failure(dir, 'crafted', 'bad-tree')).toMatch(
+      /^the tree of "crafted" \([0-9a-f]{12}\) lists "capabilities\/notes" twice, which Git never writes/,
+    );
+    const result = await runCli(['check', '--against', 'crafted'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(/internal error/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a ref that names no single commit, saying what to pass instead', async () => {
+    const dir = repository();
+    write(dir, 'capabilities/notes/PROTOCOL.md', 'changed\n');
+    commitAll(dir, 'second');
+    const refused = (ref: string): Promise<string> => failure(dir, ref, 'bad-ref');
+    // A range resolves to several commits; the first line git prints is HEAD, which would compare the tree with itself.
+    for (const ref of ['base...HEAD', 'base..HEAD']) {
+      expect(await refused(ref)).toBe(
+        `--against "${ref}" names a range of commits; the gate compares with one commit, so pass one ref, e.g. --against base, or the merge base: --against "$(git merge-base base HEAD)"`,
+      );
+    }
+    for (const ref of ['HEAD^!', 'HEAD^@', '^base']) expect(await refused(ref)).toMatch(/names a set of commits; .* pass one ref, e\.g\. .*git merge-base/);
+    expect(await refused('base^{tree}')).toBe('--against "base^{tree}" names a Git tree, not a commit; pass a branch, a tag or a commit id');
+    expect(await refused('main@{upstream}')).toBe(
+      `--against "main@{upstream}" names no commit: no upstream configured for branch 'main'; pass a branch, a tag or a commit id`,
+    );
+    await expect(readGitRegistry(dir, 'base', { maxFileBytes: 1024 })).resolves.toMatchObject({ commit: git(dir, 'rev-parse', 'base').trim() });
   });
 
   it('reads a registry in a subfolder of the repository with paths relative to the registry root', async () => {
