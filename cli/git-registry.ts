@@ -229,6 +229,13 @@ async function listTree(git: SimpleGit, ref: string, commit: string, prefix: str
       );
     }
     seen.add(fullPath);
+    if (fullPath === `${prefix}capabilities` && mode === SYMLINK_MODE) {
+      // The disk reader follows it (inside the root); reading the base without it would see no capability there at all.
+      throw new GitRegistryError(
+        'bad-tree',
+        `capabilities/ at "${ref}" (${commit.slice(0, 12)}) is a symbolic link, which the gate does not follow in Git; make capabilities/ a folder (links inside it are followed)`,
+      );
+    }
     if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) continue;
     if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
     const relative = fullPath.slice(prefix.length);
@@ -302,7 +309,33 @@ function isTextInput(relative: string): boolean {
 function linkTarget(linkPath: string, target: string): string | undefined {
   if (path.posix.isAbsolute(target)) return undefined;
   const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target));
-  return resolved.startsWith('capabilities/') ? resolved : undefined;
+  // As on disk (linkRefusal): inside the registry root, out of hidden files and folders.
+  if (resolved === '..' || resolved.startsWith('../')) return undefined;
+  return resolved.split('/').some((segment) => segment.startsWith('.')) ? undefined : resolved;
+}
+
+/** The entries at `paths` (relative to the registry root) outside capabilities/, which ls-tree did not list: link targets. */
+async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: readonly string[]): Promise<Map<string, TreeEntry>> {
+  const found = new Map<string, TreeEntry>();
+  // A few hundred paths per call keep the command line short.
+  for (let start = 0; start < paths.length; start += 256) {
+    const chunk = paths.slice(start, start + 256).map((relative) => `${prefix}${relative}`);
+    let output: string;
+    try {
+      output = await git.raw(['ls-tree', '-l', '-z', '--full-tree', commit, '--', ...chunk]);
+    } catch (error) {
+      throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
+    }
+    for (const record of output.split('\0')) {
+      const tab = record.indexOf('\t');
+      if (tab === -1) continue;
+      const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
+      const relative = record.slice(tab + 1).slice(prefix.length);
+      if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '')) continue;
+      found.set(relative, { mode, oid, size: Number(size), path: relative });
+    }
+  }
+  return found;
 }
 
 /**
@@ -372,12 +405,20 @@ async function readTree(
     root,
     textEntries.filter(fits).map((entry) => entry.oid),
   );
-  // A symbolic link is stored as a blob holding its target: follow it when it stays inside capabilities/.
-  const targets = new Map<string, TreeEntry | undefined>();
-  for (const entry of textEntries.filter((candidate) => candidate.mode === SYMLINK_MODE)) {
+  // A symbolic link is stored as a blob holding its target: follow it, as the disk reader does, to a
+  // file inside the registry root and out of hidden folders (one hop: a link to a link is refused).
+  const links = textEntries.filter((candidate) => candidate.mode === SYMLINK_MODE);
+  const linkPaths = new Map<string, string | undefined>();
+  for (const entry of links) {
     const stored = fits(entry) ? firstRead.get(entry.oid) : undefined;
-    const target = stored !== undefined ? linkTarget(entry.path, stored.toString('utf8')) : undefined;
-    const resolved = target !== undefined ? byPath.get(target) : undefined;
+    linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.path, stored.toString('utf8')) : undefined);
+  }
+  const elsewhere = [...new Set([...linkPaths.values()].filter((target): target is string => target !== undefined && !byPath.has(target)))];
+  const outside = elsewhere.length > 0 ? await entriesAt(git, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
+  const targets = new Map<string, TreeEntry | undefined>();
+  for (const entry of links) {
+    const target = linkPaths.get(entry.path);
+    const resolved = target !== undefined ? (byPath.get(target) ?? outside.get(target)) : undefined;
     targets.set(entry.path, resolved && resolved.mode !== SYMLINK_MODE ? resolved : undefined);
   }
   const extraOids = [...targets.values()]
@@ -391,7 +432,10 @@ async function readTree(
     if (entry.mode === SYMLINK_MODE) {
       const target = targets.get(entry.path);
       if (!target) {
-        files.push({ path: entry.path, problem: `symbolic link at ${ref} points outside capabilities/ or to another link; refused` });
+        files.push({
+          path: entry.path,
+          problem: `symbolic link at ${ref} points outside the registry root, into a hidden folder, to another link or to nothing; refused`,
+        });
         continue;
       }
       blob = target;

@@ -10,7 +10,7 @@ import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitRegistryError, readGitRegistry } from '../../cli/git-registry.js';
 import { readRegistry } from '../../cli/read-registry.js';
-import { commitAll, createBaseRepository, git, initRepository, read, runCli, tempDir, write } from './fixture.js';
+import { commitAll, createBaseRepository, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';
 
 const created: string[] = [];
 afterAll(() => {
@@ -102,6 +102,53 @@ describe('readGitRegistry', () => {
     ]);
     expect(fromGit.input.allPaths).toContain(`capabilities/notes/${levels(15)}/at-limit.md`);
     expect(fromGit.input.foldersWithoutProtocol).toEqual(['capabilities/hidden']);
+  });
+
+  it('follows a link as the disk reader does: inside the root and out of hidden folders, so a change behind it is gated', async () => {
+    const dir = repository();
+    // reports' protocol lives in docs/ and capabilities/ links to it.
+    write(dir, 'docs/reports.md', read(dir, REPORTS_FILE));
+    fs.rmSync(path.join(dir, REPORTS_FILE));
+    fs.symlinkSync('../../docs/reports.md', path.join(dir, REPORTS_FILE));
+    write(dir, '.hidden/notes.md', read(dir, 'capabilities/notes/PROTOCOL.md'));
+    fs.rmSync(path.join(dir, 'capabilities/notes/PROTOCOL.md'));
+    fs.symlinkSync('../../.hidden/notes.md', path.join(dir, 'capabilities/notes/PROTOCOL.md'));
+    commitAll(dir, 'protocols behind links');
+    git(dir, 'tag', 'linked');
+
+    const { input } = await readGitRegistry(dir, 'linked', { maxFileBytes: 1024 * 1024 });
+    const fromDisk = readRegistry(dir, { maxFileBytes: 1024 * 1024 });
+    const byPath = (files: typeof input.files, file: string): (typeof input.files)[number] | undefined => files.find((entry) => entry.path === file);
+    expect(byPath(input.files, REPORTS_FILE)).toEqual(byPath(fromDisk.files, REPORTS_FILE));
+    expect(byPath(input.files, REPORTS_FILE)?.content).toContain('id: reports');
+    expect(byPath(input.files, 'capabilities/notes/PROTOCOL.md')?.problem).toMatch(/symbolic link at linked .*; refused/);
+    expect(byPath(fromDisk.files, 'capabilities/notes/PROTOCOL.md')?.problem).toMatch(/hidden file or folder \(\.hidden\/notes\.md\); refused/);
+
+    // The protocol changed behind the link without a version bump: the gate sees it (it used to see
+    // reports as added, and pass).
+    fs.rmSync(path.join(dir, 'capabilities/notes/PROTOCOL.md'));
+    fs.rmSync(path.join(dir, '.hidden'), { recursive: true });
+    commitAll(dir, 'notes removed');
+    git(dir, 'tag', 'base-linked');
+    write(dir, 'docs/reports.md', read(dir, 'docs/reports.md').replace('  - log my work\n', ''));
+    const result = await runCli(['check', '--against', 'base-linked', '--format', 'json'], dir);
+    expect(result.code).toBe(1);
+    expect((JSON.parse(result.stdout) as { diagnostics: { ruleId: string; file: string }[] }).diagnostics).toContainEqual(
+      expect.objectContaining({ ruleId: 'version-bump', file: REPORTS_FILE }),
+    );
+  });
+
+  it('refuses a base whose capabilities/ is itself a link, rather than seeing no capability in it', async () => {
+    const dir = repository();
+    fs.renameSync(path.join(dir, 'capabilities'), path.join(dir, 'registry'));
+    fs.symlinkSync('registry', path.join(dir, 'capabilities'));
+    commitAll(dir, 'capabilities/ is a link');
+    const failure = await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024 * 1024 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(GitRegistryError);
+    expect((failure as GitRegistryError).code).toBe('bad-tree');
+    expect((failure as GitRegistryError).message).toMatch(
+      /^capabilities\/ at "HEAD" \([0-9a-f]{12}\) is a symbolic link, which the gate does not follow in Git; make capabilities\/ a folder/,
+    );
   });
 
   it("refuses a file over the size limit with the disk reader's message", async () => {
