@@ -3,24 +3,56 @@
 // build again and stops — no parse, no lint, no emit, and none of the compiler's modules loaded.
 //
 // What a build reads, and so what the key covers:
-// - every file under capabilities/ (path and content; dot-entries are skipped, as the reader does),
+// - every file under capabilities/: the text inputs (PROTOCOL.md, toolsets and evals files) by path
+//   and content, every other file by path only (the compiler lists them for link checks and never
+//   reads them, so a 2 GB references/data.bin costs nothing here either); dot-entries are skipped,
+//   as the reader does,
 // - capreg.config.yaml (content, or its absence),
 // - the Git source written into the manifest ({commit, dirty}),
 // - the build options that change what is written (output folder, SOURCE_DATE_EPOCH, the client
 //   skill's text), capreg's version and Node's version.
 // A registry that holds a symbolic link or a special file is never cached: following links is the
-// reader's business, and a FIFO must not be opened here.
+// reader's business, and a FIFO must not be opened here. Nor is one with a text input over
+// MAX_TEXT_INPUT_BYTES.
+//
+// The cache is trusted as much as the folder it lives in: whoever can write .capreg/ can write the
+// outputs next to it (as with node_modules/), so a forged build.json is not defended against. What
+// is checked is that nothing there can crash, hang or exhaust the process: a cache file is read
+// only when it is a regular file (not a link, FIFO or device) under a size cap, its content is used
+// only when it has the shape written here, and the files it names must be this build's outputs.
 //
 // This module imports nothing from the compiler, so that the fast path stays fast.
+import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 
-const FORMAT = 1;
+const FORMAT = 2;
+
+/**
+ * The largest text input (PROTOCOL.md, toolsets or evals file) whose content is fingerprinted: 16×
+ * the default `limits.maxFileBytes` (1 MiB). The config sets no upper bound on that limit, so a
+ * registry with a larger text input is not cached at all (a fingerprint by size and mtime could
+ * miss an edit the compiler would see, when the config lets it read the file).
+ */
+export const MAX_TEXT_INPUT_BYTES = 16 * 1024 * 1024;
+/**
+ * build.json holds the report of the last build. 64 MiB is ~200,000 diagnostics; a build with more
+ * is not recorded (see recordBuild), so a larger file was not written by capreg.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+/** Each output is made in memory as one Buffer or string before it is written, so none is larger. */
+const MAX_OUTPUT_BYTES = bufferConstants.MAX_LENGTH;
+/** What a build writes, relative to its output folder (cli/commands/build.ts); a record naming anything else is refused. */
+const OUTPUT_NAMES = ['manifest.json', 'manifest.json.sig', path.join('skill', 'SKILL.md')];
+
+// Never through a symbolic link (O_NOFOLLOW), and never waiting for a FIFO's writer (O_NONBLOCK):
+// what is opened is then refused by fstat unless it is a regular file.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 export function buildCacheFile(root: string): string {
   return path.join(root, '.capreg', 'cache', 'build.json');
@@ -34,9 +66,10 @@ export interface BuildKeyOptions {
   extra?: unknown;
 }
 
-/** One written file, by path (absolute) and content digest. */
+/** One written file, by path (absolute), size and content digest. */
 interface OutputRecord {
   path: string;
+  size: number;
   sha256: string;
 }
 
@@ -59,8 +92,98 @@ export interface CachedBuild {
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /**
- * Digest of everything under capabilities/ plus the config file, or undefined when the registry
- * cannot be fingerprinted safely (symbolic links, special files, unreadable entries).
+ * The bytes of a cache or registry file, or undefined when it is not a regular file (a symbolic
+ * link, FIFO, device or folder) or is over `maxBytes`. Errors of lstat and open (ENOENT, EACCES) are thrown.
+ */
+export function readRegularFileSync(file: string, maxBytes: number): Buffer | undefined {
+  const info = lstatSync(file);
+  if (!info.isFile() || info.size > maxBytes) return undefined;
+  const fd = openSync(file, OPEN_FLAGS);
+  try {
+    // The path may have been replaced since lstat: what counts is what was opened.
+    const opened = fstatSync(fd);
+    if (!opened.isFile() || opened.size > maxBytes) return undefined;
+    const buffer = Buffer.allocUnsafe(opened.size);
+    let filled = 0;
+    while (filled < buffer.byteLength) {
+      const read = readSync(fd, buffer, filled, buffer.byteLength - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readRegularFileSync, asynchronous: undefined on any error too. */
+export async function readRegularFile(file: string, maxBytes: number): Promise<Buffer | undefined> {
+  try {
+    const info = await lstat(file);
+    if (!info.isFile() || info.size > maxBytes) return undefined;
+    const handle = await open(file, OPEN_FLAGS);
+    try {
+      const opened = await handle.stat();
+      if (!opened.isFile() || opened.size > maxBytes) return undefined;
+      const buffer = Buffer.allocUnsafe(opened.size);
+      let filled = 0;
+      while (filled < buffer.byteLength) {
+        const { bytesRead } = await handle.read(buffer, filled, buffer.byteLength - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** sha256 of a regular file of exactly `size` bytes, read in pieces; undefined for anything else. */
+async function regularFileDigest(file: string, size: number): Promise<string | undefined> {
+  try {
+    const info = await lstat(file);
+    if (!info.isFile() || info.size !== size) return undefined;
+    const handle = await open(file, OPEN_FLAGS);
+    try {
+      const opened = await handle.stat();
+      if (!opened.isFile() || opened.size !== size) return undefined;
+      const hash = createHash('sha256');
+      const buffer = Buffer.allocUnsafe(Math.min(size, 1024 * 1024));
+      let position = 0;
+      while (position < size) {
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.byteLength, size - position), position);
+        if (bytesRead === 0) return undefined;
+        hash.update(buffer.subarray(0, bytesRead));
+        position += bytesRead;
+      }
+      return hash.digest('hex');
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The files the compiler reads as text (`isTextInput` in cli/read-registry.ts, which this module
+ * cannot import without loading the compiler; a test keeps the two in step).
+ */
+export function isTextInputPath(relative: string): boolean {
+  return (
+    relative === 'capabilities/toolsets.yaml' ||
+    /^capabilities\/toolsets\/[^/]+\.yaml$/.test(relative) ||
+    /^capabilities\/[^/]+\/(?:PROTOCOL\.md|evals\.yaml)$/.test(relative)
+  );
+}
+
+/**
+ * Digest of what the compiler reads under capabilities/ plus the config file, or undefined when the
+ * registry cannot be fingerprinted safely (symbolic links, special files, unreadable entries, a
+ * text input or config over MAX_TEXT_INPUT_BYTES).
  */
 export function registryFingerprint(root: string): string | undefined {
   const hash = createHash('sha256');
@@ -74,7 +197,14 @@ export function registryFingerprint(root: string): string | undefined {
         hash.update(`d\0${relative}\n`);
         if (!walk(absolute, relative)) return false;
       } else if (entry.isFile()) {
-        hash.update(`f\0${relative}\0${sha256(readFileSync(absolute))}\n`);
+        if (!isTextInputPath(relative)) {
+          // Listed by the compiler, never read: its content cannot change the build.
+          hash.update(`f\0${relative}\n`);
+          continue;
+        }
+        const content = readRegularFileSync(absolute, MAX_TEXT_INPUT_BYTES);
+        if (content === undefined) return false;
+        hash.update(`t\0${relative}\0${sha256(content)}\n`);
       } else {
         return false; // symbolic link, FIFO, socket, device
       }
@@ -89,7 +219,9 @@ export function registryFingerprint(root: string): string | undefined {
     hash.update('no capabilities folder\n');
   }
   try {
-    hash.update(`config\0${sha256(readFileSync(path.join(root, 'capreg.config.yaml')))}\n`);
+    const config = readRegularFileSync(path.join(root, 'capreg.config.yaml'), MAX_TEXT_INPUT_BYTES);
+    if (config === undefined) return undefined;
+    hash.update(`config\0${sha256(config)}\n`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
     hash.update('no config\n');
@@ -97,11 +229,15 @@ export function registryFingerprint(root: string): string | undefined {
   return hash.digest('hex');
 }
 
+/**
+ * The last key made and its output folder: cachedBuild takes only the key, and the outputs a record
+ * may name are those of that folder. (One entry: `build --watch` makes a key per rebuild.)
+ */
 /** The key of a build of `root` with these options, or undefined when it cannot be cached. */
 export function buildKey(root: string, options: BuildKeyOptions): string | undefined {
   const registry = registryFingerprint(root);
   if (registry === undefined) return undefined;
-  return sha256(
+  const key = sha256(
     JSON.stringify({
       format: FORMAT,
       capreg: CODE_FINGERPRINT,
@@ -113,28 +249,63 @@ export function buildKey(root: string, options: BuildKeyOptions): string | undef
       extra: options.extra ?? null,
     }),
   );
+  return key;
 }
 
-async function readRecord(root: string): Promise<BuildRecord | undefined> {
+/** The paths a build with output folder `outDir` may write (absolute). */
+const outputPaths = (outDir: string): Set<string> => new Set(OUTPUT_NAMES.map((name) => path.join(outDir, name)));
+
+const isRecordObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === 'string';
+
+/** A diagnostic with every field the formatters read, of the right type. */
+function isDiagnostic(value: unknown): boolean {
+  if (!isRecordObject(value)) return false;
+  const { file, line, column, endLine, endColumn, severity, ruleId, message, messageId, capabilityId, related } = value;
+  if (typeof file !== 'string' || typeof ruleId !== 'string' || typeof message !== 'string') return false;
+  if (!isCount(line) || !isCount(column) || !isCount(endLine) || !isCount(endColumn)) return false;
+  if ((severity !== 'error' && severity !== 'warning') || !isOptionalString(messageId) || !isOptionalString(capabilityId)) return false;
+  if (related === undefined) return true;
+  return isRecordObject(related) && typeof related.file === 'string' && isCount(related.line) && isCount(related.column) && typeof related.message === 'string';
+}
+
+/** The record in build.json when it has the shape recordBuild writes and names only the outputs of `outDir`. */
+function checkedRecord(value: unknown, outDir: string): BuildRecord | undefined {
+  if (!isRecordObject(value) || value.format !== FORMAT || typeof value.key !== 'string' || typeof value.summary !== 'string') return undefined;
+  const { report, outputs } = value;
+  if (!isRecordObject(report) || !Array.isArray(report.diagnostics) || !isCount(report.errorCount) || !isCount(report.warningCount)) return undefined;
+  let errors = 0;
+  for (const diagnostic of report.diagnostics as unknown[]) {
+    if (!isDiagnostic(diagnostic)) return undefined;
+    if ((diagnostic as { severity: string }).severity === 'error') errors += 1;
+  }
+  if (errors !== report.errorCount || report.diagnostics.length - errors !== report.warningCount) return undefined;
+  const allowed = outputPaths(outDir);
+  if (!Array.isArray(outputs)) return undefined;
+  for (const output of outputs as unknown[]) {
+    if (!isRecordObject(output) || typeof output.path !== 'string' || !allowed.delete(output.path)) return undefined;
+    if (!isCount(output.size) || output.size > MAX_OUTPUT_BYTES || typeof output.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(output.sha256)) return undefined;
+  }
+  return value as unknown as BuildRecord;
+}
+
+/**
+ * The last build's report, when `key` is its key and every file it wrote is still in `outDir`
+ * unchanged (a record naming any other file is refused).
+ */
+export async function cachedBuild(root: string, key: string, outDir: string): Promise<CachedBuild | undefined> {
+  const bytes = await readRegularFile(buildCacheFile(root), MAX_RECORD_BYTES);
+  if (bytes === undefined) return undefined;
+  let record: BuildRecord | undefined;
   try {
-    const record = JSON.parse(await readFile(buildCacheFile(root), 'utf8')) as BuildRecord;
-    if (record.format !== FORMAT || typeof record.key !== 'string' || !Array.isArray(record.outputs) || !record.report) return undefined;
-    return record;
+    record = checkedRecord(JSON.parse(bytes.toString('utf8')), path.resolve(outDir));
   } catch {
     return undefined;
   }
-}
-
-/** The last build's report, when `key` is its key and every file it wrote is still on disk unchanged. */
-export async function cachedBuild(root: string, key: string): Promise<CachedBuild | undefined> {
-  const record = await readRecord(root);
   if (!record || record.key !== key) return undefined;
   for (const output of record.outputs) {
-    try {
-      if (sha256(await readFile(output.path)) !== output.sha256) return undefined;
-    } catch {
-      return undefined;
-    }
+    if ((await regularFileDigest(output.path, output.size)) !== output.sha256) return undefined;
   }
   return { report: record.report, summary: record.summary, wroteOutputs: record.outputs.length > 0 };
 }
@@ -156,10 +327,19 @@ export async function recordBuild(
       format: FORMAT,
       key,
       report: { diagnostics: build.report.diagnostics, errorCount: build.report.errorCount, warningCount: build.report.warningCount },
-      outputs: build.outputs.map((output) => ({ path: path.resolve(output.path), sha256: sha256(output.content) })),
+      outputs: build.outputs.map((output) => ({
+        path: path.resolve(output.path),
+        size: typeof output.content === 'string' ? Buffer.byteLength(output.content) : output.content.byteLength,
+        sha256: sha256(output.content),
+      })),
       summary: build.summary,
     };
-    await writeFileAtomic(buildCacheFile(root), JSON.stringify(record), { sync: false });
+    // What cachedBuild would refuse is not written: outputs it does not expect, a record over its cap.
+    const allowed = outputPaths(path.resolve(options.outDir));
+    if (!record.outputs.every((output) => allowed.has(output.path))) return;
+    const text = JSON.stringify(record);
+    if (text.length > MAX_RECORD_BYTES / 4 && Buffer.byteLength(text) > MAX_RECORD_BYTES) return;
+    await writeFileAtomic(buildCacheFile(root), text, { sync: false });
   } catch {
     // A cache that cannot be written only costs speed.
   }

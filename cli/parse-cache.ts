@@ -9,28 +9,38 @@
 // lossless, and cheap to produce in the parse workers, which do not count tokens), u32 the body's
 // token count (counted once, by the thread that received the document). Editing one file rewrites one shard, not the whole cache; reading
 // needs no giant JSON string; a damaged shard is detected and ignored.
+//
+// The cache is trusted as much as the folder it lives in: whoever can write .capreg/ can write any
+// output of capreg there (as with node_modules/), so the checksum and the shape check below are
+// against damage and crashes, not against a forger. A shard is read only when it is a regular file
+// under MAX_SHARD_BYTES, and a document is used only when it has the shape the compiler relies on;
+// anything else is a miss: the file is parsed again and the shard rewritten.
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
-import { readFile, mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
-import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
+import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, SourceFile, TextBlock } from '../compiler/types.js';
+import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
+import { readRegularFile } from './build-cache.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
 const HEADER = `capreg parse cache 3; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
 const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
+/**
+ * A shard is never larger than this: the writer drops one that would be (its files are parsed every
+ * time instead), and the reader refuses one that is. A document takes ~1.7× its file's bytes, so at
+ * 10,000 capabilities of 16 KB a shard is ~17 MB; 256 MiB leaves room for registries 15× that.
+ */
+export const MAX_SHARD_BYTES = 256 * 1024 * 1024;
 
 export function cacheDirectory(root: string): string {
   return path.join(root, '.capreg', 'cache', 'documents');
-}
-
-function cacheKey(file: string, content: string): string {
-  return `${file}\0${sha256Hex(content)}`;
 }
 
 /** FNV-1a of the path: the shard a document lives in, stable while the file is edited. */
@@ -49,12 +59,8 @@ interface CacheRecord {
 /** The records of one shard file; empty when it is missing, from another version, or damaged. */
 async function readShard(file: string): Promise<Map<string, CacheRecord>> {
   const records = new Map<string, CacheRecord>();
-  let data: Buffer;
-  try {
-    data = await readFile(file);
-  } catch {
-    return records;
-  }
+  const data = await readRegularFile(file, MAX_SHARD_BYTES);
+  if (data === undefined) return records;
   const bodyStart = HEADER_BYTES.byteLength + 32;
   if (data.byteLength < bodyStart || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
   const digest = createHash('sha256').update(data.subarray(bodyStart)).digest();
@@ -143,6 +149,7 @@ class ShardWriter {
   }
 
   private write(bytes: Uint8Array, digested = true): void {
+    if (this.offset + bytes.byteLength > MAX_SHARD_BYTES) throw new Error('shard over MAX_SHARD_BYTES');
     if (digested) this.digest.update(bytes);
     writeSync(this.fd!, bytes, 0, bytes.byteLength, this.offset);
     this.offset += bytes.byteLength;
@@ -156,6 +163,109 @@ class ShardWriter {
       this.abandon();
     }
   }
+}
+
+// The shape check of a cached document: every field the rules and the manifest read, of the type
+// they expect, so that a shard with a valid checksum but another shape (an older or foreign writer,
+// a bug) is a miss, not a TypeError. Positions and list lengths are bounded by the file's length
+// (nothing in a document is longer than the file it was parsed from), so no formatter pads to a
+// column of 2^31 and no loop runs over an array of a billion holes.
+
+type Check = (value: unknown, limit: number) => boolean;
+type Fields = Record<string, unknown>;
+
+const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null;
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isPosition = (value: unknown, limit: number): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= limit;
+const isRange = (value: unknown, limit: number): boolean =>
+  isFields(value) && isPosition(value.line, limit) && isPosition(value.column, limit) && isPosition(value.endLine, limit) && isPosition(value.endColumn, limit);
+
+function isList(value: unknown, limit: number, item: Check): boolean {
+  if (!Array.isArray(value) || value.length > limit) return false;
+  for (let i = 0; i < value.length; i += 1) if (!item(value[i], limit)) return false;
+  return true;
+}
+
+const isStrings: Check = (value, limit) => isList(value, limit, isString);
+
+const BLOCK_KINDS = new Set(Object.keys({ paragraph: 0, listItem: 0, tableRow: 0, heading: 0 } satisfies Record<TextBlock['kind'], 0>));
+const LINK_KINDS = new Set(Object.keys({ link: 0, image: 0, definition: 0 } satisfies Record<LinkRef['kind'], 0>));
+const PROBLEM_CODES = new Set(
+  Object.keys({
+    missing: 0,
+    'yaml-syntax': 0,
+    'yaml-depth': 0,
+    'non-json': 0,
+    'duplicate-key': 0,
+    'not-a-mapping': 0,
+    'alias-limit': 0,
+    'forbidden-key': 0,
+  } satisfies Record<FrontmatterProblem['code'], 0>),
+);
+
+const isBlock: Check = (block, limit) =>
+  isFields(block) &&
+  BLOCK_KINDS.has(block.kind as string) &&
+  isString(block.text) &&
+  isString(block.section) &&
+  isRange(block.range, limit) &&
+  (block.cells === undefined || isStrings(block.cells, limit)) &&
+  (block.fingerprint === undefined || isString(block.fingerprint));
+const isLink: Check = (link, limit) =>
+  isFields(link) && LINK_KINDS.has(link.kind as string) && isString(link.url) && isString(link.text) && isRange(link.range, limit);
+const isCode: Check = (code, limit) => isFields(code) && typeof code.inline === 'boolean' && isString(code.value) && isRange(code.range, limit);
+const isToolsRow: Check = (row, limit) => isFields(row) && isString(row.tool) && isStrings(row.cells, limit) && isRange(row.range, limit);
+const isToolsTable: Check = (table, limit) => isFields(table) && isRange(table.range, limit) && isList(table.rows, limit, isToolsRow);
+const isBodyProblem: Check = (problem, limit) => isFields(problem) && isString(problem.message) && isRange(problem.range, limit);
+const isFrontmatterProblem: Check = (problem, limit) =>
+  isFields(problem) && PROBLEM_CODES.has(problem.code as string) && isString(problem.message) && isRange(problem.range, limit);
+
+/**
+ * Frontmatter data is JSON (the YAML reader refuses anything else: no Map, Date or cycle), at most
+ * MAX_YAML_DEPTH deep. Aliases make it a graph of shared parts; it is walked as the tree the rules
+ * see, within a budget of nodes as large as the YAML reader's alias limit allows.
+ */
+function isJson(value: unknown, limit: number): boolean {
+  let budget = (MAX_ALIAS_COUNT + 1) * limit;
+  const walk = (node: unknown, depth: number): boolean => {
+    if ((budget -= 1) < 0 || depth > MAX_YAML_DEPTH + 1) return false;
+    if (node === null || typeof node === 'string' || typeof node === 'boolean') return true;
+    if (typeof node === 'number') return Number.isFinite(node);
+    if (Array.isArray(node)) return isList(node, limit, (item) => walk(item, depth + 1));
+    if (typeof node !== 'object' || Object.getPrototypeOf(node) !== Object.prototype) return false;
+    for (const key in node) if (!walk((node as Fields)[key], depth + 1)) return false;
+    return true;
+  };
+  return walk(value, 1);
+}
+
+function isFrontmatter(value: unknown, limit: number): boolean {
+  if (!isFields(value) || typeof value.present !== 'boolean' || !isRange(value.range, limit) || !isFields(value.ranges)) return false;
+  if (value.data !== undefined && (!isFields(value.data) || Array.isArray(value.data) || !isJson(value.data, limit))) return false;
+  const ranges = value.ranges;
+  for (const key in ranges) {
+    const entry = ranges[key];
+    if (!isFields(entry) || !isRange(entry.value, limit) || (entry.key !== undefined && !isRange(entry.key, limit))) return false;
+  }
+  return isList(value.problems, limit, isFrontmatterProblem);
+}
+
+/** Whether a deserialized value is the document of `file` (its path and content hash) in the shape the compiler relies on. */
+function isCachedDocument(value: unknown, file: SourceFile & { content: string }, contentHash: string): value is UncountedDocument {
+  if (!isFields(value) || value.file !== file.path || value.contentHash !== contentHash || !isString(value.folder) || !isString(value.body)) return false;
+  // Lines and columns count from 1; the file's length (+2 for an end past the last character) bounds them.
+  const limit = file.content.length + 2;
+  return (
+    value.body.length <= file.content.length &&
+    file.path === `capabilities/${value.folder}/PROTOCOL.md` &&
+    isPosition(value.bodyStartLine, limit) &&
+    isFrontmatter(value.frontmatter, limit) &&
+    isList(value.blocks, limit, isBlock) &&
+    isList(value.links, limit, isLink) &&
+    isList(value.code, limit, isCode) &&
+    isList(value.toolsTables, limit, isToolsTable) &&
+    isList(value.bodyProblems, limit, isBodyProblem)
+  );
 }
 
 function sameKeys(a: ReadonlySet<string>, b: ReadonlyMap<string, unknown>): boolean {
@@ -179,10 +289,35 @@ export async function parseWithCache(
   const directory = cacheDirectory(root);
   const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
 
-  const keys = files.map((file) => cacheKey(file.path, file.content));
+  const hashes = files.map((file) => sha256Hex(file.content));
+  const keys = files.map((file, index) => `${file.path}\0${hashes[index]!}`);
   const shardIndex = files.map((file) => shardOf(file.path));
-  // A shard is rewritten when its set of entries changes (a file added, edited or removed). That is
-  // known before parsing: a shard whose entries are all cached has nothing to parse.
+
+  const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
+  const cached: (CacheRecord | undefined)[] = new Array<CacheRecord | undefined>(files.length);
+  const missing: number[] = [];
+  files.forEach((file, index) => {
+    const shard = shards[shardIndex[index]!]!;
+    const record = shard.get(keys[index]!);
+    if (record) {
+      try {
+        const document: unknown = deserialize(record.bytes);
+        if (isCachedDocument(document, file, hashes[index]!)) {
+          documents[index] = { ...document, bodyTokens: record.bodyTokens };
+          cached[index] = record;
+          return;
+        }
+      } catch {
+        // a damaged record
+      }
+      // Parsed again, and its shard rewritten without the record.
+      shard.delete(keys[index]!);
+    }
+    missing.push(index);
+  });
+
+  // A shard is rewritten when its set of entries changes (a file added, edited or removed, a record
+  // refused). That is known before parsing: a shard whose entries are all cached has nothing to parse.
   const wanted = Array.from({ length: SHARDS }, () => new Set<string>());
   files.forEach((_, index) => wanted[shardIndex[index]!]!.add(keys[index]!));
   const writers = new Map<number, ShardWriter>();
@@ -195,20 +330,8 @@ export async function parseWithCache(
     // No cache folder: nothing is written, the build goes on.
   }
 
-  const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
-  const missing: number[] = [];
-  files.forEach((_, index) => {
-    const record = shards[shardIndex[index]!]!.get(keys[index]!);
-    if (record) {
-      try {
-        documents[index] = { ...(deserialize(record.bytes) as UncountedDocument), bodyTokens: record.bodyTokens };
-        writers.get(shardIndex[index]!)?.add(keys[index]!, record.bytes, record.bodyTokens);
-        return;
-      } catch {
-        // a damaged record: parse the file again
-      }
-    }
-    missing.push(index);
+  cached.forEach((record, index) => {
+    if (record) writers.get(shardIndex[index]!)?.add(keys[index]!, record.bytes, record.bodyTokens);
   });
   try {
     if (missing.length > 0) {

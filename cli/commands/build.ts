@@ -43,7 +43,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
     extra: { clientSkill: settings.clientSkill, signedBy: settings.signingKey?.kid ?? null },
   };
   const key = settings.cache ? buildKey(settings.root, keyOptions) : undefined;
-  const cached = key === undefined ? undefined : await cachedBuild(settings.root, key);
+  const cached = key === undefined ? undefined : await cachedBuild(settings.root, key, settings.outDir);
   if (cached && (cached.wroteOutputs || cached.report.errorCount > 0)) {
     context.stdout(settings.formatter(cached.report));
     const code = exitCodeFor(cached.report.errorCount, cached.report.warningCount, settings.maxWarnings);
