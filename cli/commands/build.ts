@@ -148,6 +148,13 @@ export const buildCommand: Command = async (argv, context) => {
     clientSkill,
     signingKey: values['sign-key'] !== undefined ? await readSigningKey(path.resolve(context.cwd, values['sign-key'])) : undefined,
   };
+  // The build would read its own outputs as registry files (and under --watch, rebuild for ever).
+  const capabilities = path.join(root, 'capabilities');
+  if (settings.outDir === capabilities || settings.outDir.startsWith(`${capabilities}${path.sep}`)) {
+    throw new UsageError(
+      `--out ${values.out ?? 'dist'}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities`,
+    );
+  }
   if (!values.watch) return buildOnce(settings, context);
   return watchAndBuild(settings, context);
 };

@@ -151,6 +151,18 @@ describe('capreg build: the manifest', () => {
     expect(fs.existsSync(path.join(absolute, 'manifest.json'))).toBe(true);
   });
 
+  it('--out inside capabilities/ is a usage error: the build would read its own outputs (and --watch rebuild for ever)', async () => {
+    const root = registry();
+    for (const out of ['capabilities', 'capabilities/alpha/references']) {
+      expect(await run(['build', '--out', out, '--watch'], { cwd: root })).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `capreg build: --out ${out}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities\n`,
+      });
+    }
+    expect(fs.readdirSync(path.join(root, 'capabilities/alpha'))).toEqual(['PROTOCOL.md']);
+  });
+
   it('--format json prints one JSON object on stdout, the progress note on stderr', async () => {
     const root = registry();
     const result = await run(['build', '--format', 'json'], { cwd: root });
