@@ -139,10 +139,11 @@ export function readRegistry(root: string, options: ReadOptions): RegistryInput 
     } catch (error) {
       // capabilities/ itself is the caller's to check (a root without one is a usage error).
       if (relativeDir === 'capabilities') throw error;
-      files.push({
-        path: relativeDir,
-        problem: `folder cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it readable or remove it`,
-      });
+      // A name that is not UTF-8 comes back with U+FFFD in place of its bytes, a path nothing has.
+      const problem = relativeDir.includes('\uFFFD')
+        ? 'folder name is not valid UTF-8 (its bad bytes show as \uFFFD); rename it in UTF-8'
+        : `folder cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it readable or remove it`;
+      files.push({ path: relativeDir, problem });
       return;
     }
     for (const entry of entries) {

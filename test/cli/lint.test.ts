@@ -247,6 +247,17 @@ describe('capreg lint: bad input', () => {
     }
   });
 
+  it('a folder whose name is not UTF-8 is refused as such, not as a folder that does not exist', async () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    // "café" saved by a Latin-1 system: 0xE9 alone is not UTF-8.
+    fs.mkdirSync(Buffer.concat([Buffer.from(`${root}/capabilities/caf`), Buffer.from([0xe9])]));
+    const { code, report } = await lintJson(root);
+    expect(described(report)).toContainEqual(
+      'capabilities/caf\uFFFD:1:1 registry-files folder name is not valid UTF-8 (its bad bytes show as \uFFFD); rename it in UTF-8',
+    );
+    expect(code).toBe(1);
+  });
+
   it('an unclosed code fence', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { body: 'Never guess.\n\n```sh\ncapreg lint\n\n## Rules\n' }) });
     const { code, report } = await lintJson(root);
