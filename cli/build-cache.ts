@@ -54,6 +54,22 @@ const OUTPUT_NAMES = ['manifest.json', 'manifest.json.sig', path.join('skill', '
 // what is opened is then refused by fstat unless it is a regular file.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
+/**
+ * Whether the cache may live at `<root>/.capreg/cache`: each folder on the way is a real folder, or
+ * not there yet. A link there (or a file) would send the cache's reads and writes wherever it
+ * points, outside the root: a pull request could commit one. The cache is then not used at all.
+ */
+export function cacheFolderUsable(root: string): boolean {
+  for (const folder of [path.join(root, '.capreg'), path.join(root, '.capreg', 'cache'), path.join(root, '.capreg', 'cache', 'documents')]) {
+    try {
+      if (!lstatSync(folder).isDirectory()) return false;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  }
+  return true;
+}
+
 export function buildCacheFile(root: string): string {
   return path.join(root, '.capreg', 'cache', 'build.json');
 }

@@ -25,7 +25,7 @@ import { sha256Hex } from '../compiler/canonical.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, SourceFile, TextBlock } from '../compiler/types.js';
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
-import { readRegularFile } from './build-cache.js';
+import { cacheFolderUsable, readRegularFile } from './build-cache.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
@@ -285,7 +285,7 @@ export async function parseWithCache(
 ): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
-  if (!options.enabled) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads });
+  if (!options.enabled || !cacheFolderUsable(root)) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads });
   const directory = cacheDirectory(root);
   const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
 

@@ -6,7 +6,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
-import { buildKey, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
+import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
@@ -42,7 +42,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
     source,
     extra: { clientSkill: settings.clientSkill, signedBy: settings.signingKey?.kid ?? null },
   };
-  const key = settings.cache ? buildKey(settings.root, keyOptions) : undefined;
+  const key = settings.cache && cacheFolderUsable(settings.root) ? buildKey(settings.root, keyOptions) : undefined;
   const cached = key === undefined ? undefined : await cachedBuild(settings.root, key, settings.outDir);
   if (cached && (cached.wroteOutputs || cached.report.errorCount > 0)) {
     context.stdout(settings.formatter(cached.report));

@@ -100,6 +100,24 @@ describe('parse cache: what a shard can hold', () => {
   });
 });
 
+describe('the cache folder', () => {
+  it('is not used through a link (a pull request could commit one): nothing is read or written where it points', async () => {
+    for (const link of ['.capreg', '.capreg/cache', '.capreg/cache/documents']) {
+      const root = registry();
+      const elsewhere = tempDir('capreg-elsewhere-');
+      fs.mkdirSync(path.dirname(path.join(root, link)), { recursive: true });
+      fs.symlinkSync(elsewhere, path.join(root, link));
+      for (const command of ['build', 'build']) {
+        const result = runBinBounded([command], root);
+        expect(result.code).toBe(0);
+        // Never "up to date": with no usable cache folder there is no build record.
+        expect(result.stderr).toMatch(WROTE);
+      }
+      expect(fs.readdirSync(elsewhere)).toEqual([]);
+    }
+  });
+});
+
 describe('build cache: what build.json can hold', () => {
   it('a FIFO in place of build.json does not hang the build', () => {
     const root = registry();
