@@ -101,7 +101,7 @@ describe('parse cache: what a shard can hold', () => {
 });
 
 describe('the cache folder', () => {
-  it('is not used through a link (a pull request could commit one): nothing is read or written where it points', async () => {
+  it('is not used through a link (a pull request could commit one): nothing is read or written where it points', () => {
     for (const link of ['.capreg', '.capreg/cache', '.capreg/cache/documents']) {
       const root = registry();
       const elsewhere = tempDir('capreg-elsewhere-');
