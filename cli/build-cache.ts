@@ -245,15 +245,11 @@ export function registryFingerprint(root: string): string | undefined {
   return hash.digest('hex');
 }
 
-/**
- * The last key made and its output folder: cachedBuild takes only the key, and the outputs a record
- * may name are those of that folder. (One entry: `build --watch` makes a key per rebuild.)
- */
 /** The key of a build of `root` with these options, or undefined when it cannot be cached. */
 export function buildKey(root: string, options: BuildKeyOptions): string | undefined {
   const registry = registryFingerprint(root);
   if (registry === undefined) return undefined;
-  const key = sha256(
+  return sha256(
     JSON.stringify({
       format: FORMAT,
       capreg: CODE_FINGERPRINT,
@@ -265,7 +261,6 @@ export function buildKey(root: string, options: BuildKeyOptions): string | undef
       extra: options.extra ?? null,
     }),
   );
-  return key;
 }
 
 /** The paths a build with output folder `outDir` may write (absolute). */
