@@ -6,16 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
-import { cleanProtocol, run, runBin, tempRegistry, writeFiles } from './helpers.js';
+import { cleanProtocol, run, runBin, writeFiles, BUILD_CACHE } from './helpers.js';
 
-const ALPHA = 'capabilities/alpha/PROTOCOL.md';
-const BETA = 'capabilities/beta/PROTOCOL.md';
-const UP_TO_DATE = /^capreg build: dist\/manifest\.json \(2 capabilities, revision sha256:[0-9a-f]{12}…\) is up to date/;
-const WROTE = /^capreg build: wrote dist\/manifest\.json/;
-
-function registry(extra: Record<string, string | null> = {}): string {
-  return tempRegistry({ [ALPHA]: cleanProtocol('alpha'), [BETA]: cleanProtocol('beta'), ...extra });
-}
+const { ALPHA, BETA, UP_TO_DATE, WROTE, registry } = BUILD_CACHE;
 
 const manifest = (root: string): string => fs.readFileSync(path.join(root, 'dist', 'manifest.json'), 'utf8');
 

@@ -10,16 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TEXT_INPUT_BYTES, buildCacheFile, isTextInputPath, registryFingerprint } from '../../cli/build-cache.js';
 import { cacheDirectory } from '../../cli/parse-cache.js';
 import { isTextInput } from '../../cli/read-registry.js';
-import { BIN, cleanProtocol, run, tempDir, tempRegistry, type RunResult } from './helpers.js';
+import { BIN, run, tempDir, type RunResult, BUILD_CACHE } from './helpers.js';
 
-const ALPHA = 'capabilities/alpha/PROTOCOL.md';
-const BETA = 'capabilities/beta/PROTOCOL.md';
-const UP_TO_DATE = /^capreg build: dist\/manifest\.json \(2 capabilities, revision sha256:[0-9a-f]{12}…\) is up to date/;
-const WROTE = /^capreg build: wrote dist\/manifest\.json/;
-
-function registry(extra: Record<string, string | null> = {}): string {
-  return tempRegistry({ [ALPHA]: cleanProtocol('alpha'), [BETA]: cleanProtocol('beta'), ...extra });
-}
+const { ALPHA, UP_TO_DATE, WROTE, registry } = BUILD_CACHE;
 
 /** The real executable, killed after 20 s: a hang fails the test instead of the suite. */
 function runBinBounded(argv: string[], cwd: string): RunResult {

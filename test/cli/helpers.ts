@@ -131,3 +131,13 @@ export async function lintJson(root: string, extra: string[] = []): Promise<RunR
 export function described(report: JsonReport): string[] {
   return report.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`);
 }
+
+/** The build cache's tests: a registry of two clean capabilities, and what `capreg build` says of it. */
+export const BUILD_CACHE = {
+  ALPHA: 'capabilities/alpha/PROTOCOL.md',
+  BETA: 'capabilities/beta/PROTOCOL.md',
+  UP_TO_DATE: /^capreg build: dist\/manifest\.json \(2 capabilities, revision sha256:[0-9a-f]{12}…\) is up to date/,
+  WROTE: /^capreg build: wrote dist\/manifest\.json/,
+  registry: (extra: Record<string, string | null> = {}): string =>
+    tempRegistry({ [BUILD_CACHE.ALPHA]: cleanProtocol('alpha'), [BUILD_CACHE.BETA]: cleanProtocol('beta'), ...extra }),
+};
