@@ -314,15 +314,18 @@ function linkTarget(linkPath: string, target: string): string | undefined {
   return resolved.split('/').some((segment) => segment.startsWith('.')) ? undefined : resolved;
 }
 
-/** The entries at `paths` (relative to the registry root) outside capabilities/, which ls-tree did not list: link targets. */
-async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: readonly string[]): Promise<Map<string, TreeEntry>> {
+/**
+ * The blobs at `paths` (relative to the registry root), which the listing of capabilities/ did not
+ * give: link targets. `recursive`: the blobs under them (the paths are folders).
+ */
+async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: readonly string[], recursive = false): Promise<Map<string, TreeEntry>> {
   const found = new Map<string, TreeEntry>();
   // A few hundred paths per call keep the command line short.
   for (let start = 0; start < paths.length; start += 256) {
     const chunk = paths.slice(start, start + 256).map((relative) => `${prefix}${relative}`);
     let output: string;
     try {
-      output = await git.raw(['ls-tree', '-l', '-z', '--full-tree', commit, '--', ...chunk]);
+      output = await git.raw(['ls-tree', ...(recursive ? ['-r'] : []), '-l', '-z', '--full-tree', commit, '--', ...chunk]);
     } catch (error) {
       throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
     }
@@ -383,6 +386,40 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   };
 }
 
+/**
+ * A capability's folder that is a link (`capabilities/x -> ../shared/x`) is walked on disk as the
+ * folder it points to; here its target's files are listed and put under the link's path, so that
+ * the base has the capability (without them it would count as added, its version bump unchecked).
+ * One hop, inside the registry root and out of hidden folders, as for links to files.
+ */
+async function followFolderLinks(git: SimpleGit, root: string, commit: string, prefix: string, entries: TreeEntry[]): Promise<TreeEntry[]> {
+  const links = entries.filter((entry) => entry.mode === SYMLINK_MODE && pathDepth(entry.path) === 1 && entry.size <= MAX_LINK_BYTES);
+  if (links.length === 0) return entries;
+  const stored = await readBlobs(
+    root,
+    links.map((entry) => entry.oid),
+  );
+  const targets = new Map<string, string>();
+  for (const link of links) {
+    const target = linkTarget(link.path, stored.get(link.oid)?.toString('utf8') ?? '');
+    // Not the registry's own folders: on disk, a folder already walked is not walked again.
+    if (target !== undefined && target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
+  }
+  if (targets.size === 0) return entries;
+  const below = await entriesAt(git, commit, prefix, [...targets.values()], true);
+  const followed: TreeEntry[] = [];
+  for (const [link, target] of targets) {
+    for (const [file, entry] of below) {
+      if (!file.startsWith(`${target}/`)) continue;
+      const inside = file.slice(target.length + 1);
+      if (inside.split('/').some((segment) => segment.startsWith('.'))) continue;
+      followed.push({ ...entry, path: `${link}/${inside}` });
+    }
+  }
+  const replaced = new Set([...targets.keys()].filter((link) => followed.some((entry) => entry.path.startsWith(`${link}/`))));
+  return [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
 async function readTree(
   { git, root, ref, commit, prefix }: { git: SimpleGit; root: string; ref: string; commit: string; prefix: string },
   options: { maxFileBytes: number },
@@ -390,7 +427,7 @@ async function readTree(
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
   const tooDeep = new Set<string>();
-  const listed = await listTree(git, ref, commit, prefix);
+  const listed = await followFolderLinks(git, root, commit, prefix, await listTree(git, ref, commit, prefix));
   const entries = listed.filter((entry) => {
     if (pathDepth(entry.path) <= MAX_FOLDER_DEPTH + 1) return true;
     tooDeep.add(entry.path.split('/', MAX_FOLDER_DEPTH + 2).join('/'));

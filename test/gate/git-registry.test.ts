@@ -138,6 +138,32 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it("follows a capability folder that is a link, as the disk reader does, so the capability's change is gated", async () => {
+    const dir = repository();
+    fs.mkdirSync(path.join(dir, 'shared'));
+    fs.renameSync(path.join(dir, 'capabilities/notes'), path.join(dir, 'shared/notes'));
+    write(dir, 'shared/notes/references/.draft.md', 'hidden, as on disk\n');
+    write(dir, 'shared/notes/references/guide.md', 'a reference\n');
+    fs.symlinkSync('../shared/notes', path.join(dir, 'capabilities/notes'));
+    commitAll(dir, 'notes kept in shared/');
+    git(dir, 'tag', 'folder-link');
+
+    const { input } = await readGitRegistry(dir, 'folder-link', { maxFileBytes: 1024 * 1024 });
+    expect(input).toEqual(readRegistry(dir, { maxFileBytes: 1024 * 1024 }));
+    expect(input.allPaths).toContain('capabilities/notes/references/guide.md');
+    expect(input.files.map((file) => file.path)).toContain('capabilities/notes/PROTOCOL.md');
+
+    // Its protocol changed behind the link without a version bump: the gate sees it (it used to
+    // count notes as added, and pass).
+    const notes = path.join(dir, 'shared/notes/PROTOCOL.md');
+    fs.writeFileSync(notes, fs.readFileSync(notes, 'utf8').replace('  - take a note\n', ''));
+    const result = await runCli(['check', '--against', 'folder-link', '--format', 'json'], dir);
+    expect(result.code).toBe(1);
+    expect((JSON.parse(result.stdout) as { diagnostics: { ruleId: string; file: string }[] }).diagnostics).toContainEqual(
+      expect.objectContaining({ ruleId: 'version-bump', file: 'capabilities/notes/PROTOCOL.md' }),
+    );
+  });
+
   it('refuses a base whose capabilities/ is itself a link, rather than seeing no capability in it', async () => {
     const dir = repository();
     fs.renameSync(path.join(dir, 'capabilities'), path.join(dir, 'registry'));
