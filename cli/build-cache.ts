@@ -132,26 +132,13 @@ export function readRegularFileSync(file: string, maxBytes: number): Buffer | un
   }
 }
 
-/** readRegularFileSync, asynchronous: undefined on any error too. */
-export async function readRegularFile(file: string, maxBytes: number): Promise<Buffer | undefined> {
+/**
+ * readRegularFileSync, undefined on any error too (a cache file that cannot be read is a miss). Only
+ * the command line reads the caches, and O_NONBLOCK keeps a FIFO from blocking the read.
+ */
+export function readRegularFile(file: string, maxBytes: number): Buffer | undefined {
   try {
-    const info = await lstat(file);
-    if (!info.isFile() || info.size > maxBytes) return undefined;
-    const handle = await open(file, OPEN_FLAGS);
-    try {
-      const opened = await handle.stat();
-      if (!opened.isFile() || opened.size > maxBytes) return undefined;
-      const buffer = Buffer.allocUnsafe(opened.size);
-      let filled = 0;
-      while (filled < buffer.byteLength) {
-        const { bytesRead } = await handle.read(buffer, filled, buffer.byteLength - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return buffer.subarray(0, filled);
-    } finally {
-      await handle.close();
-    }
+    return readRegularFileSync(file, maxBytes);
   } catch {
     return undefined;
   }
@@ -306,7 +293,7 @@ function checkedRecord(value: unknown, outDir: string): BuildRecord | undefined 
  * unchanged (a record naming any other file is refused).
  */
 export async function cachedBuild(root: string, key: string, outDir: string): Promise<CachedBuild | undefined> {
-  const bytes = await readRegularFile(buildCacheFile(root), MAX_RECORD_BYTES);
+  const bytes = readRegularFile(buildCacheFile(root), MAX_RECORD_BYTES);
   if (bytes === undefined) return undefined;
   let record: BuildRecord | undefined;
   try {

@@ -6,13 +6,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
-import { isEvalsFile } from '../compiler/evals/file.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
-import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
-import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
+import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
-import { decodeTextFile, folderTooDeep, sizeProblem } from './read-registry.js';
+import { decodeTextFile, folderTooDeep, isTextInput, sizeProblem } from './read-registry.js';
 
 export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
 
@@ -198,6 +197,16 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
   );
 }
 
+/** `ls-tree -l -z` output: `<mode> <type> <oid> <size>\t<path>` per record, the size padded with spaces ("-" for folders and submodules). */
+function* treeRecords(output: string): Generator<{ mode?: string; type?: string; oid?: string; size?: string; fullPath: string }> {
+  for (const record of output.split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab === -1) continue;
+    const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
+    yield { mode, type, oid, size, fullPath: record.slice(tab + 1) };
+  }
+}
+
 async function listTree(git: SimpleGit, ref: string, commit: string, prefix: string): Promise<TreeEntry[]> {
   const base = `${prefix}capabilities/`;
   let output: string;
@@ -209,12 +218,7 @@ async function listTree(git: SimpleGit, ref: string, commit: string, prefix: str
   }
   const entries: TreeEntry[] = [];
   const seen = new Set<string>();
-  for (const record of output.split('\0')) {
-    const tab = record.indexOf('\t');
-    if (tab === -1) continue;
-    // `<mode> <type> <oid> <size>`, the size padded with spaces ("-" for folders and submodules).
-    const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
-    const fullPath = record.slice(tab + 1);
+  for (const { mode, type, oid, size, fullPath } of treeRecords(output)) {
     // Git never writes a tree that holds one name twice or an empty name (`git fsck` reports both);
     // which of two entries a checkout would use is anyone's guess, so the gate compares with neither.
     const invalid = seen.has(fullPath)
@@ -240,7 +244,7 @@ async function listTree(git: SimpleGit, ref: string, commit: string, prefix: str
     if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
     const relative = fullPath.slice(prefix.length);
     // Like the disk reader: dot files and dot folders are not part of the registry.
-    if (relative.split('/').some((segment) => segment.startsWith('.'))) continue;
+    if (isHiddenPath(relative)) continue;
     entries.push({ mode, oid, size: Number(size), path: relative });
   }
   return entries;
@@ -301,17 +305,13 @@ function corruptObject(oid: string): GitRegistryError {
   return new GitRegistryError('git-failed', `git cat-file cannot read object ${oid} in full: the repository may be corrupt; run \`git fsck\``);
 }
 
-function isTextInput(relative: string): boolean {
-  return isToolsetsFile(relative) || isProtocolFile(relative) || isEvalsFile(relative);
-}
-
-/** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside `capabilities/`. */
+/** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside it or hidden. */
 function linkTarget(linkPath: string, target: string): string | undefined {
   if (path.posix.isAbsolute(target)) return undefined;
   const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target));
   // As on disk (linkRefusal): inside the registry root, out of hidden files and folders.
   if (resolved === '..' || resolved.startsWith('../')) return undefined;
-  return resolved.split('/').some((segment) => segment.startsWith('.')) ? undefined : resolved;
+  return isHiddenPath(resolved) ? undefined : resolved;
 }
 
 /**
@@ -329,11 +329,8 @@ async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: 
     } catch (error) {
       throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
     }
-    for (const record of output.split('\0')) {
-      const tab = record.indexOf('\t');
-      if (tab === -1) continue;
-      const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
-      const relative = record.slice(tab + 1).slice(prefix.length);
+    for (const { mode, type, oid, size, fullPath } of treeRecords(output)) {
+      const relative = fullPath.slice(prefix.length);
       if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '')) continue;
       found.set(relative, { mode, oid, size: Number(size), path: relative });
     }
@@ -412,7 +409,7 @@ async function followFolderLinks(git: SimpleGit, root: string, commit: string, p
     for (const [file, entry] of below) {
       if (!file.startsWith(`${target}/`)) continue;
       const inside = file.slice(target.length + 1);
-      if (inside.split('/').some((segment) => segment.startsWith('.'))) continue;
+      if (isHiddenPath(inside)) continue;
       followed.push({ ...entry, path: `${link}/${inside}` });
     }
   }

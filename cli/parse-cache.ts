@@ -57,9 +57,9 @@ interface CacheRecord {
 }
 
 /** The records of one shard file; empty when it is missing, from another version, or damaged. */
-async function readShard(file: string): Promise<Map<string, CacheRecord>> {
+function readShard(file: string): Map<string, CacheRecord> {
   const records = new Map<string, CacheRecord>();
-  const data = await readRegularFile(file, MAX_SHARD_BYTES);
+  const data = readRegularFile(file, MAX_SHARD_BYTES);
   if (data === undefined) return records;
   const bodyStart = HEADER_BYTES.byteLength + 32;
   if (data.byteLength < bodyStart || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
@@ -287,7 +287,7 @@ export async function parseWithCache(
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
   if (!options.enabled || !cacheFolderUsable(root)) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads });
   const directory = cacheDirectory(root);
-  const shards = await Promise.all(Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`))));
+  const shards = Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`)));
 
   const hashes = files.map((file) => sha256Hex(file.content));
   const keys = files.map((file, index) => `${file.path}\0${hashes[index]!}`);

@@ -10,7 +10,7 @@ import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Dire
 import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
-import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
@@ -112,7 +112,7 @@ export function readSourceFile(absolute: string, relative: string, options: Read
 export function linkRefusal(realRoot: string, target: string, what: 'file' | 'folder' = 'file'): string | undefined {
   if (!isInside(realRoot, target)) return `symbolic link points outside the registry root (to ${target}); refused: put the ${what} itself inside the registry`;
   const inside = path.relative(realRoot, target);
-  if (inside.split(path.sep).some((segment) => segment.startsWith('.'))) {
+  if (isHiddenPath(inside.split(path.sep).join('/'))) {
     return `symbolic link points to a hidden file or folder (${inside}); refused: put the ${what} itself inside the registry`;
   }
   return undefined;

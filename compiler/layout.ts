@@ -18,3 +18,8 @@ export function pathDepth(relativePath: string): number {
   for (let index = relativePath.indexOf('/'); index !== -1; index = relativePath.indexOf('/', index + 1)) depth += 1;
   return depth;
 }
+
+/** Whether a `/`-separated path passes through a hidden file or folder, which is never part of a registry. */
+export function isHiddenPath(relativePath: string): boolean {
+  return relativePath.split('/').some((segment) => segment.startsWith('.'));
+}
