@@ -21,7 +21,10 @@
 // only when it is a regular file (not a link, FIFO or device) under a size cap, its content is used
 // only when it has the shape written here, and the files it names must be this build's outputs.
 //
-// This module imports nothing from the compiler, so that the fast path stays fast.
+// A registry over the ceilings of limits.maxFiles or limits.maxTotalBytes is not cached either: the
+// walk stops there, and the compile that follows says what is over.
+//
+// This module imports nothing from the compiler but its limits, so that the fast path stays fast.
 import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
@@ -29,17 +32,17 @@ import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
+import { LIMITS } from '../compiler/limits.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 
 const FORMAT = 2;
 
 /**
- * The largest text input (PROTOCOL.md, toolsets or evals file) whose content is fingerprinted: 16×
- * the default `limits.maxFileBytes` (1 MiB). The config sets no upper bound on that limit, so a
- * registry with a larger text input is not cached at all (a fingerprint by size and mtime could
- * miss an edit the compiler would see, when the config lets it read the file).
+ * The largest text input (PROTOCOL.md, toolsets or evals file) whose content is fingerprinted: the
+ * ceiling of `limits.maxFileBytes`, so every file a config can let the compiler read is covered
+ * (a fingerprint by size and mtime could miss an edit the compiler would see).
  */
-export const MAX_TEXT_INPUT_BYTES = 16 * 1024 * 1024;
+export const MAX_TEXT_INPUT_BYTES = LIMITS.maxFileBytes.ceiling;
 /**
  * build.json holds the report of the last build. 64 MiB is ~200,000 diagnostics; a build with more
  * is not recorded (see recordBuild), so a larger file was not written by capreg.
@@ -186,14 +189,17 @@ export function isTextInputPath(relative: string): boolean {
 /**
  * Digest of what the compiler reads under capabilities/ plus the config file, or undefined when the
  * registry cannot be fingerprinted safely (symbolic links, special files, unreadable entries, a
- * text input or config over MAX_TEXT_INPUT_BYTES).
+ * text input or config over MAX_TEXT_INPUT_BYTES, more files or text than any config allows).
  */
 export function registryFingerprint(root: string): string | undefined {
   const hash = createHash('sha256');
+  let files = 0;
+  let textBytes = 0;
   const walk = (absoluteDir: string, relativeDir: string): boolean => {
     const entries = readdirSync(absoluteDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
+      if (!entry.isDirectory() && ++files > LIMITS.maxFiles.ceiling) return false;
       const absolute = path.join(absoluteDir, entry.name);
       const relative = `${relativeDir}/${entry.name}`;
       if (entry.isDirectory()) {
@@ -206,7 +212,7 @@ export function registryFingerprint(root: string): string | undefined {
           continue;
         }
         const content = readRegularFileSync(absolute, MAX_TEXT_INPUT_BYTES);
-        if (content === undefined) return false;
+        if (content === undefined || (textBytes += content.byteLength) > LIMITS.maxTotalBytes.ceiling) return false;
         hash.update(`t\0${relative}\0${sha256(content)}\n`);
       } else {
         return false; // symbolic link, FIFO, socket, device

@@ -2,7 +2,7 @@
 // the parse budget), lint. Shared by lint, build and the gate.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { compileRegistry, protocolFiles, type CompileResult, type PreparedInput } from '../compiler/compile.js';
-import type { ResolvedConfig } from '../compiler/config.js';
+import { readLimits, type ResolvedConfig } from '../compiler/config.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { isEvalsFile, parseEvalsFiles } from '../compiler/evals/file.js';
 import { toolsetsSourceOf } from '../compiler/toolsets.js';
@@ -28,7 +28,7 @@ export interface CompileRootOptions {
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
-  const read = readRegistry(root, { maxFileBytes: config.maxFileBytes });
+  const read = readRegistry(root, readLimits(config));
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
   // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
   // evals files meanwhile.

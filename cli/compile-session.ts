@@ -12,7 +12,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, isProtocolFile, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import type { ResolvedConfig } from '../compiler/config.js';
+import { readLimits, type ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
 import { isToolsetsFile, toolsetsSourceOf, TOOLSETS_FOLDER, type ParsedToolsets } from '../compiler/toolsets.js';
@@ -21,7 +21,7 @@ import { refuseOverBudget } from './compile-root.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { parseInWorkers, startParseWorker, threadCount, type ParsedDocuments } from './parse-workers.js';
-import { isTextInput, readRegistry, readSourceFile } from './read-registry.js';
+import { isTextInput, readRegistry, readSourceFile, RegistryBudget } from './read-registry.js';
 
 /** Enough rounds for the parser's hot code to be optimized (an edit's parse: ~50 ms cold, ~6 ms warm). */
 const WARM_UP_ROUNDS = 40;
@@ -102,6 +102,8 @@ interface State {
   documents: Map<string, CapabilityDocument | undefined>;
   toolsets: ParsedToolsets;
   evals: Map<string, ParsedEvals>;
+  /** The text bytes of the last full read, kept up to date by each edit (limits.maxTotalBytes). */
+  budget: RegistryBudget;
 }
 
 export class CompileSession {
@@ -168,7 +170,8 @@ export class CompileSession {
     const previous = this.state;
     const config = await loadConfig(this.root);
     const links = new Set<string>();
-    const input = readRegistry(this.root, { maxFileBytes: config.maxFileBytes, onLink: (_relative, target) => links.add(target) });
+    const budget = new RegistryBudget(config);
+    const input = readRegistry(this.root, { ...readLimits(config), budget, onLink: (_relative, target) => links.add(target) });
     this.links = links;
     const protocols = protocolFiles(input);
     // A file whose text is unchanged keeps what was made of it (its document, its parsed evals).
@@ -204,6 +207,7 @@ export class CompileSession {
       documents: new Map(protocols.map((file, index) => [file.path, parsed[index]])),
       toolsets,
       evals,
+      budget,
     };
     return { ...this.lint(this.state), kind: 'full', read: input.files.length, parsed: parsedCount };
   }
@@ -237,13 +241,14 @@ export class CompileSession {
         removed.push(relative);
         continue;
       }
-      if (isTextInput(relative)) reads.push(readSourceFile(absolute, relative, { maxFileBytes: state.config.maxFileBytes }));
+      if (isTextInput(relative)) reads.push(readSourceFile(absolute, relative, { maxFileBytes: state.config.maxFileBytes, budget: state.budget }));
       else insertSorted(state.allPaths, relative);
     }
 
     let toolsetsChanged = false;
     const files = state.files;
     for (const relative of removed) {
+      state.budget.removeText(relative);
       dropFile(files, relative);
       removeSorted(state.allPaths, relative);
       state.documents.delete(relative);
@@ -271,6 +276,7 @@ export class CompileSession {
         else protocols.push(file as SourceFile & { content: string });
       }
     }
+    state.budget.checkFiles(state.allPaths.length);
     const parsed = await parseInWorkers(protocols, { maxParseMs: state.config.maxParseMs, threads: this.threads(protocols.length), keepWorker: true });
     protocols.forEach((file, index) => state.documents.set(file.path, parsed[index]));
     if (toolsetsChanged) state.toolsets = toolsetsSourceOf(state.files);

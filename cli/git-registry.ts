@@ -11,7 +11,7 @@ import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
-import { decodeTextFile, folderTooDeep, isTextInput, sizeProblem } from './read-registry.js';
+import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
 
 export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
 
@@ -342,7 +342,10 @@ async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: 
  * The registry under `root` as it is at `ref`, in the form the compiler takes. `root` may be a
  * subfolder of the repository: paths are taken relative to it.
  */
-export async function readGitRegistry(root: string, ref: string, options: { maxFileBytes: number }): Promise<GitRegistry> {
+/** What reading a tree keeps to: the size limit of each text file and the registry's limits. */
+export type TreeReadOptions = Pick<ReadOptions, 'maxFileBytes' | 'maxFiles' | 'maxTotalBytes'>;
+
+export async function readGitRegistry(root: string, ref: string, options: TreeReadOptions): Promise<GitRegistry> {
   const base = await openGitBase(root, ref);
   return { commit: base.commit, input: await base.read(options) };
 }
@@ -350,7 +353,7 @@ export async function readGitRegistry(root: string, ref: string, options: { maxF
 /** A ref that was found: its commit, and a reader for its registry. */
 export interface GitBase {
   commit: string;
-  read(options: { maxFileBytes: number }): Promise<RegistryInput>;
+  read(options: TreeReadOptions): Promise<RegistryInput>;
   /**
    * The files under `capabilities/` that Git sees differ between the commit and the working tree
    * (paths relative to the registry root), or undefined when git cannot say. A hint only: Git
@@ -419,12 +422,18 @@ async function followFolderLinks(git: SimpleGit, root: string, commit: string, p
 
 async function readTree(
   { git, root, ref, commit, prefix }: { git: SimpleGit; root: string; ref: string; commit: string; prefix: string },
-  options: { maxFileBytes: number },
+  options: TreeReadOptions,
 ): Promise<RegistryInput> {
+  // The same limits as on disk, counted before any blob is read: files from the listing, bytes
+  // from the sizes it gives.
+  const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
+  const own = await listTree(git, ref, commit, prefix);
+  budget.checkFiles(own.length);
+  const listed = await followFolderLinks(git, root, commit, prefix, own);
+  budget.checkFiles(listed.length);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
   const tooDeep = new Set<string>();
-  const listed = await followFolderLinks(git, root, commit, prefix, await listTree(git, ref, commit, prefix));
   const entries = listed.filter((entry) => {
     if (pathDepth(entry.path) <= MAX_FOLDER_DEPTH + 1) return true;
     tooDeep.add(entry.path.split('/', MAX_FOLDER_DEPTH + 2).join('/'));
@@ -435,6 +444,7 @@ async function readTree(
   const textEntries = entries.filter((entry) => isTextInput(entry.path));
   // Sizes first: a blob over the limit is refused without being read, whatever its size.
   const fits = (entry: TreeEntry): boolean => entry.size <= (entry.mode === SYMLINK_MODE ? MAX_LINK_BYTES : options.maxFileBytes);
+  for (const entry of textEntries) if (entry.mode !== SYMLINK_MODE && fits(entry)) budget.addText(entry.path, entry.size);
   const firstRead = await readBlobs(
     root,
     textEntries.filter(fits).map((entry) => entry.oid),
@@ -453,7 +463,9 @@ async function readTree(
   for (const entry of links) {
     const target = linkPaths.get(entry.path);
     const resolved = target !== undefined ? (byPath.get(target) ?? outside.get(target)) : undefined;
-    targets.set(entry.path, resolved && resolved.mode !== SYMLINK_MODE ? resolved : undefined);
+    const followed = resolved && resolved.mode !== SYMLINK_MODE ? resolved : undefined;
+    targets.set(entry.path, followed);
+    if (followed && fits(followed)) budget.addText(entry.path, followed.size);
   }
   const extraOids = [...targets.values()]
     .filter((entry): entry is TreeEntry => entry !== undefined && fits(entry) && !firstRead.has(entry.oid))

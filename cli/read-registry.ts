@@ -10,13 +10,16 @@ import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Dire
 import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
+import { LIMITS, type ReadLimits } from '../compiler/limits.js';
 import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 
-export interface ReadOptions {
+export interface ReadOptions extends Partial<ReadLimits> {
   maxFileBytes: number;
+  /** Counts files and text bytes against the limits; by default one of the read's own. */
+  budget?: RegistryBudget;
   /** Told of each symbolic link the walk follows, with its real target (`--watch` watches the targets). */
   onLink?: (relative: string, target: string) => void;
 }
@@ -24,9 +27,61 @@ export interface ReadOptions {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 * 1024) return `${(bytes / (1024 * 1024 * 1024)).toFixed(1)} GiB`;
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${bytes} bytes`;
+}
+
+/**
+ * What a reader has taken in, against `limits.maxFiles` and `limits.maxTotalBytes`. Crossing either
+ * ends the read with a usage error (exit 2) before anything more is read: a check of part of a
+ * registry would report what is missing as broken, and all of it may not fit in memory.
+ */
+export class RegistryBudget {
+  private files = 0;
+  private bytes = 0;
+  private readonly sizes = new Map<string, number>();
+
+  /** `where` names the registry in messages: `capabilities/`, or `capabilities/ at <ref>`. */
+  constructor(
+    private readonly limits: Partial<Pick<ReadLimits, 'maxFiles' | 'maxTotalBytes'>> = {},
+    private readonly where = 'capabilities/',
+  ) {}
+
+  /** `count` more files met (of every kind, text inputs too). */
+  addFiles(count = 1): void {
+    this.files += count;
+    this.checkFiles(this.files);
+  }
+
+  /** Throws when a registry of `count` files is over the limit. */
+  checkFiles(count: number): void {
+    const limit = this.limits.maxFiles ?? LIMITS.maxFiles.default;
+    if (count <= limit) return;
+    throw new UsageError(
+      `${this.where} holds more than ${limit} files, over limits.maxFiles in capreg.config.yaml; nothing was checked: ` +
+        `move what no capability needs out of capabilities/, or raise the limit (at most ${LIMITS.maxFiles.ceiling})`,
+    );
+  }
+
+  /** The text input at `path` is `size` bytes (a path counted before is counted again at its new size). */
+  addText(path: string, size: number): void {
+    this.bytes += size - (this.sizes.get(path) ?? 0);
+    this.sizes.set(path, size);
+    const limit = this.limits.maxTotalBytes ?? LIMITS.maxTotalBytes.default;
+    if (this.bytes <= limit) return;
+    throw new UsageError(
+      `the protocols, toolsets and evals files under ${this.where} come to more than ${formatBytes(limit)}, over limits.maxTotalBytes in capreg.config.yaml; ` +
+        `nothing was checked: split the registry, or raise the limit (at most ${formatBytes(LIMITS.maxTotalBytes.ceiling)})`,
+    );
+  }
+
+  /** The text input at `path` is gone. */
+  removeText(path: string): void {
+    this.bytes -= this.sizes.get(path) ?? 0;
+    this.sizes.delete(path);
+  }
 }
 
 export function sizeProblem(size: number, maxFileBytes: number): string {
@@ -89,14 +144,18 @@ export function isTextInput(relativePath: string): boolean {
 
 /** One text input of the registry (a protocol, toolsets or evals file), or why it cannot be read. */
 export function readSourceFile(absolute: string, relative: string, options: ReadOptions): SourceFile {
+  // Counted again at its size if it is read (under --watch, a file read before may be refused now).
+  options.budget?.removeText(relative);
   try {
     const info = statSync(absolute);
     // A FIFO or device named PROTOCOL.md would block the read or never end.
     if (!info.isFile()) return { path: relative, problem: 'not a regular file; it must be a UTF-8 text file' };
     if (info.size > options.maxFileBytes) return { path: relative, problem: sizeProblem(info.size, options.maxFileBytes) };
+    options.budget?.addText(relative, info.size);
     const result = decodeTextFile(readFileSync(absolute), options.maxFileBytes);
     return { path: relative, ...result };
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     return {
       path: relative,
       problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
@@ -118,7 +177,8 @@ export function linkRefusal(realRoot: string, target: string, what: 'file' | 'fo
   return undefined;
 }
 
-export function readRegistry(root: string, options: ReadOptions): RegistryInput {
+export function readRegistry(root: string, readOptions: ReadOptions): RegistryInput {
+  const options = { ...readOptions, budget: readOptions.budget ?? new RegistryBudget(readOptions) };
   const realRoot = realpathSync(root);
   // capabilities/ itself may be a link, under the same terms as the links inside it.
   const capabilitiesRefusal = linkRefusal(realRoot, realpathSync(path.join(root, 'capabilities')), 'folder');
@@ -148,6 +208,7 @@ export function readRegistry(root: string, options: ReadOptions): RegistryInput 
     }
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
+      if (!entry.isDirectory()) options.budget.addFiles();
       const absolute = path.join(absoluteDir, entry.name);
       const relative = `${relativeDir}/${entry.name}`;
       let isDir = entry.isDirectory();

@@ -6,19 +6,27 @@ import { LineIndex, FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rulesById } from './rules/index.js';
 import { rangeForPath, parseYamlSource, escapePointer, isRecord } from './yaml-source.js';
+import { LIMITS, type LimitName, type ReadLimits } from './limits.js';
 import type { Range } from './types.js';
 
 export const CONFIG_FILE = 'capreg.config.yaml';
-export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
-/** Wall-clock time one PROTOCOL.md may take to parse (cli/parse-workers.ts); at most MAX_PARSE_MS. */
-export const DEFAULT_MAX_PARSE_MS = 10_000;
-/** A registry's own config may not lift the parse budget past this: a pull request edits the config too. */
-export const MAX_PARSE_MS = 600_000;
 
-export interface ResolvedConfig {
+const LIMIT_KEYS = Object.keys(LIMITS) as LimitName[];
+
+export const DEFAULT_MAX_FILE_BYTES = LIMITS.maxFileBytes.default;
+export const DEFAULT_MAX_PARSE_MS = LIMITS.maxParseMs.default;
+export const MAX_PARSE_MS = LIMITS.maxParseMs.ceiling;
+
+export interface ResolvedConfig extends Record<LimitName, number> {
   rules: Map<string, ResolvedRuleSetting>;
-  maxFileBytes: number;
-  maxParseMs: number;
+}
+
+export function readLimits(config: ResolvedConfig): ReadLimits {
+  return { maxFileBytes: config.maxFileBytes, maxFiles: config.maxFiles, maxTotalBytes: config.maxTotalBytes };
+}
+
+function defaultLimits(): Record<LimitName, number> {
+  return Object.fromEntries(LIMIT_KEYS.map((key) => [key, LIMITS[key].default])) as Record<LimitName, number>;
 }
 
 export class ConfigError extends Error {
@@ -34,7 +42,6 @@ export class ConfigError extends Error {
 
 const LEVELS = ['off', 'warn', 'error'] as const;
 const TOP_LEVEL_KEYS = ['rules', 'limits'];
-const LIMIT_KEYS = ['maxFileBytes', 'maxParseMs'];
 // `$data` lets an options schema relate two options (token-budget: bodyWarn <= bodyError).
 const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
 // Keyed by the rule itself, not its id: a caller's rule table may hold another rule of the same id.
@@ -53,7 +60,7 @@ export function validatorFor(rule: AnyRule): ReturnType<typeof ajv.compile> | un
 export function defaultConfig(ruleTable: ReadonlyMap<string, AnyRule> = rulesById): ResolvedConfig {
   const rules = new Map<string, ResolvedRuleSetting>();
   for (const [id, rule] of ruleTable) rules.set(id, { level: rule.meta.defaultLevel, options: structuredClone(rule.meta.defaultOptions) });
-  return { rules, maxFileBytes: DEFAULT_MAX_FILE_BYTES, maxParseMs: DEFAULT_MAX_PARSE_MS };
+  return { rules, ...defaultLimits() };
 }
 
 /** Parse a config file's text. Throws ConfigError (with the position) on any problem. */
@@ -81,24 +88,18 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
   if (data.limits !== undefined) {
     if (!isRecord(data.limits)) throw new ConfigError(file, at('/limits'), '`limits` must be a mapping');
     for (const [key, value] of Object.entries(data.limits)) {
-      if (!LIMIT_KEYS.includes(key)) {
+      if (!(LIMIT_KEYS as string[]).includes(key)) {
         throw new ConfigError(
           file,
           at(`/limits/${escapePointer(key)}`, 'key'),
           `unknown limit "${key}" (expected one of ${LIMIT_KEYS.join(', ')})${suggestion(key, LIMIT_KEYS)}`,
         );
       }
-      if (key === 'maxParseMs') {
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARSE_MS) {
-          throw new ConfigError(file, at(`/limits/${key}`), `\`limits.maxParseMs\` must be a whole number of milliseconds from 1 to ${MAX_PARSE_MS}`);
-        }
-        config.maxParseMs = value;
-        continue;
+      const { ceiling, unit } = LIMITS[key as LimitName];
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > ceiling) {
+        throw new ConfigError(file, at(`/limits/${key}`), `\`limits.${key}\` must be a whole number of ${unit} from 1 to ${ceiling}`);
       }
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new ConfigError(file, at(`/limits/${key}`), `\`limits.${key}\` must be a positive whole number of bytes`);
-      }
-      config.maxFileBytes = value;
+      config[key as LimitName] = value;
     }
   }
 
@@ -146,5 +147,6 @@ export function parseConfig(content: string, file = CONFIG_FILE, ruleTable: Read
 
 /** A stable digest input for caches: the resolved settings of every rule and the limits. */
 export function configFingerprint(config: ResolvedConfig): unknown {
-  return { rules: [...config.rules.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), maxFileBytes: config.maxFileBytes, maxParseMs: config.maxParseMs };
+  const limits = Object.fromEntries(LIMIT_KEYS.map((key) => [key, config[key]]));
+  return { rules: [...config.rules.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), ...limits };
 }

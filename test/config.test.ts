@@ -107,6 +107,12 @@ describe('parseConfig: valid settings', () => {
     expect(parse('limits:\n  maxFileBytes: 4096\n').maxFileBytes).toBe(4096);
   });
 
+  it('sets the registry limits, each up to its ceiling, and keeps the defaults of the others', () => {
+    const config = parse('limits:\n  maxFiles: 1000000\n  maxTotalBytes: 1073741824\n  maxFileBytes: 67108864\n');
+    expect([config.maxFiles, config.maxTotalBytes, config.maxFileBytes, config.maxParseMs]).toEqual([1_000_000, 1024 ** 3, 64 * 1024 ** 2, 10_000]);
+    expect([parse('').maxFiles, parse('').maxTotalBytes]).toEqual([100_000, 128 * 1024 ** 2]);
+  });
+
   it('accepts options for a real rule with an options schema', () => {
     const withSchema = rules.find((rule) => rule.meta.optionsSchema !== undefined);
     expect(withSchema).toBeDefined();
@@ -190,22 +196,43 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     {
       name: 'an unknown limit',
       text: 'limits:\n  maxFileSize: 10\n',
-      message: 'capreg.config.yaml:2:3: unknown limit "maxFileSize" (expected one of maxFileBytes, maxParseMs)',
+      message:
+        'capreg.config.yaml:2:3: unknown limit "maxFileSize" (expected one of maxFileBytes, maxParseMs, maxFiles, maxTotalBytes); did you mean "maxFiles"?',
     },
     {
-      name: 'limits.maxFileBytes that is not a positive whole number',
+      name: 'limits.maxFileBytes that is not a whole number',
       text: 'limits:\n  maxFileBytes: 1.5\n',
-      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a positive whole number of bytes',
+      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a whole number of bytes from 1 to 67108864',
     },
     {
       name: 'limits.maxFileBytes zero',
       text: 'limits:\n  maxFileBytes: 0\n',
-      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a positive whole number of bytes',
+      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a whole number of bytes from 1 to 67108864',
     },
     {
       name: 'limits.maxFileBytes as a string',
       text: 'limits:\n  maxFileBytes: 1MiB\n',
-      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a positive whole number of bytes',
+      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a whole number of bytes from 1 to 67108864',
+    },
+    {
+      name: 'limits.maxFileBytes over its ceiling (a pull request edits the config too)',
+      text: 'limits:\n  maxFileBytes: 67108865\n',
+      message: 'capreg.config.yaml:2:17: `limits.maxFileBytes` must be a whole number of bytes from 1 to 67108864',
+    },
+    {
+      name: 'limits.maxFiles over its ceiling',
+      text: 'limits:\n  maxFiles: 1000001\n',
+      message: 'capreg.config.yaml:2:13: `limits.maxFiles` must be a whole number of files from 1 to 1000000',
+    },
+    {
+      name: 'limits.maxTotalBytes zero',
+      text: 'limits:\n  maxTotalBytes: 0\n',
+      message: 'capreg.config.yaml:2:18: `limits.maxTotalBytes` must be a whole number of bytes from 1 to 1073741824',
+    },
+    {
+      name: 'limits.maxParseMs over its ceiling',
+      text: 'limits:\n  maxParseMs: 600001\n',
+      message: 'capreg.config.yaml:2:15: `limits.maxParseMs` must be a whole number of milliseconds from 1 to 600000',
     },
     { name: 'limits that is not a mapping', text: 'limits: 1048576\n', message: 'capreg.config.yaml:1:9: `limits` must be a mapping' },
     { name: 'rules that is a list', text: 'rules:\n  - fake-shape\n', message: 'capreg.config.yaml:2:3: `rules` must be a mapping of rule id to level' },

@@ -8,6 +8,7 @@ import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
+import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
@@ -142,7 +143,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
   const base = await openGitBase(root, values.against);
-  const baseRead = base.read({ maxFileBytes: config.maxFileBytes });
+  const baseRead = base.read(readLimits(config));
   const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).

@@ -182,6 +182,51 @@ describe('CompileSession', () => {
   });
 });
 
+describe('CompileSession: the registry limits hold after each edit', () => {
+  /** The starting registry, with a config that sets `limits` (a config edit would be a full read). */
+  function limited(limits: string): string {
+    const root = startingRegistry();
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), `limits:\n${limits}`);
+    return root;
+  }
+  const filesIn = (root: string): number => readRegistry(root, { maxFileBytes: 1024 * 1024 }).allPaths.length;
+
+  it('an edit that takes the text over limits.maxTotalBytes fails the compile; undoing it compiles again', async () => {
+    const probe = startingRegistry();
+    const total = readRegistry(probe, { maxFileBytes: 1024 * 1024 }).files.reduce((sum, file) => sum + Buffer.byteLength(file.content ?? ''), 0);
+    const root = limited(`  maxTotalBytes: ${total + 10}\n`);
+    const session = new CompileSession(root, { cache: false });
+    expect((await session.compile()).kind).toBe('full');
+    const file = path.join(root, 'capabilities/beta/PROTOCOL.md');
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, `${text}\nEleven more.\n`);
+    session.noteChange(file, false);
+    await expect(session.compile()).rejects.toThrow(/come to more than .* over limits\.maxTotalBytes/);
+    fs.writeFileSync(file, text);
+    session.noteChange(file, false);
+    const again = await session.compile();
+    expect(again.result.diagnostics).toEqual((await coldCompile(root)).diagnostics);
+    // Ten bytes more fit: the edit is placed on its own.
+    fs.writeFileSync(file, `${text}0123456789`);
+    session.noteChange(file, false);
+    expect((await session.compile()).kind).toBe('paths');
+  });
+
+  it('a file added over limits.maxFiles fails the compile; removing it compiles again', async () => {
+    const root = limited('  maxFiles: 1\n');
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), `limits:\n  maxFiles: ${filesIn(root)}\n`);
+    const session = new CompileSession(root, { cache: false });
+    await session.compile();
+    const notes = path.join(root, 'capabilities/alpha/notes.md');
+    fs.writeFileSync(notes, 'notes\n');
+    session.noteChange(notes, false);
+    await expect(session.compile()).rejects.toThrow(/holds more than \d+ files, over limits\.maxFiles/);
+    fs.rmSync(notes);
+    session.noteChange(notes, false);
+    expect((await session.compile()).result.diagnostics).toEqual((await coldCompile(root)).diagnostics);
+  });
+});
+
 describe('compareWalkOrder', () => {
   it("orders paths the way the registry walk meets them (a folder's files before a sibling folder named with a longer prefix)", () => {
     const paths = ['capabilities/a-b/PROTOCOL.md', 'capabilities/a/PROTOCOL.md', 'capabilities/a/evals.yaml', 'capabilities/toolsets.yaml', 'capabilities/a.x'];

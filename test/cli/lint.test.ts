@@ -309,6 +309,58 @@ describe('capreg lint: bad input', () => {
   });
 });
 
+describe("capreg lint: the registry's size (limits.maxFiles, limits.maxTotalBytes)", () => {
+  /** Two capabilities, a reference, a data file and the toolsets: 5 files; hidden ones do not count. */
+  function sized(limits: string): string {
+    return tempRegistry({
+      'capreg.config.yaml': `limits:\n${limits}`,
+      [ALPHA]: cleanProtocol('alpha'),
+      'capabilities/beta/PROTOCOL.md': cleanProtocol('beta'),
+      'capabilities/beta/references/notes.md': 'notes\n',
+      'capabilities/beta/references/data.bin': new Uint8Array(4096),
+      'capabilities/beta/.DS_Store': 'x',
+    });
+  }
+  const textBytes = (root: string): number =>
+    ['capabilities/toolsets.yaml', ALPHA, 'capabilities/beta/PROTOCOL.md'].reduce((sum, file) => sum + fs.statSync(path.join(root, file)).size, 0);
+
+  it('a registry at the file limit is checked; one file more and nothing is, exit 2', async () => {
+    expect((await run(['lint', '--no-cache'], { cwd: sized('  maxFiles: 5\n') })).code).toBe(0);
+    const result = await run(['lint', '--no-cache'], { cwd: sized('  maxFiles: 4\n') });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'capreg lint: capabilities/ holds more than 4 files, over limits.maxFiles in capreg.config.yaml; nothing was checked: ' +
+        'move what no capability needs out of capabilities/, or raise the limit (at most 1000000)\n',
+    });
+  });
+
+  it('text at the byte limit is checked; one byte more and nothing is (the data file does not count), exit 2', async () => {
+    const root = sized('  maxTotalBytes: 1\n');
+    const total = textBytes(root);
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), `limits:\n  maxTotalBytes: ${total}\n`);
+    expect((await run(['build', '--no-cache'], { cwd: root })).code).toBe(0);
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), `limits:\n  maxTotalBytes: ${total - 1}\n`);
+    const result = await run(['build', '--no-cache'], { cwd: root });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        `capreg build: the protocols, toolsets and evals files under capabilities/ come to more than ${total - 1} bytes, over limits.maxTotalBytes in capreg.config.yaml; ` +
+        'nothing was checked: split the registry, or raise the limit (at most 1.0 GiB)\n',
+    });
+  });
+
+  it('a limit over its ceiling is an invalid configuration', async () => {
+    const result = await run(['lint'], { cwd: sized('  maxTotalBytes: 1073741825\n') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'capreg lint: invalid configuration: capreg.config.yaml:2:18: `limits.maxTotalBytes` must be a whole number of bytes from 1 to 1073741824\n',
+    );
+  });
+});
+
 describe('capreg lint: configuration and usage errors exit 2', () => {
   it('a broken capreg.config.yaml names the file, line and column', async () => {
     const root = tempRegistry({ 'capreg.config.yaml': 'rules:\n  id-matches-folder: [warn\n', [ALPHA]: cleanProtocol('alpha') });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitRegistryError, readGitRegistry } from '../../cli/git-registry.js';
+import { UsageError } from '../../cli/context.js';
 import { readRegistry } from '../../cli/read-registry.js';
 import { commitAll, createBaseRepository, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';
 
@@ -183,6 +184,32 @@ describe('readGitRegistry', () => {
     const fromDisk = readRegistry(dir, { maxFileBytes: 64 });
     expect(fromGit.input.files).toEqual(fromDisk.files);
     expect(fromGit.input.files.every((file) => file.problem?.includes('over the 64 bytes limit'))).toBe(true);
+  });
+
+  it("keeps the disk reader's limits on files and text, counted before any blob is read", async () => {
+    const dir = repository();
+    const files = git(dir, 'ls-tree', '-r', '--name-only', 'base', 'capabilities').trim().split('\n').length;
+    const atLimit = await readGitRegistry(dir, 'base', { maxFileBytes: 1024 * 1024, maxFiles: files });
+    expect(atLimit.input).toEqual(readRegistry(dir, { maxFileBytes: 1024 * 1024, maxFiles: files }));
+    const over = await readGitRegistry(dir, 'base', { maxFileBytes: 1024 * 1024, maxFiles: files - 1 }).catch((error: unknown) => error);
+    expect(over).toBeInstanceOf(UsageError);
+    expect((over as Error).message).toMatch(
+      new RegExp(`^capabilities/ at base holds more than ${files - 1} files, over limits\\.maxFiles in capreg\\.config\\.yaml`),
+    );
+    // A blob that cannot be read: a read would fail as git-failed, so the limit is crossed from its size alone.
+    git(dir, 'update-index', '--add', '--cacheinfo', `100644,${unreadableBlob(dir, 5000)},capabilities/huge/PROTOCOL.md`);
+    commitTree(dir, git(dir, 'write-tree').trim(), 'huge');
+    const tooMuch = await readGitRegistry(dir, 'huge', { maxFileBytes: 8192, maxTotalBytes: 5000 }).catch((error: unknown) => error);
+    expect(tooMuch).toBeInstanceOf(UsageError);
+    expect((tooMuch as Error).message).toMatch(
+      /^the protocols, toolsets and evals files under capabilities\/ at huge come to more than 4\.9 KiB, over limits\.maxTotalBytes/,
+    );
+    // Through the command: exit 2 with the one message, and no internal error.
+    write(dir, 'capreg.config.yaml', `limits:\n  maxFiles: ${files - 1}\n`);
+    const result = await runCli(['check', '--against', 'base'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^capreg check: capabilities\/ (at base )?holds more than \d+ files, over limits\.maxFiles/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('refuses a file over the size limit without reading it, a link too long to be one likewise', async () => {
