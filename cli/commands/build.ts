@@ -8,7 +8,7 @@ import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
 import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
-import { gitSource } from '../git-source.js';
+import { gitSource, sourceWarning } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
 import { startParseWorker } from '../parse-workers.js';
 import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
@@ -35,7 +35,8 @@ interface BuildSettings {
 }
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
-  const source = await gitSource(settings.root);
+  const { source, problem } = await gitSource(settings.root);
+  if (problem !== undefined) context.stderr(sourceWarning('capreg build', problem));
   const keyOptions: BuildKeyOptions = {
     outDir: settings.outDir,
     builtAt: settings.builtAt,
@@ -182,6 +183,7 @@ async function readSigningKey(file: string): Promise<SigningKey> {
 async function watchAndBuild(settings: BuildSettings, context: CliContext): Promise<number> {
   // Loaded here: it loads the compiler, which a rebuild answered from the build cache does not need.
   const { describeCompile, watchRegistry } = await import('../watch.js');
+  let warned: string | undefined;
   return watchRegistry(
     settings.root,
     {
@@ -198,7 +200,11 @@ async function watchAndBuild(settings: BuildSettings, context: CliContext): Prom
           return;
         }
         // The commit can change between rebuilds.
-        await writeBuild(settings, watchContext, result, await gitSource(settings.root));
+        const now = await gitSource(settings.root);
+        // Said once until it changes, not at every rebuild.
+        if (now.problem !== undefined && now.problem !== warned) watchContext.stderr(sourceWarning('capreg build', now.problem));
+        warned = now.problem;
+        await writeBuild(settings, watchContext, result, now.source);
       },
     },
     context,

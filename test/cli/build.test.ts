@@ -236,8 +236,9 @@ describe('capreg build: nothing written on error', () => {
 describe('capreg build: source from Git', () => {
   it('is null outside a Git work tree', async () => {
     const root = registry();
-    await run(['build'], { cwd: root });
+    const result = await run(['build'], { cwd: root });
     expect(readManifest(root).source).toBeNull();
+    expect(result.stderr).not.toMatch(/warning/);
   });
 
   it('records the commit, and dirty when capabilities/ has uncommitted changes', async () => {
@@ -265,6 +266,23 @@ describe('capreg build: source from Git', () => {
     writeFiles(root, { 'capabilities/gamma/PROTOCOL.md': cleanProtocol('gamma') });
     expect((await run(['build'], { cwd: root })).code).toBe(0);
     expect(readManifest(root).source).toEqual({ commit: git(root, 'rev-parse', 'HEAD'), dirty: true });
+  });
+
+  it('is null with a warning when Git refuses the repository, not null without a word', async () => {
+    const root = registry();
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'registry');
+    // What Git says for a repository it will not read ("dubious ownership" needs another owner).
+    fs.appendFileSync(path.join(root, '.git/config'), '[core\n');
+    const result = await run(['build'], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(readManifest(root).source).toBeNull();
+    expect(result.stderr).toMatch(/^capreg build: warning: the manifest has no source \(commit\): git failed: fatal: bad config line \d+ in file \.git\/config; fix the repository/);
+    // Said on a build answered from the cache too.
+    const again = await run(['build'], { cwd: root });
+    expect(again.stderr).toMatch(/^capreg build: warning: the manifest has no source/);
+    expect(again.stderr).toMatch(/is up to date/);
   });
 
   it('has a null commit in a repository without commits', async () => {
