@@ -338,13 +338,13 @@ async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: 
   return found;
 }
 
+/** What reading a tree keeps to: the size limit of each text file and the registry's limits. */
+export type TreeReadOptions = Pick<ReadOptions, 'maxFileBytes' | 'maxFiles' | 'maxTotalBytes'>;
+
 /**
  * The registry under `root` as it is at `ref`, in the form the compiler takes. `root` may be a
  * subfolder of the repository: paths are taken relative to it.
  */
-/** What reading a tree keeps to: the size limit of each text file and the registry's limits. */
-export type TreeReadOptions = Pick<ReadOptions, 'maxFileBytes' | 'maxFiles' | 'maxTotalBytes'>;
-
 export async function readGitRegistry(root: string, ref: string, options: TreeReadOptions): Promise<GitRegistry> {
   const base = await openGitBase(root, ref);
   return { commit: base.commit, input: await base.read(options) };

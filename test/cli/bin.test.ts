@@ -51,7 +51,7 @@ describe('bin/capreg.js', () => {
     expect(runBin(['lint'], { cwd: root })).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'capreg lint: invalid configuration: capreg.config.yaml:2:17: `limits.maxFileBytes` must be a positive whole number of bytes\n',
+      stderr: 'capreg lint: invalid configuration: capreg.config.yaml:2:17: `limits.maxFileBytes` must be a whole number of bytes from 1 to 67108864\n',
     });
   });
 
