@@ -278,7 +278,9 @@ describe('capreg build: source from Git', () => {
     const result = await run(['build'], { cwd: root });
     expect(result.code).toBe(0);
     expect(readManifest(root).source).toBeNull();
-    expect(result.stderr).toMatch(/^capreg build: warning: the manifest has no source \(commit\): git failed: fatal: bad config line \d+ in file \.git\/config; fix the repository/);
+    expect(result.stderr).toMatch(
+      /^capreg build: warning: the manifest has no source \(commit\): git failed: fatal: bad config line \d+ in file \.git\/config; fix the repository/,
+    );
     // Said on a build answered from the cache too.
     const again = await run(['build'], { cwd: root });
     expect(again.stderr).toMatch(/^capreg build: warning: the manifest has no source/);
