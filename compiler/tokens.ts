@@ -26,8 +26,10 @@ const SPECIAL_TOKENS_AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * BPE merges a word in time that grows with the square of its length (64 KB of `aaa…` took
- * seconds), so a run of non-whitespace longer than this is counted in pieces of this length. No
- * word or URL of real prose comes near it, and text without such a run is counted whole, exactly.
+ * seconds), and the tokenizer takes a run of whitespace as one word too (320,000 spaces: ~1 min).
+ * So a run of non-whitespace, or of whitespace, longer than this is counted in pieces of this
+ * length. No word, URL or indentation of real prose comes near it, and text without such a run is
+ * counted whole, exactly.
  */
 export const MAX_COUNTED_WORD = 256;
 
@@ -36,17 +38,14 @@ export function isCountedSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a);
 }
 
-/** Offsets [start, end) of each run of non-whitespace longer than MAX_COUNTED_WORD, in order. */
+/** Offsets [start, end) of each run of non-whitespace or of whitespace longer than MAX_COUNTED_WORD, in order. */
 function longRuns(text: string): [number, number][] {
   const runs: [number, number][] = [];
-  let start = -1;
-  for (let i = 0; i <= text.length; i += 1) {
-    const space = i < text.length ? isCountedSpace(text.charCodeAt(i)) : true;
-    if (!space && start < 0) start = i;
-    else if (space && start >= 0) {
-      if (i - start > MAX_COUNTED_WORD) runs.push([start, i]);
-      start = -1;
-    }
+  let start = 0;
+  for (let i = 1; i <= text.length; i += 1) {
+    if (i < text.length && isCountedSpace(text.charCodeAt(i)) === isCountedSpace(text.charCodeAt(start))) continue;
+    if (i - start > MAX_COUNTED_WORD) runs.push([start, i]);
+    start = i;
   }
   return runs;
 }

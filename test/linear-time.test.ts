@@ -118,6 +118,15 @@ describe('linear time: token counting', () => {
     expect(ms).toBeLessThan(3_000);
   });
 
+  it('a long run of whitespace (spaces, tabs, no-break spaces) is counted in bounded pieces too', () => {
+    for (const space of [' ', '\t', '\u00a0']) {
+      const ms = cpuMs(() => countTokens(`Never do x${space.repeat(320_000)}y.`));
+      // Counted whole, 320,000 spaces took ~1 min (no-break spaces over 2 min).
+      expect(ms, JSON.stringify(space)).toBeLessThan(3_000);
+    }
+    expect(rules(expectLinear((bytes) => `Never do x.${' '.repeat(bytes)}`))).toEqual([]);
+  });
+
   it('the count of normal text is unchanged, and a long run counts as its pieces', async () => {
     const { countTokens: bpe } = await import('gpt-tokenizer');
     const prose = readFileSync(new URL('../capabilities/work-reporting/PROTOCOL.md', import.meta.url), 'utf8');
@@ -125,6 +134,8 @@ describe('linear time: token counting', () => {
     const word = 'b'.repeat(MAX_COUNTED_WORD);
     const piece = bpe(word);
     expect(countTokens(`${word}${word}${word}`)).toBe(3 * piece);
+    const spaces = ' '.repeat(MAX_COUNTED_WORD);
+    expect(countTokens(`a${spaces}${spaces}b`)).toBe(bpe('a') + 2 * bpe(spaces) + bpe('b'));
     // A surrogate pair is never cut: the count is that of whole characters.
     expect(countTokens('😀'.repeat(MAX_COUNTED_WORD))).toBeGreaterThan(0);
   });
