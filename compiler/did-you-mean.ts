@@ -1,18 +1,29 @@
 // "Did you mean" suggestions for near-miss names. A dozen lines of edit distance did not warrant a
-// dependency; candidates are short field and rule names.
+// dependency; candidates are short field, rule, tool and file names (longer ones get no suggestion).
 /** Edit distance where swapping two neighbouring letters counts as one edit (optimal string alignment). */
 export function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  // Three rows of the table (the one before last, the last, this one): memory grows with b, not a × b.
+  let before = new Int32Array(b.length + 1);
+  let last = Int32Array.from({ length: b.length + 1 }, (_, j) => j);
+  let row = new Int32Array(b.length + 1);
   for (let i = 1; i <= a.length; i += 1) {
+    row[0] = i;
     for (let j = 1; j <= b.length; j += 1) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = best;
+      let best = Math.min(last[j]! + 1, row[j - 1]! + 1, last[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2]! + 1);
+      row[j] = best;
     }
+    [before, last, row] = [last, row, before];
   }
-  return rows[a.length]![b.length]!;
+  return last[b.length]!;
 }
+
+/**
+ * Names longer than this get no suggestion and are suggested for nothing: the edit distance costs
+ * the product of two lengths, and a name or path this long is not a typo of another.
+ */
+export const MAX_SUGGESTED_LENGTH = 256;
 
 /** Counts per UTF-16 code unit for {@link bagDistance}; every count is back to 0 when it returns. */
 const unitCounts = new Int32Array(0x10000);
@@ -46,11 +57,13 @@ export function bagDistance(a: string, b: string): number {
  * thousands of tool names stays cheap; the answer is the same.
  */
 export function didYouMean(input: string, candidates: Iterable<string>): string | undefined {
+  if (input.length > MAX_SUGGESTED_LENGTH) return undefined;
   let best: string | undefined;
   let bestDistance = Infinity;
   const lower = input.toLowerCase();
   const allowed = Math.max(1, Math.floor(input.length / 3));
   for (const candidate of candidates) {
+    if (candidate.length > MAX_SUGGESTED_LENGTH) continue;
     const other = candidate.toLowerCase();
     const prefix = Math.min(lower.length, other.length) >= 3 && (lower.startsWith(other) || other.startsWith(lower));
     const bound = bagDistance(lower, other);

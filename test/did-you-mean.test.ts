@@ -1,6 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bagDistance, didYouMean, editDistance, suggestion } from '../compiler/did-you-mean.js';
+import { bagDistance, didYouMean, editDistance, MAX_SUGGESTED_LENGTH, suggestion } from '../compiler/did-you-mean.js';
+
+/** The edit distance with the whole table, as it was before the rolling rows. */
+function fullTable(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = best;
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
 
 /** didYouMean as it was before the bag-distance shortcut: the edit distance of every candidate. */
 function everyDistance(input: string, candidates: readonly string[]): string | undefined {
@@ -67,5 +80,26 @@ describe('did you mean, the bag-distance shortcut', () => {
       fc.property(word, fc.array(word, { maxLength: 30 }), (input, candidates) => didYouMean(input, candidates) === everyDistance(input, candidates)),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('did you mean, bounded', () => {
+  it('keeps three rows of the table and gives the distance of the whole table', () => {
+    fc.assert(
+      fc.property(word, word, (a, b) => editDistance(a, b) === fullTable(a, b)),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('suggests nothing for, and nothing that is, a name over the length limit, in bounded time and memory', () => {
+    const long = `abc_${'x'.repeat(30_000)}`;
+    const near = `abc_${'x'.repeat(29_999)}y`;
+    const start = performance.now();
+    // Anagrams pass the bag-distance shortcut: before the limit each cost a 30,000² table (4 GB, then out of memory).
+    expect(didYouMean(near, [long, [...long].reverse().join('')])).toBeUndefined();
+    expect(didYouMean('abc', [long])).toBeUndefined();
+    expect(performance.now() - start).toBeLessThan(1_000);
+    const atLimit = 'a'.repeat(MAX_SUGGESTED_LENGTH - 1);
+    expect(didYouMean(`${atLimit}b`, [`${atLimit}c`])).toBe(`${atLimit}c`);
   });
 });
