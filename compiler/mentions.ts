@@ -35,9 +35,12 @@ export function namesPattern(names: Iterable<string>, flags = 'gu'): RegExp | un
   return sources.length > 0 ? new RegExp(sources.join('|'), flags) : undefined;
 }
 
-/** A well-formed `retiredTools` entry (the schema's pattern); rules skip others, which frontmatter-schema reports. */
+/** The schema's `maxLength` of a `retiredTools` entry: each entry is a regular expression of its own. */
+export const MAX_RETIRED_ENTRY = 128;
+
+/** A well-formed `retiredTools` entry (the schema's pattern and length); rules skip others, which frontmatter-schema reports. */
 export function isRetiredEntry(entry: string): boolean {
-  return /^[A-Za-z0-9_.-]+\*?$/.test(entry);
+  return entry.length <= MAX_RETIRED_ENTRY && /^[A-Za-z0-9_.-]+\*?$/.test(entry);
 }
 
 /** Whether a `retiredTools` entry is a `prefix*` glob. */

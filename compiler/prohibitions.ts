@@ -38,8 +38,10 @@ export const DEFAULT_PROHIBITION_MARKERS: readonly string[] = [
 export const MARKERS_OPTION_SCHEMA = {
   type: 'array',
   minItems: 1,
+  // The markers make one regular expression: bounded, so that a config cannot make one V8 refuses.
+  maxItems: 256,
   uniqueItems: true,
-  items: { type: 'string', minLength: 1, pattern: '\\S' },
+  items: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S' },
 } as const;
 
 export interface MarkersOptions {

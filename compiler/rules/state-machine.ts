@@ -38,16 +38,29 @@ function saysSomething(text: string): boolean {
   return false;
 }
 
+/** The longest state name (the schemas' `maxLength` for `states` and a tool's `states`); a longer one is the schema's to report. */
+export const MAX_STATE_NAME = 128;
+/**
+ * The most states one capability's entries are checked against (declared and of its toolsets' tools
+ * together): they make one regular expression, and V8 refuses one of ~17,000 alternatives.
+ */
+export const MAX_CHECKED_STATES = 1_024;
+
+/** A state name the rule checks: not blank (the schema's minLength) and not over MAX_STATE_NAME. */
+function isStateName(state: string): boolean {
+  return state.trim() !== '' && state.length <= MAX_STATE_NAME;
+}
+
 /** What a capability's findings read of the registry besides its document: the toolsets (and the tool owners derived from them). */
 type ToolsetsView = Pick<LintRegistry, 'toolsets' | 'toolOwners'>;
 
 /** States of a tool: from the capability's own toolsets when they define it, else from every toolset that does. */
 function statesOfTool(registry: ToolsetsView, tool: string, own: ReadonlySet<string>): readonly string[] {
   const owners = registry.toolOwners.get(tool) ?? [];
-  if (owners.length === 1) return registry.toolsets[owners[0]!]?.tools[tool]?.states ?? [];
+  if (owners.length === 1) return (registry.toolsets[owners[0]!]?.tools[tool]?.states ?? []).filter(isStateName);
   const mine = owners.filter((id) => own.has(id));
   const states = (mine.length > 0 ? mine : owners).flatMap((id) => registry.toolsets[id]?.tools[tool]?.states ?? []);
-  return [...new Set(states)];
+  return [...new Set(states)].filter(isStateName);
 }
 
 /** Per lint run: the states of each toolset's tools, and one name pattern per distinct set of states. */
@@ -59,7 +72,7 @@ interface RunCache {
 function toolsetStates(registry: ToolsetsView, cache: RunCache, id: string): readonly string[] {
   let states = cache.toolsetStates.get(id);
   if (!states) {
-    states = [...new Set(Object.values(registry.toolsets[id]?.tools ?? {}).flatMap((tool) => tool.states ?? []))];
+    states = [...new Set(Object.values(registry.toolsets[id]?.tools ?? {}).flatMap((tool) => tool.states ?? []))].filter(isStateName);
     cache.toolsetStates.set(id, states);
   }
   return states;
@@ -91,6 +104,8 @@ export const stateMachine: Rule = {
       missingToolState:
         'state "{{state}}" of tool `{{tool}}` (listed in the tools table) has no entry in the body; add a list item or table row that names it and says what the agent does, e.g. "- **{{state}}** — what it means; what to do and what not to do"',
       caseMismatch: 'the entry for state "{{state}}" writes it "{{written}}"; state names are case-sensitive: write "{{state}}"',
+      tooMany:
+        'this capability has {{count}} states (in `states` and of the tools of its toolsets), more than the {{max}} this rule checks; none of its entries were checked: split the capability, or its toolsets',
       bare: 'the entry for state "{{state}}" only names it; say what the agent does in that state (and what it must not do)',
       undeclared:
         'entry for state "{{state}}", but neither `states` nor a tool of this capability declares it; add "{{state}}" to `states` (or to the tool\'s `states` in {{toolsetsFile}}), or remove the entry if no tool returns it',
@@ -140,8 +155,8 @@ function checkCapability(capability: LintCapability, registry: ToolsetsView, cac
   const fmStates = fm.states ?? [];
   const required = new Map<string, { index: number } | { tool: string; row: ToolsTableRow }>();
   fmStates.forEach((state, index) => {
-    // An empty name is the schema's business (minLength).
-    if (state.trim() !== '' && !required.has(state)) required.set(state, { index });
+    // An empty or over-long name is the schema's business (minLength, maxLength).
+    if (isStateName(state) && !required.has(state)) required.set(state, { index });
   });
   for (const table of document.toolsTables) {
     for (const row of table.rows) {
@@ -152,6 +167,19 @@ function checkCapability(capability: LintCapability, registry: ToolsetsView, cac
   // Declared: what an entry may document without a warning.
   const declared = new Set(required.keys());
   for (const id of own) for (const state of toolsetStates(registry, cache, id)) declared.add(state);
+
+  // "nothing declares" and "too many" rest on `states`, the capability's toolsets and the
+  // definitions of the tools its table lists.
+  const declaredFacts: Fact[] = [
+    fieldFact(capability, '/states'),
+    ...ownToolsetFacts(capability),
+    ...document.toolsTables.flatMap((table) => table.rows.map((row): Fact => ({ kind: 'tool', name: row.tool }))),
+  ];
+  if (declared.size > MAX_CHECKED_STATES) {
+    const range = rangeForPath(document.frontmatter.ranges, '/states', document.frontmatter.range, 'key');
+    report({ range, messageId: 'tooMany', data: { count: String(declared.size), max: String(MAX_CHECKED_STATES) }, dependsOn: declaredFacts });
+    return findings;
+  }
 
   const toolsTableLines = new Set(document.toolsTables.flatMap((table) => table.rows.map((row) => row.range.line)));
   const entries = document.blocks.filter((block) => block.kind === 'listItem' || (block.kind === 'tableRow' && !toolsTableLines.has(block.range.line)));
@@ -190,13 +218,7 @@ function checkCapability(capability: LintCapability, registry: ToolsetsView, cac
     }
   }
 
-  // Entries for states nothing declares, in sections about states: "nothing declares" rests on
-  // `states`, the capability's toolsets and the definitions of the tools its table lists.
-  const declaredFacts: Fact[] = [
-    fieldFact(capability, '/states'),
-    ...ownToolsetFacts(capability),
-    ...document.toolsTables.flatMap((table) => table.rows.map((row): Fact => ({ kind: 'tool', name: row.tool }))),
-  ];
+  // Entries for states nothing declares, in sections about states.
   const stateSections = new Set(entries.filter((block) => declared.has(leadingState(block) ?? '')).map((block) => block.section));
   for (const block of entries) {
     const state = leadingState(block);

@@ -258,6 +258,49 @@ describe('capreg lint: bad input', () => {
     expect(code).toBe(1);
   });
 
+  it('state names, retiredTools entries and markers too long or too many for one regular expression are refused, not an internal error', async () => {
+    const withFrontmatter = (extra: string): string => cleanProtocol('alpha').replace('requiredToolsets: []', `requiredToolsets: []\n${extra}`);
+    const long = 'A'.repeat(70_000);
+    const cases: [string, string[]][] = [
+      [`states: [${long}]`, ['frontmatter-schema']],
+      [`retiredTools: [${long.toLowerCase()}]`, ['frontmatter-schema']],
+      [`states: [${Array.from({ length: 17_000 }, (_, i) => `S${i}`).join(', ')}]`, ['frontmatter-schema']],
+    ];
+    for (const [extra, rules] of cases) {
+      const { code, stderr, report } = await lintJson(tempRegistry({ [ALPHA]: withFrontmatter(extra) }));
+      expect(stderr, extra.slice(0, 40)).toBe('');
+      expect(code).toBe(1);
+      expect([...new Set(report.diagnostics.map((d) => d.ruleId))]).toEqual(rules);
+    }
+    // 5 tools × 256 states (each within the toolsets schema) are more than one capability's entries are checked against.
+    const tools = Array.from(
+      { length: 5 },
+      (_, t) => `    tool_${t}: { description: Tool ${t}., states: [${Array.from({ length: 256 }, (_, i) => `T${t}S${i}`).join(', ')}] }`,
+    );
+    const toolsets = `work-logs:\n  description: Work log entries and reports.\n  tools:\n    work_log_record: { action: write, description: Record an entry. }\n${tools.join('\n')}\n`;
+    const many = await lintJson(
+      tempRegistry({
+        'capabilities/toolsets.yaml': toolsets,
+        [ALPHA]: cleanProtocol('alpha').replace('requiredToolsets: []', 'requiredToolsets: [work-logs]\nstates: [DONE]'),
+      }),
+    );
+    expect(many.stderr).toBe('');
+    expect(described(many.report).filter((line) => line.includes('state-machine'))).toEqual([
+      expect.stringMatching(
+        /^capabilities\/alpha\/PROTOCOL\.md:\d+:1 state-machine this capability has 1281 states \(in `states` and of the tools of its toolsets\), more than the 1024 this rule checks/,
+      ),
+    ]);
+    const markers = await run(['lint'], {
+      cwd: tempRegistry({
+        'capreg.config.yaml': `rules:\n  negative-rules: [error, { markers: ["${'x'.repeat(70_000)}"] }]\n`,
+        [ALPHA]: cleanProtocol('alpha'),
+      }),
+    });
+    expect(markers.code).toBe(2);
+    expect(markers.stderr).toMatch(/^capreg lint: invalid configuration: capreg\.config\.yaml:2:\d+: rule "negative-rules": /);
+    expect(markers.stderr.length).toBeLessThan(1_000);
+  });
+
   it('an unclosed code fence', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { body: 'Never guess.\n\n```sh\ncapreg lint\n\n## Rules\n' }) });
     const { code, report } = await lintJson(root);
