@@ -209,7 +209,42 @@ function readYaml(text: string, index: LineIndex, progress: Progress, maxAliasCo
     });
     return { data: undefined, ranges, problems };
   }
+  // The alias count bounds how many expansions there are, not how large each is: 100 aliases of one
+  // 900 KB scalar made a 90 MB value (and manifest). What the aliases make is bounded by the text.
+  const allowed = 2 * text.length + MIN_EXPANDED;
+  if (text.includes('*') && expandedOver(data, allowed)) {
+    problems.push({
+      code: 'alias-limit',
+      message: `YAML aliases expand this text to over ${allowed} characters, more than twice its own length; write the values out instead of anchors`,
+      range: firstAliasRange(doc, index) ?? index.range(0, 0),
+    });
+    return { data: undefined, ranges, problems };
+  }
   return { data, ranges, problems };
+}
+
+/** What aliases may make of any text at least, in characters (so that small files can share a list or two). */
+const MIN_EXPANDED = 64 * 1024;
+
+/** Whether the keys and scalars of `value` come to more than `limit` characters (it stops counting there). */
+function expandedOver(value: unknown, limit: number): boolean {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') size += item.length;
+    else if (Array.isArray(item)) {
+      size += 1;
+      for (const each of item) stack.push(each);
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, each] of Object.entries(item)) {
+        size += key.length;
+        stack.push(each);
+      }
+    } else size += 1;
+    if (size > limit) return true;
+  }
+  return false;
 }
 
 /** Where the first alias (`*name`) of a document is: the place to start writing values out. */

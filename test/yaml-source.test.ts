@@ -70,6 +70,22 @@ describe('nesting limit', () => {
     expect(problems('a: &x [*x]\n')).toEqual(['1:8 non-json']);
   });
 
+  it('refuses aliases that make the value much larger than the text, whatever the alias count', () => {
+    // 99 aliases of one scalar: within the alias count, and 99 copies of the scalar.
+    const fanOut = (scalar: string, aliases: number): string =>
+      `k0: &big "${scalar}"\n${Array.from({ length: aliases }, (_, i) => `k${i + 1}: *big\n`).join('')}`;
+    const big = fanOut('w '.repeat(50_000), 99);
+    expect(problems(big)).toEqual(['2:5 alias-limit']);
+    expect(read(big).problems[0]?.message).toMatch(
+      /^YAML aliases expand this text to over \d+ characters, more than twice its own length; write the values out/,
+    );
+    expect(read(big).data).toBeUndefined();
+    // Sharing a short list, as a toolsets file might, is fine.
+    const shared = `a: &states [PENDING, DONE, FAILED]\n${Array.from({ length: 90 }, (_, i) => `t${i}: *states\n`).join('')}`;
+    expect(read(shared).problems).toEqual([]);
+    expect(read(fanOut('w '.repeat(200), 99)).problems).toEqual([]);
+  });
+
   it('does not count the text of block scalars, quoted strings and comments', () => {
     const text = Array.from({ length: 200 }, (_, i) => `k${i}: |\n  - a: b: [[[[ - ? :\nq${i}: "x: [[[ - - -"  # - - - [[[\n`).join('');
     const source = read(text);
