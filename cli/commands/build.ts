@@ -2,6 +2,7 @@
 // On any lint error nothing is written and an existing manifest is left untouched.
 // The compiler is imported only when the build cache cannot answer: a rebuild with nothing changed
 // loads none of it (see build-cache.ts).
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
@@ -150,8 +151,10 @@ export const buildCommand: Command = async (argv, context) => {
     signingKey: values['sign-key'] !== undefined ? await readSigningKey(path.resolve(context.cwd, values['sign-key'])) : undefined,
   };
   // The build would read its own outputs as registry files (and under --watch, rebuild for ever).
-  const capabilities = path.join(root, 'capabilities');
-  if (settings.outDir === capabilities || settings.outDir.startsWith(`${capabilities}${path.sep}`)) {
+  // Compared as real paths: `--out link/x`, where link leads into capabilities/, is inside it too.
+  const capabilities = realPathAsFarAsItExists(path.join(root, 'capabilities'));
+  const outDir = realPathAsFarAsItExists(settings.outDir);
+  if (outDir === capabilities || outDir.startsWith(`${capabilities}${path.sep}`)) {
     throw new UsageError(
       `--out ${values.out ?? 'dist'}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities`,
     );
@@ -173,6 +176,21 @@ async function readSigningKey(file: string): Promise<SigningKey> {
   } catch (error) {
     if (error instanceof SigningKeyError) throw new UsageError(`--sign-key ${file}: ${error.message}`);
     throw error;
+  }
+}
+
+/** The real path of `target`: its nearest existing folder resolved (links followed), the rest as written. */
+function realPathAsFarAsItExists(target: string): string {
+  let existing = target;
+  const rest: string[] = [];
+  while (!existsSync(existing) && path.dirname(existing) !== existing) {
+    rest.unshift(path.basename(existing));
+    existing = path.dirname(existing);
+  }
+  try {
+    return path.join(realpathSync(existing), ...rest);
+  } catch {
+    return target;
   }
 }
 

@@ -4,7 +4,8 @@
 // protocol_version bump is missing, too small, goes down, or its protocol_updated does not move with it.
 // When a name, description, trigger or tag changed, it also runs the evals over both trees and fails
 // when a shouldMatch request no longer goes first to its capability (compiler/gate/routing.ts).
-import { appendFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
@@ -194,10 +195,18 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   context.stdout(formatter(report));
   if (values.summary !== undefined) {
     const summaryFile = path.resolve(context.cwd, values.summary);
+    const text = (await FORMATS.markdown.load())(report);
+    let file: FileHandle | undefined;
     try {
-      await appendFile(summaryFile, (await FORMATS.markdown.load())(report));
+      // A regular file only (GITHUB_STEP_SUMMARY is one): a FIFO without a reader would block the
+      // check for ever, so it is opened without waiting and refused.
+      file = await open(summaryFile, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NONBLOCK ?? 0));
+      if (!(await file.stat()).isFile()) throw new Error('not a regular file');
+      await file.appendFile(text);
     } catch (error) {
       throw new UsageError(`--summary ${values.summary}: cannot write ${summaryFile}: ${(error as Error).message}`);
+    } finally {
+      await file?.close();
     }
   }
   context.stderr(describe(gate, routing, values.against, base.commit));

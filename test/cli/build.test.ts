@@ -160,6 +160,9 @@ describe('capreg build: the manifest', () => {
         stderr: `capreg build: --out ${out}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities\n`,
       });
     }
+    // Through a link that leads into capabilities/: inside it all the same.
+    fs.symlinkSync(path.join(root, 'capabilities'), path.join(root, 'caplink'));
+    expect((await run(['build', '--out', 'caplink/alpha/out'], { cwd: root })).code).toBe(2);
     expect(fs.readdirSync(path.join(root, 'capabilities/alpha'))).toEqual(['PROTOCOL.md']);
   });
 

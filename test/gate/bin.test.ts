@@ -65,6 +65,16 @@ it('writes the same markdown to --summary as --format markdown prints', () => {
   fs.rmSync(summary);
 });
 
+it('refuses a --summary that is not a regular file instead of waiting on it (a FIFO with no reader)', () => {
+  const fifo = path.join(dir, 'summary.fifo');
+  spawnSync('mkfifo', [fifo]);
+  const result = spawnSync(process.execPath, [BIN, 'check', '--against', 'base', '--summary', fifo], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  fs.rmSync(fifo);
+  expect(result.signal).toBeNull();
+  expect(result.status).toBe(2);
+  expect(result.stderr).toMatch(new RegExp(`capreg check: --summary ${fifo.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cannot write .*ENXIO`));
+});
+
 it('gives the same report with --jobs 1 (one thread, routing included) as with the default threads, and refuses --jobs 0', () => {
   edit(dir, REPORTS_FILE, 'description: Writes work reports from the work log.', 'description: Writes weekly summaries of the work log.');
   const threaded = capreg('check', '--against', 'base', '--format', 'json');
