@@ -29,6 +29,22 @@ import type { CapabilityDocument } from '../compiler/types.js';
 /** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */
 const INLINE_LIMIT = 64;
 
+/**
+ * The heap a parse worker may grow to. A protocol of real prose at the 1 MiB default size limit
+ * parses in well under 512 MiB; a pathological one (a table of thousands of columns) grew a worker
+ * past 1 GB within the time budget, and past 4 GB under the largest budget. One that needs more is
+ * stopped and refused like one over the time budget.
+ */
+export const PARSE_WORKER_HEAP_MB = 1024;
+
+/** How every parse worker is started. */
+function newWorker(warmUpRounds: number): Worker {
+  return new Worker(WORKER_URL, {
+    workerData: { warmUpRounds } satisfies WorkerStart,
+    resourceLimits: { maxOldGenerationSizeMb: PARSE_WORKER_HEAP_MB },
+  });
+}
+
 export interface ParseInput {
   path: string;
   content: string;
@@ -67,8 +83,7 @@ export const MAX_WARM_UP_ROUNDS = 100;
  */
 export function startParseWorker(warmUpRounds = 0): void {
   if (spare || !existsSync(fileURLToPath(WORKER_URL))) return;
-  const worker = new Worker(WORKER_URL, { workerData: { warmUpRounds } satisfies WorkerStart });
-  keepAsSpare(worker, false);
+  keepAsSpare(newWorker(warmUpRounds), false);
 }
 
 /** Make `worker` the spare; `ready` when it has said so already. */
@@ -109,7 +124,7 @@ export function threadCount(fileCount: number, cores = availableParallelism()): 
 export function overBudgetProblem(maxParseMs: number): string {
   const budget = maxParseMs % 1000 === 0 ? `${maxParseMs / 1000} s` : `${maxParseMs} ms`;
   return (
-    `parsing this file took over ${budget} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; ` +
+    `parsing this file took over ${budget} (limits.maxParseMs in capreg.config.yaml) or over ${PARSE_WORKER_HEAP_MB / 1024} GiB of memory, so it was stopped and not checked; ` +
     'simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file'
   );
 }
@@ -254,7 +269,7 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   const start = (): void => {
     const early = spare;
     spare = undefined;
-    const worker = early?.worker ?? new Worker(WORKER_URL, { workerData: { warmUpRounds: 0 } satisfies WorkerStart });
+    const worker = early?.worker ?? newWorker(0);
     early?.detach();
     worker.ref();
     // A retired worker's last messages and its exit are no longer news.
@@ -290,7 +305,10 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       listeners: {
         message: onMessage,
         error: (error) => {
-          if (pool.has(member)) fail(error);
+          if (!pool.has(member)) return;
+          // The document it was parsing needed more than PARSE_WORKER_HEAP_MB: refused as over budget.
+          if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' && member.queue.length > 0) stopOverBudget(member);
+          else fail(error);
         },
         exit: (code) => {
           member.exited = true;

@@ -28,7 +28,7 @@ function slowProtocol(id: string, bytes = 3 * 1024 * 1024): string {
 
 /** The budget message, and the diagnostic registry-files prints with it. */
 const budgetMessage = (ms: number): string =>
-  `parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
+  `parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml) or over 1 GiB of memory, so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
 const overBudget = (file: string, ms: number): string => `${file}:1:1 registry-files ${budgetMessage(ms)}`;
 
 const described = (report: JsonReport): string[] => report.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`);
@@ -88,6 +88,26 @@ describe('capreg lint/build through the real bin: the parse budget', () => {
     expect(result.stderr).toMatch(/^capreg build: \d+ error\(s\); nothing written\n$/);
     expect(described(JSON.parse(result.stdout) as JsonReport)).toContain(overBudget('capabilities/aaa-slow/PROTOCOL.md', BUDGET_MS));
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('stops a file whose parse needs more than the worker heap long before its time budget, and says so', { timeout: 120_000 }, () => {
+    // A table of 2,000 columns in 1 MB: without the heap limit its parse took 37 s and 2.3 GB.
+    const columns = 2000;
+    const head = `|${'a|'.repeat(columns)}\n|${'-|'.repeat(columns)}\n`;
+    const rows = `${'|'.repeat(columns)}\n`.repeat(Math.floor((1_000_000 - head.length) / (columns + 1)));
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxParseMs: 120000\n',
+      'capabilities/wide/PROTOCOL.md': cleanProtocol('wide', { body: `- Never guess.\n\n${head}${rows}` }),
+      'capabilities/bad-version/PROTOCOL.md': cleanProtocol('bad-version', { version: 'latest' }),
+    });
+    const rusage = `data:text/javascript,${encodeURIComponent("process.on('exit',()=>process.stderr.write('maxRSS '+process.resourceUsage().maxRSS+'\\n'))")}`;
+    const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: root, nodeOptions: ['--import', rusage] });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    expect(described(report)).toContain(overBudget('capabilities/wide/PROTOCOL.md', 120_000));
+    expect(described(report).some((line) => line.startsWith('capabilities/bad-version/PROTOCOL.md'))).toBe(true);
+    const maxRssKiB = Number(/maxRSS (\d+)/.exec(result.stderr)?.[1]);
+    expect(maxRssKiB).toBeLessThan(1.8 * 1024 * 1024);
   });
 
   it('refuses a budget that is not a whole number of milliseconds from 1 to 600000 (exit 2)', () => {
