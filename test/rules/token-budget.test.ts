@@ -149,7 +149,17 @@ describe('token-budget options', () => {
     const text = fc.oneof(
       fc.string({ maxLength: 40 }),
       fc.string({ unit: fc.constantFrom('a', 's', 'Z', ' ', "'", '"', '0', '9', '{', '}', ',', '\u0301', '\n', '语'), maxLength: 30 }),
-      fc.constantFrom('', ' ', "it's", '"}', 'x'.repeat(MAX_COUNTED_WORD - 40), 'y'.repeat(MAX_COUNTED_WORD + 5), ' '.repeat(MAX_COUNTED_WORD + 5), '3,141', 'é\u0301'),
+      fc.constantFrom(
+        '',
+        ' ',
+        "it's",
+        '"}',
+        'x'.repeat(MAX_COUNTED_WORD - 40),
+        'y'.repeat(MAX_COUNTED_WORD + 5),
+        ' '.repeat(MAX_COUNTED_WORD + 5),
+        '3,141',
+        'é\u0301',
+      ),
     );
     const entry = fc.record({
       id: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
