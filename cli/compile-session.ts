@@ -12,7 +12,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, isProtocolFile, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import { readLimits, type ResolvedConfig } from '../compiler/config.js';
+import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
 import { isToolsetsFile, toolsetsSourceOf, TOOLSETS_FOLDER, type ParsedToolsets } from '../compiler/toolsets.js';
@@ -171,7 +171,7 @@ export class CompileSession {
     const config = await loadConfig(this.root);
     const links = new Set<string>();
     const budget = new RegistryBudget(config);
-    const input = readRegistry(this.root, { ...readLimits(config), budget, onLink: (_relative, target) => links.add(target) });
+    const input = readRegistry(this.root, { maxFileBytes: config.maxFileBytes, budget, onLink: (_relative, target) => links.add(target) });
     this.links = links;
     const protocols = protocolFiles(input);
     // A file whose text is unchanged keeps what was made of it (its document, its parsed evals).

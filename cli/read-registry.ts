@@ -49,9 +49,9 @@ export class RegistryBudget {
     private readonly where = 'capabilities/',
   ) {}
 
-  /** `count` more files met (of every kind, text inputs too). */
-  addFiles(count = 1): void {
-    this.files += count;
+  /** One more file met (of any kind, text inputs too). */
+  addFile(): void {
+    this.files += 1;
     this.checkFiles(this.files);
   }
 
@@ -208,7 +208,7 @@ export function readRegistry(root: string, readOptions: ReadOptions): RegistryIn
     }
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
-      if (!entry.isDirectory()) options.budget.addFiles();
+      if (!entry.isDirectory()) options.budget.addFile();
       const absolute = path.join(absoluteDir, entry.name);
       const relative = `${relativeDir}/${entry.name}`;
       let isDir = entry.isDirectory();

@@ -97,7 +97,6 @@ describe('did you mean, bounded', () => {
     const start = performance.now();
     // Anagrams pass the bag-distance shortcut: before the limit each cost a 30,000² table (4 GB, then out of memory).
     expect(didYouMean(near, [long, [...long].reverse().join('')])).toBeUndefined();
-    expect(didYouMean('abc', [long])).toBeUndefined();
     expect(performance.now() - start).toBeLessThan(1_000);
     const atLimit = 'a'.repeat(MAX_SUGGESTED_LENGTH - 1);
     expect(didYouMean(`${atLimit}b`, [`${atLimit}c`])).toBe(`${atLimit}c`);
