@@ -7,17 +7,17 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { protocolFiles } from '../../compiler/compile.js';
+import { isProtocolFile, protocolFiles } from '../../compiler/compile.js';
 import { sha256Hex } from '../../compiler/canonical.js';
 import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
-import { toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
+import { isToolsetsFile, toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
 import { parseEvalsFiles } from '../../compiler/evals/file.js';
 import type { LintRegistry } from '../../compiler/rule.js';
-import type { CapabilityDocument, Diagnostic, RegistryInput, Toolsets } from '../../compiler/types.js';
+import type { CapabilityDocument, Diagnostic, Range, RegistryInput, Toolsets } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
@@ -104,6 +104,34 @@ function baseOverBudget(file: string, against: string, maxParseMs: number): Diag
   return { file, ...FILE_START, severity: 'error', ruleId: 'registry-files', message };
 }
 
+/**
+ * A base file that the reader refused (over `limits.maxFileBytes`, binary, not UTF-8, a link out of
+ * the registry) or whose toolsets do not parse cannot be compared either. Left out, it would make
+ * its capability "added" and its toolsets not compared, so that a change of the configuration (or
+ * of the file) could carry a protocol change past the gate unbumped: an error, as above.
+ */
+function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, against: string): Diagnostic[] {
+  const diagnostic = (file: string, range: Range, problem: string, what: string): Diagnostic => ({
+    file,
+    ...range,
+    severity: 'error',
+    ruleId: 'registry-files',
+    message: `at ${against}: ${problem}; the version gate cannot compare ${what}`,
+  });
+  const refused = input.files.flatMap((file) => {
+    if (file.problem === undefined) return [];
+    if (isProtocolFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'this capability')];
+    if (isToolsetsFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'the toolsets')];
+    return [];
+  });
+  // The first problem of each toolsets file that does not parse (lint of the new tree reports them all there).
+  const unparsed = (toolsets.parts ?? [toolsets]).flatMap((part) => {
+    const first = part.problems[0];
+    return part.present && first !== undefined ? [diagnostic(part.file, first.range, first.message, 'the toolsets')] : [];
+  });
+  return [...refused, ...unparsed];
+}
+
 /** The usable toolsets of a toolsets.yaml that is there and parses; undefined otherwise (lint reports why). */
 function readableToolsets(parsed: ParsedToolsets): Toolsets | undefined {
   return parsed.present && parsed.problems.length === 0 ? usableToolsets(parsed.data) : undefined;
@@ -169,7 +197,10 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     headDocuments,
     before && after ? { toolsets: { before, after } } : {},
   );
-  const baseDiagnostics = baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs));
+  const baseDiagnostics = [
+    ...baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs)),
+    ...baseUnreadable(baseInput, baseToolsets, values.against),
+  ];
   // Routing needs the new tree's catalog, which lint errors leave unknown (the check fails on them anyway).
   const routing: RoutingResult =
     lint.errorCount > 0

@@ -321,6 +321,77 @@ describe.concurrent('capreg check: what needs no bump, and whole capabilities', 
   });
 });
 
+describe.concurrent('capreg check: a base file it cannot read fails the check', () => {
+  /** Commit what `change` writes as the new base (tag `base` moved), then undo it in the working tree. */
+  function rebase(dir: string, file: string, change: (text: string) => string): void {
+    const text = read(dir, file);
+    write(dir, file, change(text));
+    commitAll(dir, 'a base that cannot be read');
+    git(dir, 'tag', '-f', 'base');
+    write(dir, file, text);
+  }
+  const padding = `\n${'A paragraph that only makes the file larger. '.repeat(400)}\n`;
+  const lowLimit = 'limits:\n  maxFileBytes: 8192\n';
+  const registryFiles = (json: JsonOutput): Diagnostic[] => json.diagnostics.filter((d) => d.ruleId === 'registry-files');
+
+  it("a base protocol over the working tree's maxFileBytes: an error, not an added capability that needs no bump", async ({ expect }) => {
+    const dir = scenario();
+    rebase(dir, REPORTS_FILE, (text) => text + padding);
+    edits.wording(dir);
+    // Over the lowered limit at the base, under it in the new tree.
+    write(dir, 'capreg.config.yaml', lowLimit);
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    const [refused, ...others] = registryFiles(result.json);
+    expect(others).toEqual([]);
+    expect(refused).toMatchObject({ file: REPORTS_FILE, line: 1, column: 1, severity: 'error' });
+    expect(refused?.message).toMatch(
+      /^at base: file is 1\d\.\d KiB, over the 8(\.0)? KiB limit \(limits\.maxFileBytes in capreg\.config\.yaml\).*; the version gate cannot compare this capability$/,
+    );
+    // Without the lowered limit the same change is the version-bump failure it is.
+    fs.rmSync(path.join(dir, 'capreg.config.yaml'));
+    const unlimited = await check(dir);
+    expect(unlimited.code).toBe(1);
+    expect(registryFiles(unlimited.json)).toEqual([]);
+    expect(unlimited.gateDiagnostics.map((d) => d.ruleId)).toContain('version-bump');
+  });
+
+  it('a base toolsets.yaml over the limit, or that does not parse: an error, since its toolsets could not be compared', async ({ expect }) => {
+    const addTool = (root: string): void =>
+      edit(root, 'capabilities/toolsets.yaml', '    work_log_list:', '    work_log_export: { action: read, description: Export entries. }\n    work_log_list:');
+    const tooLarge = scenario();
+    rebase(tooLarge, 'capabilities/toolsets.yaml', (text) => `${text}${'# a comment that only makes the file larger\n'.repeat(300)}`);
+    addTool(tooLarge);
+    write(tooLarge, 'capreg.config.yaml', lowLimit);
+    const large = await check(tooLarge);
+    expect(large.code).toBe(1);
+    const [overLimit, ...moreLarge] = registryFiles(large.json);
+    expect(moreLarge).toEqual([]);
+    expect(overLimit).toMatchObject({ file: 'capabilities/toolsets.yaml', line: 1, column: 1, severity: 'error' });
+    expect(overLimit?.message).toMatch(/^at base: file is .* KiB, over the 8(\.0)? KiB limit .*; the version gate cannot compare the toolsets$/);
+
+    const broken = scenario();
+    rebase(broken, 'capabilities/toolsets.yaml', (text) => `${text}calendar:\n  description: twice\n`);
+    addTool(broken);
+    const unparsed = await check(broken);
+    expect(unparsed.code).toBe(1);
+    expect(registryFiles(unparsed.json)).toEqual([
+      {
+        file: 'capabilities/toolsets.yaml',
+        line: 15,
+        column: 1,
+        endLine: 15,
+        endColumn: 9,
+        severity: 'error',
+        ruleId: 'registry-files',
+        message: 'at base: duplicate key "calendar": a key may appear only once in a mapping; the version gate cannot compare the toolsets',
+      },
+    ]);
+    // The new tree's toolsets are fine, so lint reports nothing of its own.
+    expect(unparsed.json.gate.lint.errorCount).toBe(0);
+  });
+});
+
 describe.concurrent('capreg check: output', () => {
   it('appends the markdown summary to --summary FILE and prints github annotations', async ({ expect }) => {
     const dir = scenario();
