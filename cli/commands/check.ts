@@ -192,15 +192,18 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
-  const gate = compareRegistries(
-    baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
-    headDocuments,
-    before && after ? { toolsets: { before, after } } : {},
-  );
   const baseDiagnostics = [
     ...baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs)),
     ...baseUnreadable(baseInput, baseToolsets, values.against),
   ];
+  const gate = compareRegistries(
+    baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
+    headDocuments,
+    {
+      ...(before && after ? { toolsets: { before, after } } : {}),
+      uncompared: new Map(baseDiagnostics.filter((diagnostic) => isProtocolFile(diagnostic.file)).map((diagnostic) => [diagnostic.file, diagnostic.message])),
+    },
+  );
   // Routing needs the new tree's catalog, which lint errors leave unknown (the check fails on them anyway).
   const routing: RoutingResult =
     lint.errorCount > 0

@@ -200,13 +200,19 @@ export interface CompareOptions {
    * missing or broken (lint reports that; comparing with nothing would call every toolset removed).
    */
   toolsets?: { before: Toolsets; after: Toolsets };
+  /**
+   * Base protocol files that are there but could not be read or parsed (over a limit, over the parse
+   * budget), each with why: the capability in the new tree is not compared, and fails.
+   */
+  uncompared?: ReadonlyMap<string, string>;
 }
 
 export function compareRegistries(base: readonly CapabilityDocument[], head: readonly CapabilityDocument[], options: CompareOptions = {}): GateResult {
   const baseByFolder = new Map(base.map((document) => [document.folder, document]));
   const headByFolder = new Map(head.map((document) => [document.folder, document]));
   const removedDocuments = base.filter((document) => !headByFolder.has(document.folder));
-  const addedDocuments = head.filter((document) => !baseByFolder.has(document.folder));
+  const uncompared = options.uncompared ?? new Map<string, string>();
+  const addedDocuments = head.filter((document) => !baseByFolder.has(document.folder) && !uncompared.has(document.file));
   const renames = findRenames(removedDocuments, addedDocuments);
   const renamedFrom = new Map([...renames].map(([from, to]) => [to, from]));
 
@@ -223,6 +229,19 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
 
   for (const after of head) {
     const before = baseByFolder.get(after.folder);
+    const unreadable = before ? undefined : uncompared.get(after.file);
+    if (unreadable !== undefined) {
+      changes.push({
+        id: after.folder,
+        kind: 'changed',
+        file: after.file,
+        after: versionFields(after),
+        required: none,
+        verdict: 'fail',
+        problems: [unreadable],
+      });
+      continue;
+    }
     if (!before) {
       const from = renamedFrom.get(after.folder);
       changes.push({

@@ -143,6 +143,9 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
     expect(described(report)).toEqual([
       `capabilities/slow/PROTOCOL.md:1:1 registry-files at base: ${budgetMessage(BUDGET_MS)}; the version gate cannot compare this capability`,
     ]);
+    // Not an added capability that passes: a change the gate could not compare, which fails.
+    const { gate } = JSON.parse(result.stdout) as { gate: { changes: { id: string; kind: string; verdict: string }[] } };
+    expect(gate.changes.find((change) => change.id === 'slow')).toMatchObject({ kind: 'changed', verdict: 'fail' });
   });
 
   it('reports a head file over the budget once (a lint error, not also a removed capability)', () => {

@@ -348,6 +348,17 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
     expect(refused?.message).toMatch(
       /^at base: file is 1\d\.\d KiB, over the 8(\.0)? KiB limit \(limits\.maxFileBytes in capreg\.config\.yaml\).*; the version gate cannot compare this capability$/,
     );
+    // Its row says so too: not an added capability that passes.
+    expect(change(result.json, 'reports')).toEqual({
+      id: 'reports',
+      kind: 'changed',
+      file: REPORTS_FILE,
+      after: { version: '1.2.3', updated: '2026-01-10' },
+      required: { level: 'none', reasons: [] },
+      verdict: 'fail',
+      problems: [refused?.message],
+    });
+    expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; 1 failed the version gate');
     // Without the lowered limit the same change is the version-bump failure it is.
     fs.rmSync(path.join(dir, 'capreg.config.yaml'));
     const unlimited = await check(dir);
