@@ -8,6 +8,7 @@ import { simpleGit, type SimpleGit } from 'simple-git';
 import { isProtocolFile } from '../compiler/compile.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
 import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { LIMITS } from '../compiler/limits.js';
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
@@ -197,35 +198,105 @@ async function missingRefError(git: SimpleGit, ref: string, shallow: boolean): P
   );
 }
 
-/** `ls-tree -l -z` output: `<mode> <type> <oid> <size>\t<path>` per record, the size padded with spaces ("-" for folders and submodules). */
-function* treeRecords(output: string): Generator<{ mode?: string; type?: string; oid?: string; size?: string; fullPath: string }> {
+/** One `ls-tree -l -z` record: `<mode> <type> <oid> <size>\t<path>`, the size padded with spaces ("-" for folders and submodules). */
+function treeRecord(record: string): { mode?: string; type?: string; oid?: string; size?: string; fullPath: string } | undefined {
+  const tab = record.indexOf('\t');
+  if (tab === -1) return undefined;
+  const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
+  return { mode, type, oid, size, fullPath: record.slice(tab + 1) };
+}
+
+/** `ls-tree -l -z` output, whole (a short listing). */
+function* treeRecords(output: string): Generator<NonNullable<ReturnType<typeof treeRecord>>> {
   for (const record of output.split('\0')) {
-    const tab = record.indexOf('\t');
-    if (tab === -1) continue;
-    const [mode, type, oid, size] = record.slice(0, tab).split(/ +/);
-    yield { mode, type, oid, size, fullPath: record.slice(tab + 1) };
+    const parsed = treeRecord(record);
+    if (parsed) yield parsed;
   }
 }
 
-async function listTree(git: SimpleGit, ref: string, commit: string, prefix: string): Promise<TreeEntry[]> {
+/** `changedPaths` gives up past this many: a change that touches more is parsed without the hint. */
+const MAX_CHANGED_PATHS = 100_000;
+
+/** No file system holds a path near it; a crafted tree's longer entry is refused rather than held. */
+const MAX_TREE_RECORD_BYTES = 64 * 1024;
+
+/**
+ * Run git and hand each NUL-terminated record of its output to `onRecord` as it comes, until
+ * `onRecord` returns false (git is then stopped): a listing of millions of entries is never held whole.
+ */
+function streamRecords(cwd: string, args: string[], onRecord: (record: string) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let pending: Buffer = Buffer.alloc(0);
+    let stderr = '';
+    let stopped = false;
+    const stop = (error?: Error): void => {
+      if (stopped) return;
+      stopped = true;
+      // Not another byte read: git gets SIGPIPE if it outlives the signal.
+      child.stdout.destroy();
+      child.kill();
+      if (error) reject(error);
+      else resolve();
+    };
+    const tooLong = (): void =>
+      stop(
+        new GitRegistryError(
+          'bad-tree',
+          `git ${args[0]} gave an entry over ${MAX_TREE_RECORD_BYTES / 1024} KiB long, a path no file system holds: the commit was crafted or is corrupt; compare with another commit`,
+        ),
+      );
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stopped) return;
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      let start = 0;
+      for (let end = pending.indexOf(0, start); end !== -1; end = pending.indexOf(0, start)) {
+        if (end - start > MAX_TREE_RECORD_BYTES) return tooLong();
+        let more: boolean;
+        try {
+          more = onRecord(pending.toString('utf8', start, end));
+        } catch (error) {
+          return stop(error instanceof Error ? error : new Error(String(error)));
+        }
+        start = end + 1;
+        if (!more) return stop();
+      }
+      pending = pending.subarray(start);
+      if (pending.length > MAX_TREE_RECORD_BYTES) tooLong();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    child.once('error', (error) => stop(new GitRegistryError('git-failed', `cannot run git in ${cwd}: ${error.message}`)));
+    child.once('close', (code) => {
+      if (code === 0) stop();
+      else stop(new Error(stderrLine({ code, stdout: '', stderr })));
+    });
+  });
+}
+
+async function listTree(root: string, ref: string, commit: string, prefix: string, maxEntries: number): Promise<TreeEntry[]> {
   const base = `${prefix}capabilities/`;
-  let output: string;
-  try {
-    // -t lists the folders too, so that a folder listed twice is seen as such; -l gives each blob's size.
-    output = await git.raw(['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit, '--', `${prefix}capabilities`]);
-  } catch (error) {
-    throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
-  }
   const entries: TreeEntry[] = [];
   const seen = new Set<string>();
-  for (const { mode, type, oid, size, fullPath } of treeRecords(output)) {
+  // Every folder Git writes holds a file, and a file within the depth limit is in at most that many
+  // folders: more entries than that is a crafted tree, refused before it fills memory.
+  const maxRecords = (maxEntries + 1) * (MAX_FOLDER_DEPTH + 2);
+  const onRecord = (record: string): boolean => {
+    const parsed = treeRecord(record);
+    if (!parsed) return true;
+    const { mode, type, oid, size, fullPath } = parsed;
+    // Like the disk reader: dot files and dot folders are not part of the registry.
+    if (fullPath.startsWith(base) && isHiddenPath(fullPath.slice(prefix.length))) return true;
     // Git never writes a tree that holds one name twice or an empty name (`git fsck` reports both);
     // which of two entries a checkout would use is anyone's guess, so the gate compares with neither.
     const invalid = seen.has(fullPath)
       ? `lists "${fullPath}" twice`
       : fullPath.split('/').includes('')
         ? `holds an entry with an empty name ("${fullPath}")`
-        : undefined;
+        : seen.size >= maxRecords
+          ? `holds more than ${maxRecords} entries under ${base} for at most ${maxEntries} files`
+          : undefined;
     if (invalid) {
       throw new GitRegistryError(
         'bad-tree',
@@ -240,12 +311,18 @@ async function listTree(git: SimpleGit, ref: string, commit: string, prefix: str
         `capabilities/ at "${ref}" (${commit.slice(0, 12)}) is a symbolic link, which the gate does not follow in Git; make capabilities/ a folder (links inside it are followed)`,
       );
     }
-    if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) continue;
+    if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) return true;
     if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
-    const relative = fullPath.slice(prefix.length);
-    // Like the disk reader: dot files and dot folders are not part of the registry.
-    if (isHiddenPath(relative)) continue;
-    entries.push({ mode, oid, size: Number(size), path: relative });
+    entries.push({ mode, oid, size: Number(size), path: fullPath.slice(prefix.length) });
+    // One over the limit is enough for the caller to refuse the registry.
+    return entries.length <= maxEntries;
+  };
+  try {
+    // -t lists the folders too, so that a folder listed twice is seen as such; -l gives each blob's size.
+    await streamRecords(root, ['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit, '--', `${prefix}capabilities`], onRecord);
+  } catch (error) {
+    if (error instanceof GitRegistryError) throw error;
+    throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
   }
   return entries;
 }
@@ -375,13 +452,18 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
     commit,
     read: (options) => readTree({ git, root, ref, commit, prefix }, options),
     changedPaths: async () => {
+      // A hint only: past MAX_CHANGED_PATHS it is no hint, and git is stopped rather than its list held.
+      const paths = new Set<string>();
       try {
         // --relative: paths relative to the registry root (the working directory), which may be a subfolder.
-        const output = await git.raw(['diff', '--name-only', '-z', '--no-renames', '--relative', commit, '--', 'capabilities']);
-        return new Set(output.split('\0').filter((line) => line !== ''));
+        await streamRecords(root, ['diff', '--name-only', '-z', '--no-renames', '--relative', commit, '--', 'capabilities'], (record) => {
+          if (record !== '') paths.add(record);
+          return paths.size <= MAX_CHANGED_PATHS;
+        });
       } catch {
         return undefined;
       }
+      return paths.size <= MAX_CHANGED_PATHS ? paths : undefined;
     },
   };
 }
@@ -427,7 +509,7 @@ async function readTree(
   // The same limits as on disk, counted before any blob is read: files from the listing, bytes
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
-  const own = await listTree(git, ref, commit, prefix);
+  const own = await listTree(root, ref, commit, prefix, options.maxFiles ?? LIMITS.maxFiles.default);
   budget.checkFiles(own.length);
   const listed = await followFolderLinks(git, root, commit, prefix, own);
   budget.checkFiles(listed.length);

@@ -176,7 +176,10 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).
-  const early = Promise.all([baseRead, base.changedPaths()])
+  // Git's diff is asked only once the base is read within the limits: on a tree of millions of
+  // files, the diff alone takes git seconds and hundreds of MB.
+  const early = baseRead
+    .then(async (input) => [input, await base.changedPaths()] as const)
     .then(([input, changed]) => {
       const parsing = parseEarly(input, changed, config.maxParseMs, jobs);
       // parseEarly took the spare worker (when it had files to parse): load another for the new tree.

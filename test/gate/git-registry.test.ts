@@ -256,6 +256,45 @@ describe('readGitRegistry', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('stops listing a tree at the file limit, and refuses a crafted tree of empty folders or an entry too long for any path', async () => {
+    const dir = repository();
+    const blob = git(dir, 'hash-object', '-w', path.join(dir, REPORTS_FILE)).trim();
+    const withCapabilities = (tree: string): string =>
+      mktree(dir, [...treeLines(dir, 'base').filter((line) => !line.endsWith('\tcapabilities')), `040000 tree ${tree}\tcapabilities`]);
+    // 20,000 files under one folder (one blob under many names): refused as over maxFiles.
+    const many = mktree(
+      dir,
+      Array.from({ length: 20_000 }, (_, i) => `100644 blob ${blob}\tf${i}.md`),
+    );
+    commitTree(dir, withCapabilities(mktree(dir, [`040000 tree ${many}\tbulk`])), 'many');
+    const over = await readGitRegistry(dir, 'many', { maxFileBytes: 1024, maxFiles: 10 }).catch((error: unknown) => error);
+    expect(over).toBeInstanceOf(UsageError);
+    expect((over as Error).message).toMatch(/^capabilities\/ at many holds more than 10 files, over limits\.maxFiles/);
+    // Folders that hold no file, which Git never writes: more than the files allowed could need.
+    const empty = git(dir, 'hash-object', '-t', 'tree', '-w', '/dev/null').trim();
+    commitTree(
+      dir,
+      withCapabilities(
+        mktree(
+          dir,
+          Array.from({ length: 40 }, (_, i) => `040000 tree ${empty}\td${i}`),
+        ),
+      ),
+      'hollow',
+    );
+    const hollow = await readGitRegistry(dir, 'hollow', { maxFileBytes: 1024, maxFiles: 1 }).catch((error: unknown) => error);
+    expect(hollow).toBeInstanceOf(GitRegistryError);
+    expect((hollow as GitRegistryError).code).toBe('bad-tree');
+    expect((hollow as Error).message).toMatch(/^the tree of "hollow" \([0-9a-f]{12}\) holds more than 36 entries under capabilities\/ for at most 1 files/);
+    // With the default limits the same tree is an empty registry.
+    expect((await readGitRegistry(dir, 'hollow', { maxFileBytes: 1024 })).input.files).toEqual([]);
+    // A name of 70,000 characters.
+    commitTree(dir, withCapabilities(mktree(dir, [`100644 blob ${blob}\t${'n'.repeat(70_000)}`])), 'long-name');
+    expect(await failure(dir, 'long-name', 'bad-tree')).toBe(
+      'git ls-tree gave an entry over 64 KiB long, a path no file system holds: the commit was crafted or is corrupt; compare with another commit',
+    );
+  });
+
   it('refuses a ref that names no single commit, saying what to pass instead', async () => {
     const dir = repository();
     write(dir, 'capabilities/notes/PROTOCOL.md', 'changed\n');
