@@ -36,6 +36,7 @@ export const REASONS = {
   'scope-constraint-removed': { level: 'major', message: 'scopeConstraints lost {{items}}' },
   'schema-removed': { level: 'major', message: '{{field}} removed' },
   'schema-changed': { level: 'major', message: '{{field}} changed' },
+  'list-not-comparable': { level: 'major', message: '{{field}} changed and is not a list of names on both sides, so what it gained or lost is unknown' },
   'toolset-removed': { level: 'major', message: 'toolset `{{toolset}}` removed from the toolsets' },
   'toolset-tool-removed': { level: 'major', message: 'toolset `{{toolset}}` lost tool {{items}}' },
   'toolset-action-raised': { level: 'major', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}}' },
@@ -194,8 +195,8 @@ function describeConstraint(value: unknown): string {
 
 function compareConstraints(before: unknown, after: unknown, out: BumpReason[]): void {
   const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
-  const beforeKeys = new Set(list(before).map(canonicalJson));
-  const afterKeys = new Set(list(after).map(canonicalJson));
+  const beforeKeys = new Set(list(before).map((item) => canonicalJson(item)));
+  const afterKeys = new Set(list(after).map((item) => canonicalJson(item)));
   const gained = list(after).filter((item) => !beforeKeys.has(canonicalJson(item)));
   const lost = list(before).filter((item) => !afterKeys.has(canonicalJson(item)));
   if (gained.length > 0) out.push(reason('constraint-added', { items: gained.map(describeConstraint) }));
@@ -207,16 +208,27 @@ function compareConstraints(before: unknown, after: unknown, out: BumpReason[]):
 
 function compareFrontmatter(before: Record<string, unknown>, after: Record<string, unknown>, out: BumpReason[]): void {
   const handled = new Set<string>(VERSION_FIELDS);
+  // A list field that is not a list of names on one side (the schema refuses it, but a registry
+  // may lower that rule) changed in ways the gate cannot weigh: major, the level that cannot be too small.
+  const uncomparable = (field: string): void => {
+    if (canonicalJson(before[field]) !== canonicalJson(after[field])) out.push(reason('list-not-comparable', { field }));
+    handled.add(field);
+  };
   const triggersBefore = stringList(before.whenToUse);
   const triggersAfter = stringList(after.whenToUse);
   if (triggersBefore && triggersAfter) {
     compareTriggers(triggersBefore, triggersAfter, out);
     handled.add('whenToUse');
+  } else {
+    uncomparable('whenToUse');
   }
   for (const [field, added, removed] of SET_FIELDS) {
     const listBefore = stringList(before[field]);
     const listAfter = stringList(after[field]);
-    if (!listBefore || !listAfter) continue; // not a list of strings on one side: compared as a whole below
+    if (!listBefore || !listAfter) {
+      uncomparable(field);
+      continue;
+    }
     compareSet(field, listBefore, listAfter, added, removed, out);
     handled.add(field);
   }

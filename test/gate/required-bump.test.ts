@@ -146,6 +146,34 @@ describe('requiredBump', () => {
     });
   }
 
+  it('compares constraints item by item: two unchanged constraints and a reworded body need only a patch', () => {
+    const constraints = [
+      'constraints:',
+      '  - { rationalization: "the user is in a hurry", rebuttal: "a wrong report costs more", severity: block }',
+      '  - { rationalization: "the log looks complete", rebuttal: "ask for missing days", severity: warn }',
+      '  - { rationalization: "it is only a draft", rebuttal: "drafts get sent", severity: must-ignore }',
+      'states:',
+    ].join('\n');
+    const withConstraints = changed(['states:', constraints]);
+    const result = requiredBump(
+      parseCapability(REPORTS_FILE, withConstraints),
+      parseCapability(REPORTS_FILE, withConstraints.replace('add an entry', 'add one entry')),
+    );
+    expect({ level: result.level, reasons: result.reasons.map((reason) => reason.text) }).toEqual({ level: 'patch', reasons: ['protocol wording changed'] });
+  });
+
+  it('a list field that is not a list of names on one side (a lowered schema rule) needs a major bump when it changed', () => {
+    for (const [field, edit] of [
+      ['requiredToolsets', ['[work-logs]', '[work-logs, billing, 0]']],
+      ['whenToUse', ['  - log my work\n', '  - { log: my work }\n']],
+      ['states', ['[PENDING, DONE]', '[PENDING, [DONE]]']],
+    ] as const) {
+      const result = requiredBump(before, parseCapability(REPORTS_FILE, changed([edit[0], edit[1]])));
+      expect(result.level, field).toBe('major');
+      expect(result.reasons[0]?.text, field).toBe(`${field} changed and is not a list of names on both sides, so what it gained or lost is unknown`);
+    }
+  });
+
   it('puts the decisive reasons first and keeps the lesser ones', () => {
     const result = requiredBump(
       before,
