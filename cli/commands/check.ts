@@ -17,7 +17,7 @@ import { isToolsetsFile, toolsetsSourceOf, usableToolsets, type ParsedToolsets }
 import { FILE_START } from '../../compiler/positions.js';
 import { parseEvalsFiles } from '../../compiler/evals/file.js';
 import type { LintRegistry } from '../../compiler/rule.js';
-import type { CapabilityDocument, Diagnostic, Range, RegistryInput, Toolsets } from '../../compiler/types.js';
+import type { CapabilityDocument, Diagnostic, Range, RegistryInput } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
@@ -132,9 +132,9 @@ function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, against:
   return [...refused, ...unparsed];
 }
 
-/** The usable toolsets of a toolsets.yaml that is there and parses; undefined otherwise (lint reports why). */
-function readableToolsets(parsed: ParsedToolsets): Toolsets | undefined {
-  return parsed.present && parsed.problems.length === 0 ? usableToolsets(parsed.data) : undefined;
+/** Whether a toolsets file was refused by the reader or does not parse. */
+function hasProblems(input: RegistryInput, toolsets: ParsedToolsets): boolean {
+  return toolsets.problems.length > 0 || input.files.some((file) => file.problem !== undefined && isToolsetsFile(file.path));
 }
 
 /** One clause for the stderr line: what the routing comparison found. */
@@ -190,8 +190,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const [baseInput, { input: headInput, result: lint, overBudget }] = await Promise.all([baseRead, headCompile]);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
-  const before = readableToolsets(baseToolsets);
-  const after = readableToolsets(lint.registry.toolsetsSource);
+  // The toolsets served on each side, compared unless one side's files do not parse: a base file is
+  // an error of its own (baseUnreadable), the new tree's an error of lint (the check fails on it;
+  // comparing with a half-read file would call its toolsets removed). A registry that lowered that
+  // rule serves what parsed, so that is what is compared.
+  const compareToolsets = !hasProblems(baseInput, baseToolsets) && !(hasProblems(headInput, lint.registry.toolsetsSource) && lint.errorCount > 0);
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
@@ -203,7 +206,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
     headDocuments,
     {
-      ...(before && after ? { toolsets: { before, after } } : {}),
+      ...(compareToolsets ? { toolsets: { before: usableToolsets(baseToolsets.data), after: lint.registry.toolsets } } : {}),
       uncompared: new Map(baseDiagnostics.filter((diagnostic) => isProtocolFile(diagnostic.file)).map((diagnostic) => [diagnostic.file, diagnostic.message])),
     },
   );

@@ -172,6 +172,20 @@ describe.concurrent('capreg check: toolsets.yaml changes are changes of the capa
     expect(broken.gate).toEqual([]);
     expect(broken.json.diagnostics.some((d) => d.file === TOOLSETS_FILE && d.severity === 'error')).toBe(true);
   });
+
+  it('a registry that lowered toolsets-schema serves the toolsets that parse: those are compared', async ({ expect }) => {
+    const dir = scenario();
+    write(dir, 'capreg.config.yaml', 'rules:\n  toolsets-schema: warn\n');
+    write(dir, 'capabilities/toolsets/scratch.yaml', 'scratch: [\n');
+    edit(dir, TOOLSETS_FILE, 'work_log_list: { action: read', 'work_log_list: { action: admin');
+    commitAll(dir, 'an action raised beside a file that does not parse');
+    const result = await check(dir);
+    expect(result.json.diagnostics.filter((d) => d.ruleId === 'toolsets-schema').map((d) => d.severity)).toEqual(['warning']);
+    expect(result.code).toBe(1);
+    expect(result.gate.map((d) => d.message)[0]).toBe(
+      'needs major: toolset `work-logs`: tool `work_log_list` action read → admin; protocol_version is still 1.2.3 (expected 2.0.0 or higher)',
+    );
+  });
 });
 
 describe('toolsetChanges', () => {
