@@ -385,7 +385,8 @@ function corruptObject(oid: string): GitRegistryError {
 /** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside it or hidden. */
 function linkTarget(linkPath: string, target: string): string | undefined {
   if (path.posix.isAbsolute(target)) return undefined;
-  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target));
+  // `../shared/x/` names the folder `../shared/x`, as on disk.
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target)).replace(/\/+$/, '');
   // As on disk (linkRefusal): inside the registry root, out of hidden files and folders.
   if (resolved === '..' || resolved.startsWith('../')) return undefined;
   return isHiddenPath(resolved) ? undefined : resolved;
@@ -472,34 +473,52 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
  * A capability's folder that is a link (`capabilities/x -> ../shared/x`) is walked on disk as the
  * folder it points to; here its target's files are listed and put under the link's path, so that
  * the base has the capability (without them it would count as added, its version bump unchecked).
- * One hop, inside the registry root and out of hidden folders, as for links to files.
+ * One hop, inside the registry root and out of hidden folders, as for links to files. A link Git
+ * cannot follow to a folder or a file (its target is a link, lies behind one, is missing, hidden or
+ * outside the root) is returned in `unfollowed`: the caller refuses the capability it would be.
  */
-async function followFolderLinks(git: SimpleGit, root: string, commit: string, prefix: string, entries: TreeEntry[]): Promise<TreeEntry[]> {
-  const links = entries.filter((entry) => entry.mode === SYMLINK_MODE && pathDepth(entry.path) === 1 && entry.size <= MAX_LINK_BYTES);
-  if (links.length === 0) return entries;
+async function followFolderLinks(
+  git: SimpleGit,
+  root: string,
+  commit: string,
+  prefix: string,
+  entries: TreeEntry[],
+): Promise<{ entries: TreeEntry[]; unfollowed: string[] }> {
+  const links = entries.filter((entry) => entry.mode === SYMLINK_MODE && pathDepth(entry.path) === 1);
+  if (links.length === 0) return { entries, unfollowed: [] };
   const stored = await readBlobs(
     root,
-    links.map((entry) => entry.oid),
+    links.filter((entry) => entry.size <= MAX_LINK_BYTES).map((entry) => entry.oid),
   );
   const targets = new Map<string, string>();
+  const unfollowed: string[] = [];
   for (const link of links) {
-    const target = linkTarget(link.path, stored.get(link.oid)?.toString('utf8') ?? '');
+    const text = link.size <= MAX_LINK_BYTES ? stored.get(link.oid)?.toString('utf8') : undefined;
+    const target = text === undefined ? undefined : linkTarget(link.path, text);
+    if (target === undefined) unfollowed.push(link.path);
     // Not the registry's own folders: on disk, a folder already walked is not walked again.
-    if (target !== undefined && target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
+    else if (target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
   }
-  if (targets.size === 0) return entries;
+  if (targets.size === 0) return { entries, unfollowed };
   const below = await entriesAt(git, commit, prefix, [...targets.values()], true);
   const followed: TreeEntry[] = [];
   for (const [link, target] of targets) {
+    const before = followed.length;
     for (const [file, entry] of below) {
       if (!file.startsWith(`${target}/`)) continue;
       const inside = file.slice(target.length + 1);
       if (isHiddenPath(inside)) continue;
       followed.push({ ...entry, path: `${link}/${inside}` });
     }
+    // A link to a file is a file of capabilities/, as on disk; anything else Git cannot follow.
+    const file = below.get(target);
+    if (followed.length === before && (file === undefined || file.mode === SYMLINK_MODE)) unfollowed.push(link);
   }
   const replaced = new Set([...targets.keys()].filter((link) => followed.some((entry) => entry.path.startsWith(`${link}/`))));
-  return [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return {
+    entries: [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    unfollowed,
+  };
 }
 
 async function readTree(
@@ -511,7 +530,7 @@ async function readTree(
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
   const own = await listTree(root, ref, commit, prefix, options.maxFiles ?? LIMITS.maxFiles.default);
   budget.checkFiles(own.length);
-  const listed = await followFolderLinks(git, root, commit, prefix, own);
+  const { entries: listed, unfollowed } = await followFolderLinks(git, root, commit, prefix, own);
   budget.checkFiles(listed.length);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
@@ -555,6 +574,13 @@ async function readTree(
   const blobs = extraOids.length > 0 ? new Map([...firstRead, ...(await readBlobs(root, extraOids))]) : firstRead;
 
   const files: SourceFile[] = [...tooDeep].map((folder) => ({ path: folder, problem: folderTooDeep(folder) }));
+  // Refused as the capability it would be on disk, so that the gate cannot miss it as "added".
+  for (const link of unfollowed) {
+    files.push({
+      path: `${link}/PROTOCOL.md`,
+      problem: `${link} is a symbolic link at ${ref} that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden or outside the root); refused`,
+    });
+  }
   for (const entry of textEntries) {
     let blob = entry;
     if (entry.mode === SYMLINK_MODE) {

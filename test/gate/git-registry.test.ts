@@ -165,6 +165,43 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it('follows a folder link written with a trailing slash, and refuses one Git cannot follow rather than missing the capability', async () => {
+    const dir = repository();
+    fs.mkdirSync(path.join(dir, 'shared'));
+    fs.renameSync(path.join(dir, 'capabilities/notes'), path.join(dir, 'shared/notes'));
+    fs.symlinkSync('../shared/notes/', path.join(dir, 'capabilities/notes'));
+    // archive behind a folder that is itself a link: the disk follows both, Git lists neither.
+    fs.mkdirSync(path.join(dir, 'real'));
+    fs.renameSync(path.join(dir, 'capabilities/archive'), path.join(dir, 'real/archive'));
+    fs.symlinkSync('real', path.join(dir, 'linked'));
+    fs.symlinkSync('../linked/archive', path.join(dir, 'capabilities/archive'));
+    commitAll(dir, 'links');
+    git(dir, 'tag', 'links');
+
+    const { input } = await readGitRegistry(dir, 'links', { maxFileBytes: 1024 * 1024 });
+    expect(input.files.find((file) => file.path === 'capabilities/notes/PROTOCOL.md')?.content).toBe(read(dir, 'shared/notes/PROTOCOL.md'));
+    expect(input.files.find((file) => file.path === 'capabilities/archive/PROTOCOL.md')).toEqual({
+      path: 'capabilities/archive/PROTOCOL.md',
+      problem:
+        'capabilities/archive is a symbolic link at links that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden or outside the root); refused',
+    });
+
+    // A change behind either link, unbumped, fails the check: notes by its version, archive as not compared.
+    const notes = path.join(dir, 'shared/notes/PROTOCOL.md');
+    fs.writeFileSync(notes, fs.readFileSync(notes, 'utf8').replace('  - take a note\n', ''));
+    const result = await runCli(['check', '--against', 'links', '--format', 'json'], dir);
+    expect(result.code).toBe(1);
+    const diagnostics = (JSON.parse(result.stdout) as { diagnostics: { ruleId: string; file: string; message: string }[] }).diagnostics;
+    expect(diagnostics).toContainEqual(expect.objectContaining({ ruleId: 'version-bump', file: 'capabilities/notes/PROTOCOL.md' }));
+    expect(diagnostics).toContainEqual(
+      expect.objectContaining({
+        ruleId: 'registry-files',
+        file: 'capabilities/archive/PROTOCOL.md',
+        message: expect.stringMatching(/^at links: capabilities\/archive is a symbolic link/) as unknown,
+      }),
+    );
+  });
+
   it('refuses a base whose capabilities/ is itself a link, rather than seeing no capability in it', async () => {
     const dir = repository();
     fs.renameSync(path.join(dir, 'capabilities'), path.join(dir, 'registry'));
