@@ -69,7 +69,15 @@ export function renderMetadata(frontmatter: Record<string, unknown> | undefined)
   return sections.join('\n\n');
 }
 
-/** One line per top-level property: name, type, whether required, description. */
+/**
+ * The top-level properties of a schema in the order they are written: the order the served
+ * protocol lists them in (the gate compares it, since canonical JSON would not see a reorder).
+ */
+export function schemaPropertyOrder(schema: unknown): string[] {
+  return isObject(schema) && isObject(schema.properties) ? Object.keys(schema.properties) : [];
+}
+
+/** One line per top-level property (in {@link schemaPropertyOrder}): name, type, whether required, description. */
 function schemaSummary(label: string, schema: unknown): string {
   if (!isObject(schema)) return '';
   const properties = isObject(schema.properties) ? Object.entries(schema.properties) : [];

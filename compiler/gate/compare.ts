@@ -3,6 +3,7 @@
 // bump it got. Pure: parsed documents in, changes and diagnostics out; Git and the disk are the CLI's.
 import { canonicalJson } from '../canonical.js';
 import { FILE_START } from '../positions.js';
+import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, Diagnostic, Range, Toolsets } from '../types.js';
 import { requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
@@ -112,7 +113,12 @@ export function versionRange(document: CapabilityDocument): Range {
 /** The content that is served, minus the version fields: equal means no bump is needed. */
 function servedContent(document: CapabilityDocument): string {
   const { protocol_version: _version, protocol_updated: _updated, ...rest } = document.frontmatter.data ?? {};
-  return canonicalJson({ frontmatter: document.frontmatter.data === undefined ? null : rest, body: document.body });
+  return canonicalJson({
+    frontmatter: document.frontmatter.data === undefined ? null : rest,
+    body: document.body,
+    // Canonical JSON sorts keys; the served protocol lists a schema's properties as written.
+    propertyOrder: [schemaPropertyOrder(rest.inputSchema), schemaPropertyOrder(rest.outputSchema)],
+  });
 }
 
 interface Problem {

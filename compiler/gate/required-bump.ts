@@ -6,6 +6,7 @@
 // trigger it used is gone, a tool it called is now forbidden) is major; a change that only adds
 // what callers may use is minor; anything else that changes what is served is patch.
 import { canonicalJson } from '../canonical.js';
+import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, ToolAction, Toolsets } from '../types.js';
 import { BUMP_ORDER, type BumpLevel } from './semver.js';
@@ -237,7 +238,12 @@ function compareFrontmatter(before: Record<string, unknown>, after: Record<strin
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((field) => !handled.has(field)).sort();
   for (const field of fields) {
     const [was, is] = [before[field], after[field]];
-    if (canonicalJson(was) === canonicalJson(is)) continue;
+    if (canonicalJson(was) === canonicalJson(is)) {
+      if (SCHEMA_FIELDS.has(field) && schemaPropertyOrder(was).join('\n') !== schemaPropertyOrder(is).join('\n')) {
+        out.push(reason('list-reordered', { field: `${field} properties` }));
+      }
+      continue;
+    }
     if (SCHEMA_FIELDS.has(field)) {
       out.push(reason(was === undefined ? 'schema-added' : is === undefined ? 'schema-removed' : 'schema-changed', { field }));
     } else {

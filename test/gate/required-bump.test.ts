@@ -1,7 +1,7 @@
 // The decision table of docs/gate.md, one row per case: a change to the fixture protocol, the level
 // it needs and the reasons given (pure: no Git, no disk).
 import { describe, expect, it } from 'vitest';
-import { requiredBump, type BumpLevel } from '../../compiler/gate/index.js';
+import { compareRegistries, requiredBump, type BumpLevel } from '../../compiler/gate/index.js';
 import { parseCapability } from '../../compiler/parse.js';
 import { REPORTS, REPORTS_FILE } from './fixture.js';
 
@@ -172,6 +172,21 @@ describe('requiredBump', () => {
       expect(result.level, field).toBe('major');
       expect(result.reasons[0]?.text, field).toBe(`${field} changed and is not a list of names on both sides, so what it gained or lost is unknown`);
     }
+  });
+
+  it('a schema whose properties only changed order: the served protocol lists them as written, so a patch', () => {
+    const total = 'total: { type: number }';
+    const rows = 'rows: { type: array }';
+    const schema = (first: string, second: string): string =>
+      changed(['states:', `outputSchema: { type: object, properties: { ${first}, ${second} } }\nstates:`]);
+    const result = requiredBump(parseCapability(REPORTS_FILE, schema(total, rows)), parseCapability(REPORTS_FILE, schema(rows, total)));
+    expect({ level: result.level, reasons: result.reasons.map((reason) => reason.text) }).toEqual({
+      level: 'patch',
+      reasons: ['outputSchema properties reordered'],
+    });
+    // And the gate does not take it for YAML layout: unbumped, it fails.
+    const gate = compareRegistries([parseCapability(REPORTS_FILE, schema(total, rows))], [parseCapability(REPORTS_FILE, schema(rows, total))]);
+    expect(gate.changes[0]).toMatchObject({ kind: 'changed', verdict: 'fail', required: { level: 'patch' } });
   });
 
   it('puts the decisive reasons first and keeps the lesser ones', () => {
