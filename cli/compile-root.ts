@@ -18,6 +18,8 @@ export interface RootCompilation {
   result: CompileResult;
   /** Protocol files that could not be parsed within `config.maxParseMs` (reported by registry-files). */
   overBudget: string[];
+  /** Protocol files whose document was taken from the parse cache. */
+  fromCache: ReadonlySet<string>;
 }
 
 export interface CompileRootOptions {
@@ -29,14 +31,15 @@ export interface CompileRootOptions {
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
-  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs });
+  const fromCache = new Set<string>();
+  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache });
   // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
   // evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
   const result = compileRegistry(input, { config, documents, prepared });
-  return { config, input, result, overBudget };
+  return { config, input, result, overBudget, fromCache };
 }
 
 /**

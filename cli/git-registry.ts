@@ -438,6 +438,8 @@ export interface GitBase {
    * compares after its filters (line endings), so callers still compare bytes.
    */
   changedPaths(): Promise<Set<string> | undefined>;
+  /** Whether Git tracks a file under `.capreg/` of the registry root (its caches), in the index or the working tree. */
+  tracksCache(): Promise<boolean>;
 }
 
 /**
@@ -452,6 +454,18 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   return {
     commit,
     read: (options) => readTree({ git, root, ref, commit, prefix }, options),
+    tracksCache: async () => {
+      let tracked = false;
+      try {
+        await streamRecords(root, ['ls-files', '-z', '--', '.capreg'], () => {
+          tracked = true;
+          return false;
+        });
+      } catch (error) {
+        throw new GitRegistryError('git-failed', `git ls-files failed: ${gitMessage(error)}`);
+      }
+      return tracked;
+    },
     changedPaths: async () => {
       // A hint only: past MAX_CHANGED_PATHS it is no hint, and git is stopped rather than its list held.
       const paths = new Set<string>();

@@ -14,7 +14,8 @@
 // output of capreg there (as with node_modules/), so the checksum and the shape check below are
 // against damage and crashes, not against a forger. A shard is read only when it is a regular file
 // under MAX_SHARD_BYTES, and a document is used only when it has the shape the compiler relies on;
-// anything else is a miss: the file is parsed again and the shard rewritten.
+// anything else is a miss: the file is parsed again and the shard rewritten. `capreg check`, whose
+// cache folder is a pull request's, confirms the documents it compares (commands/check.ts).
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -281,7 +282,14 @@ function sameKeys(a: ReadonlySet<string>, b: ReadonlyMap<string, unknown>): bool
 export async function parseWithCache(
   root: string,
   input: RegistryInput,
-  options: { enabled: boolean; maxParseMs: number; /** Parse worker threads at most (`--jobs`). */ jobs?: number },
+  options: {
+    enabled: boolean;
+    maxParseMs: number;
+    /** Parse worker threads at most (`--jobs`). */
+    jobs?: number;
+    /** Filled with the paths of the documents taken from the cache. */
+    fromCache?: Set<string>;
+  },
 ): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
@@ -305,6 +313,7 @@ export async function parseWithCache(
         if (isCachedDocument(document, file, hashes[index]!)) {
           documents[index] = { ...document, bodyTokens: record.bodyTokens };
           cached[index] = record;
+          options.fromCache?.add(file.path);
           return;
         }
       } catch {

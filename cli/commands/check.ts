@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isProtocolFile, protocolFiles } from '../../compiler/compile.js';
-import { sha256Hex } from '../../compiler/canonical.js';
+import { canonicalJson, sha256Hex } from '../../compiler/canonical.js';
 import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
@@ -98,6 +98,38 @@ export function baseRegistry(
   return createLintRegistry(documents, toolsets, input, evals);
 }
 
+/**
+ * The new tree's documents of the files the change touched are what the gate compares, so one
+ * taken from the parse cache is parsed again and must be the same: the cache is trusted as much as
+ * the folder it is in, and in a pull request that folder is the author's (a committed
+ * `.capreg/cache` could otherwise show the gate another text than the file's). Unchanged files need
+ * no such check: the gate compares them by bytes.
+ */
+async function verifyCachedChanges(
+  headInput: RegistryInput,
+  baseInput: RegistryInput,
+  fromCache: ReadonlySet<string>,
+  capabilities: readonly { document: CapabilityDocument }[],
+  maxParseMs: number,
+  jobs: number | undefined,
+): Promise<void> {
+  if (fromCache.size === 0) return;
+  const baseTexts = new Map(protocolFiles(baseInput).map((file) => [file.path, file.content]));
+  const touched = protocolFiles(headInput).filter((file) => fromCache.has(file.path) && baseTexts.get(file.path) !== file.content);
+  if (touched.length === 0) return;
+  const documents = new Map(capabilities.map(({ document }) => [document.file, document]));
+  const fresh = await parseInWorkers(touched, { maxParseMs, threads: threadsFor(touched.length, jobs) });
+  touched.forEach((file, index) => {
+    const cached = documents.get(file.path);
+    const parsed = fresh[index];
+    if (cached && parsed && canonicalJson(cached) === canonicalJson(parsed)) return;
+    throw new UsageError(
+      `the parse cache holds a document for ${file.path} that parsing the file again did not confirm (was .capreg/cache changed or committed?); ` +
+        'nothing was checked: delete .capreg/cache, or run with --no-cache',
+    );
+  });
+}
+
 /** A base file over the parse budget cannot be compared: an error, so that the gate fails closed. */
 function baseOverBudget(file: string, against: string, maxParseMs: number): Diagnostic {
   const message = `at ${against}: ${overBudgetProblem(maxParseMs)}; the version gate cannot compare this capability`;
@@ -172,6 +204,14 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
   const base = await openGitBase(root, values.against);
+  // A cache is never source: one committed would show the next build (and, for unchanged files,
+  // this gate) documents that no file of the change parses to.
+  if (await base.tracksCache()) {
+    throw new UsageError(
+      ".capreg/ (capreg's caches) is committed to Git, and a build from this commit would trust it; " +
+        'remove it with `git rm -r --cached .capreg` and keep .capreg/ in .gitignore',
+    );
+  }
   const baseRead = base.read(readLimits(config));
   const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
@@ -187,7 +227,8 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       return parsing;
     })
     .catch((): EarlyDocuments => new Map());
-  const [baseInput, { input: headInput, result: lint, overBudget }] = await Promise.all([baseRead, headCompile]);
+  const [baseInput, { input: headInput, result: lint, overBudget, fromCache }] = await Promise.all([baseRead, headCompile]);
+  await verifyCachedChanges(headInput, baseInput, fromCache, lint.registry.capabilities, config.maxParseMs, jobs);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
   // The toolsets served on each side, compared unless one side's files do not parse: a base file is

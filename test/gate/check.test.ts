@@ -1,6 +1,7 @@
 // capreg check end to end: a real Git repository per scenario (a copy of one base repository),
 // one commit per scenario, the command run in-process. The diagnostics asserted are the gate's
 // own (version-bump, version-date, capability-removed); the fixture lints clean (fixture-sanity).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
@@ -400,6 +401,65 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
     ]);
     // The new tree's toolsets are fine, so lint reports nothing of its own.
     expect(unparsed.json.gate.lint.errorCount).toBe(0);
+  });
+});
+
+describe.concurrent('capreg check: a parse cache in the pull request', () => {
+  /** Make every cached document of `from`'s bytes claim `to`'s: what a committed, hand-made cache can do. */
+  function forgeCache(root: string, from: string, to: string): number {
+    const [before, after] = [from, to].map((text) => createHash('sha256').update(text).digest('hex'));
+    const folder = path.join(root, '.capreg/cache/documents');
+    let forged = 0;
+    for (const name of fs.readdirSync(folder)) {
+      const data = fs.readFileSync(path.join(folder, name));
+      const headerEnd = data.indexOf(10) + 1;
+      const body = Buffer.from(
+        data
+          .subarray(headerEnd + 32)
+          .toString('latin1')
+          .replaceAll(before!, after!),
+        'latin1',
+      );
+      if (body.equals(data.subarray(headerEnd + 32))) continue;
+      forged += 1;
+      fs.writeFileSync(path.join(folder, name), Buffer.concat([data.subarray(0, headerEnd), createHash('sha256').update(body).digest(), body]));
+    }
+    return forged;
+  }
+
+  it('a cached document the file does not parse to stops the check (exit 2) instead of hiding the change', async ({ expect }) => {
+    const dir = scenario();
+    const original = read(dir, REPORTS_FILE);
+    // The cache learns the base text, then the file changes (no bump) and the cache is made to claim the new bytes.
+    expect((await runCli(['lint'], dir)).code).toBe(0);
+    edits.wording(dir);
+    expect(forgeCache(dir, original, read(dir, REPORTS_FILE))).toBe(1);
+    const forged = await runCli(['check', '--against', 'base'], dir);
+    expect(forged.code).toBe(2);
+    expect(forged.stderr).toBe(
+      `capreg check: the parse cache holds a document for ${REPORTS_FILE} that parsing the file again did not confirm (was .capreg/cache changed or committed?); ` +
+        'nothing was checked: delete .capreg/cache, or run with --no-cache\n',
+    );
+    // Without the cache, the change is the version-bump failure it is; and a cache capreg wrote itself is used as before.
+    expect((await check(dir, '--no-cache')).gateDiagnostics.map((d) => d.ruleId)).toContain('version-bump');
+    fs.rmSync(path.join(dir, '.capreg'), { recursive: true });
+    expect((await runCli(['lint'], dir)).code).toBe(0);
+    expect((await check(dir)).gateDiagnostics.map((d) => d.ruleId)).toContain('version-bump');
+  });
+
+  it('a committed .capreg/ stops the check (exit 2): a build from the commit would trust it', async ({ expect }) => {
+    const dir = scenario();
+    expect((await runCli(['lint'], dir)).code).toBe(0);
+    git(dir, 'add', '-f', '.capreg');
+    const result = await runCli(['check', '--against', 'base'], dir);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "capreg check: .capreg/ (capreg's caches) is committed to Git, and a build from this commit would trust it; remove it with `git rm -r --cached .capreg` and keep .capreg/ in .gitignore\n",
+    });
+    git(dir, 'rm', '-r', '-q', '--cached', '.capreg');
+    expect((await runCli(['check', '--against', 'base'], dir)).code).toBe(0);
   });
 });
 

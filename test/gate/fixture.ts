@@ -117,6 +117,8 @@ export function initRepository(dir: string): void {
   git(dir, 'config', 'user.email', 'gate@example.com');
   git(dir, 'config', 'commit.gpgsign', 'false');
   git(dir, 'config', 'core.autocrlf', 'false');
+  // As the README asks: capreg's caches are never committed (the gate refuses a commit that has them).
+  fs.writeFileSync(path.join(dir, '.gitignore'), '.capreg/\n');
 }
 
 export function commitAll(dir: string, message: string): void {
