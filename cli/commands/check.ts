@@ -11,11 +11,11 @@ import { isProtocolFile, protocolFiles } from '../../compiler/compile.js';
 import { canonicalJson, sha256Hex } from '../../compiler/canonical.js';
 import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
-import { compareRegistries, compareRouting, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
+import { compareRegistries, compareRouting, idNotFolder, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { isToolsetsFile, toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
-import { parseEvalsFiles } from '../../compiler/evals/file.js';
+import { isEvalsFile, parseEvalsFiles } from '../../compiler/evals/file.js';
 import type { LintRegistry } from '../../compiler/rule.js';
 import type { CapabilityDocument, Diagnostic, Range, RegistryInput } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';
@@ -154,6 +154,7 @@ function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, against:
     if (file.problem === undefined) return [];
     if (isProtocolFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'this capability')];
     if (isToolsetsFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'the toolsets')];
+    if (isEvalsFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'the routing of its requests')];
     return [];
   });
   // The first problem of each toolsets file that does not parse (lint of the new tree reports them all there).
@@ -162,6 +163,37 @@ function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, against:
     return part.present && first !== undefined ? [diagnostic(part.file, first.range, first.message, 'the toolsets')] : [];
   });
   return [...refused, ...unparsed];
+}
+
+/**
+ * The gate pairs capabilities by folder, and the manifest serves each under its `id`: when the two
+ * differ (a registry that turned id-matches-folder off), another folder could take over an id with
+ * no bump. An error on either side, whatever that rule's level.
+ */
+function idsNotFolders(
+  base: readonly CapabilityDocument[],
+  head: readonly CapabilityDocument[],
+  against: string,
+  /** The new tree's files lint already failed for it (one cause, one diagnostic). */
+  reported: ReadonlySet<string>,
+): Diagnostic[] {
+  const diagnostic = (document: CapabilityDocument, id: string, at: string): Diagnostic => ({
+    file: document.file,
+    ...FILE_START,
+    severity: 'error',
+    ruleId: 'version-bump',
+    message: `${at}serves id \`${id}\` from folder \`${document.folder}\`; the version gate pairs capabilities by folder, so it cannot compare this capability (make the id its folder's name)`,
+  });
+  return [
+    ...base.flatMap((document) => {
+      const id = idNotFolder(document);
+      return id === undefined ? [] : [diagnostic(document, id, `at ${against}: `)];
+    }),
+    ...head.flatMap((document) => {
+      const id = idNotFolder(document);
+      return id === undefined || reported.has(document.file) ? [] : [diagnostic(document, id, '')];
+    }),
+  ];
 }
 
 /** Whether a toolsets file was refused by the reader or does not parse. */
@@ -242,6 +274,12 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const baseDiagnostics = [
     ...baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs)),
     ...baseUnreadable(baseInput, baseToolsets, values.against),
+    ...idsNotFolders(
+      baseParse.documents,
+      headDocuments,
+      values.against,
+      new Set(lint.diagnostics.filter((d) => d.ruleId === 'id-matches-folder' && d.severity === 'error').map((d) => d.file)),
+    ),
   ];
   const gate = compareRegistries(
     baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),

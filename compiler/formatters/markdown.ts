@@ -22,14 +22,14 @@ function versionCell(change: CapabilityChange): string {
 
 function requiredCell(change: CapabilityChange): string {
   if (change.kind === 'removed') return 'breaking';
-  if (change.kind === 'added' || !change.before) return '—';
+  if (change.kind === 'added' || change.notCompared) return '—';
   return change.required.level;
 }
 
 function reasonsCell(change: CapabilityChange): string {
   if (change.kind === 'added') return change.renamedFrom ? `new capability (renamed from \`${change.renamedFrom}\`)` : 'new capability';
   if (change.kind === 'removed') return change.renamedTo ? `folder renamed to \`${change.renamedTo}\`` : 'capability removed';
-  if (!change.before) return 'not compared: the base file could not be read or parsed';
+  if (change.notCompared) return 'not compared (see the problems below)';
   if (change.required.reasons.length === 0) return 'version fields only';
   return change.required.reasons.map((reason) => reason.text).join('; ');
 }

@@ -40,6 +40,8 @@ export interface CapabilityChange {
   renamedFrom?: string;
   /** The file's bytes changed but what is served did not (line endings, YAML layout, comments). */
   servedUnchanged?: boolean;
+  /** The gate could not judge it (see `problems`): a failure. */
+  notCompared?: boolean;
 }
 
 export interface GateResult {
@@ -207,10 +209,17 @@ export interface CompareOptions {
    */
   toolsets?: { before: Toolsets; after: Toolsets };
   /**
-   * Base protocol files that are there but could not be read or parsed (over a limit, over the parse
-   * budget), each with why: the capability in the new tree is not compared, and fails.
+   * Protocol files the gate cannot judge, each with why: at the base there but not read or parsed
+   * (over a limit, over the parse budget), or serving an id that is not their folder's. The
+   * capability in the new tree is not compared, and fails.
    */
   uncompared?: ReadonlyMap<string, string>;
+}
+
+/** The id a capability is served under when it is not its folder's (a registry that turned id-matches-folder off). */
+export function idNotFolder(document: CapabilityDocument): string | undefined {
+  const id = document.frontmatter.data?.id;
+  return typeof id === 'string' && id !== document.folder ? id : undefined;
 }
 
 export function compareRegistries(base: readonly CapabilityDocument[], head: readonly CapabilityDocument[], options: CompareOptions = {}): GateResult {
@@ -235,16 +244,18 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
 
   for (const after of head) {
     const before = baseByFolder.get(after.folder);
-    const unreadable = before ? undefined : uncompared.get(after.file);
-    if (unreadable !== undefined) {
+    const unjudged = uncompared.get(after.file);
+    if (unjudged !== undefined) {
       changes.push({
         id: after.folder,
         kind: 'changed',
         file: after.file,
+        ...(before ? { before: versionFields(before) } : {}),
         after: versionFields(after),
         required: none,
         verdict: 'fail',
-        problems: [unreadable],
+        problems: [unjudged],
+        notCompared: true,
       });
       continue;
     }

@@ -1,6 +1,6 @@
 // The version gate (SPEC §5), pure: compare two parsed trees and judge the bumps (its output formats
 // are in compiler/formatters/).
-export { compareRegistries, versionRange, GATE_MESSAGES, GATE_RULES } from './compare.js';
+export { compareRegistries, idNotFolder, versionRange, GATE_MESSAGES, GATE_RULES } from './compare.js';
 export type { CapabilityChange, ChangeKind, GateResult, Verdict, VersionFields } from './compare.js';
 export type { GateReport, GateSummary } from './report.js';
 export { compareRouting, routingChanged } from './routing.js';

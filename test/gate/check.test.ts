@@ -358,6 +358,7 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
       required: { level: 'none', reasons: [] },
       verdict: 'fail',
       problems: [refused?.message],
+      notCompared: true,
     });
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; 1 failed the version gate');
     // Without the lowered limit the same change is the version-bump failure it is.
@@ -366,6 +367,22 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
     expect(unlimited.code).toBe(1);
     expect(registryFiles(unlimited.json)).toEqual([]);
     expect(unlimited.gateDiagnostics.map((d) => d.ruleId)).toContain('version-bump');
+  });
+
+  it('a base evals file over the limit: an error, since the routing of its requests could not be compared', async ({ expect }) => {
+    const dir = scenario();
+    const evals = 'capabilities/notes/evals.yaml';
+    write(dir, evals, `shouldMatch:\n  - take a note about the meeting\n${'# a comment that only makes the file larger\n'.repeat(300)}`);
+    commitAll(dir, 'evals');
+    git(dir, 'tag', '-f', 'base');
+    fs.rmSync(path.join(dir, evals));
+    write(dir, 'capreg.config.yaml', lowLimit);
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    const [refused, ...others] = registryFiles(result.json);
+    expect(others).toEqual([]);
+    expect(refused).toMatchObject({ file: evals, line: 1, severity: 'error' });
+    expect(refused?.message).toMatch(/^at base: file is .* KiB, over the 8(\.0)? KiB limit .*; the version gate cannot compare the routing of its requests$/);
   });
 
   it('a base toolsets.yaml over the limit, or that does not parse: an error, since its toolsets could not be compared', async ({ expect }) => {
@@ -401,6 +418,33 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
     ]);
     // The new tree's toolsets are fine, so lint reports nothing of its own.
     expect(unparsed.json.gate.lint.errorCount).toBe(0);
+  });
+});
+
+describe.concurrent('capreg check: capabilities are paired by folder', () => {
+  it('a capability that serves an id other than its folder cannot be compared, whatever id-matches-folder says', async ({ expect }) => {
+    const dir = scenario();
+    write(dir, 'capreg.config.yaml', 'rules:\n  id-matches-folder: off\n');
+    // archive moves to z but is still served as `archive`, and its wording changes unbumped.
+    git(dir, 'mv', 'capabilities/archive', 'capabilities/z');
+    edit(dir, 'capabilities/z/PROTOCOL.md', 'Answer from the archive only.', 'Answer from the archive, or from memory.');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.json.diagnostics.filter((d) => d.severity === 'error')).toEqual([
+      expect.objectContaining({
+        file: 'capabilities/z/PROTOCOL.md',
+        ruleId: 'version-bump',
+        message:
+          "serves id `archive` from folder `z`; the version gate pairs capabilities by folder, so it cannot compare this capability (make the id its folder's name)",
+      }),
+    ]);
+    expect(change(result.json, 'z')).toMatchObject({ kind: 'changed', verdict: 'fail', notCompared: true });
+    // With the rule on, lint says it once, and the gate does not say it again.
+    fs.rmSync(path.join(dir, 'capreg.config.yaml'));
+    const linted = await check(dir);
+    expect(linted.json.diagnostics.filter((d) => d.file === 'capabilities/z/PROTOCOL.md' && d.severity === 'error').map((d) => d.ruleId)).toEqual([
+      'id-matches-folder',
+    ]);
   });
 });
 
