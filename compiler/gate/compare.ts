@@ -2,6 +2,7 @@
 // classify each (unchanged, changed, added, removed), work out the bump a change needs and judge the
 // bump it got. Pure: parsed documents in, changes and diagnostics out; Git and the disk are the CLI's.
 import { canonicalJson } from '../canonical.js';
+import { findNames, NameIndex } from '../mentions.js';
 import { FILE_START } from '../positions.js';
 import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
@@ -235,11 +236,24 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
   const diagnostics: Diagnostic[] = [];
   const none: RequiredBump = { level: 'none', reasons: [] };
   const toolsetReasons = options.toolsets ? toolsetChanges(options.toolsets.before, options.toolsets.after) : new Map<string, BumpReason[]>();
+  // A capability also uses a changed toolset when its body names one of that toolset's tools: what
+  // foreign-tools keeps to its own toolsets, in a registry that may have turned that rule off.
+  const changedTools = new Map<string, Set<string>>();
+  for (const toolset of toolsetReasons.keys()) {
+    for (const side of [options.toolsets?.before, options.toolsets?.after]) {
+      for (const tool of Object.keys(side?.[toolset]?.tools ?? {})) changedTools.set(tool, (changedTools.get(tool) ?? new Set()).add(toolset));
+    }
+  }
+  const toolNames = changedTools.size > 0 ? new NameIndex(changedTools.keys()) : undefined;
+  const used = (document: CapabilityDocument): Set<string> => {
+    const named = toolNames ? findNames(document, toolNames).flatMap((mention) => [...(changedTools.get(mention.name) ?? [])]) : [];
+    return new Set([...toolsetsUsed(document), ...named]);
+  };
   /** Reasons from the toolsets the capability used before and still uses (a toolset it just started using is its own reason). */
   const fromToolsets = (before: CapabilityDocument, after: CapabilityDocument): BumpReason[] => {
     if (toolsetReasons.size === 0) return [];
-    const used = new Set(toolsetsUsed(before));
-    return toolsetsUsed(after).flatMap((toolset) => (used.has(toolset) ? (toolsetReasons.get(toolset) ?? []) : []));
+    const usedBefore = used(before);
+    return [...used(after)].flatMap((toolset) => (usedBefore.has(toolset) ? (toolsetReasons.get(toolset) ?? []) : []));
   };
 
   for (const after of head) {

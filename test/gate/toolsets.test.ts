@@ -5,7 +5,7 @@ import { describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
 import { toolsetChanges } from '../../compiler/gate/required-bump.js';
 import type { Diagnostic, Toolsets } from '../../compiler/types.js';
-import { commitAll, edit, read, REPORTS_FILE, runCli, write, gateScenarios, setVersion } from './fixture.js';
+import { commitAll, edit, git, read, REPORTS_FILE, runCli, write, gateScenarios, setVersion } from './fixture.js';
 
 const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
 const { scenario } = gateScenarios();
@@ -171,6 +171,26 @@ describe.concurrent('capreg check: toolsets.yaml changes are changes of the capa
     expect(broken.code).toBe(1);
     expect(broken.gate).toEqual([]);
     expect(broken.json.diagnostics.some((d) => d.file === TOOLSETS_FILE && d.severity === 'error')).toBe(true);
+  });
+
+  it("a capability that names a changed toolset's tool uses that toolset, even where foreign-tools is off", async ({ expect }) => {
+    const dir = scenario();
+    // archive requires no toolset but, with the rule off, tells the agent to call a work-logs tool.
+    write(dir, 'capreg.config.yaml', 'rules:\n  foreign-tools: off\n');
+    edit(dir, 'capabilities/archive/PROTOCOL.md', 'Answer from the archive only.', 'Answer from the archive only; list with `work_log_list` first.');
+    setVersion(dir, '2.0.1', '2026-02-01', 'capabilities/archive/PROTOCOL.md');
+    commitAll(dir, 'archive names a work-logs tool');
+    git(dir, 'tag', '-f', 'base');
+    edit(dir, TOOLSETS_FILE, 'work_log_list: { action: read', 'work_log_list: { action: admin');
+    setVersion(dir, '2.0.0');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.gate.filter((d) => d.ruleId === 'version-bump').map((d) => [d.file, d.message])).toEqual([
+      [
+        'capabilities/archive/PROTOCOL.md',
+        'needs major: toolset `work-logs`: tool `work_log_list` action read → admin; protocol_version is still 2.0.1 (expected 3.0.0 or higher)',
+      ],
+    ]);
   });
 
   it('a registry that lowered toolsets-schema serves the toolsets that parse: those are compared', async ({ expect }) => {
