@@ -6,6 +6,7 @@
 // trigger it used is gone, a tool it called is now forbidden) is major; a change that only adds
 // what callers may use is minor; anything else that changes what is served is patch.
 import { canonicalJson } from '../canonical.js';
+import { findNames, NameIndex } from '../mentions.js';
 import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, ToolAction, Toolsets } from '../types.js';
@@ -32,6 +33,7 @@ export const REASONS = {
   'required-toolset-added': { level: 'major', message: 'requiredToolsets gained {{items}}' },
   'tool-removed': { level: 'major', message: 'tools table lost {{items}}' },
   'state-removed': { level: 'major', message: 'states lost {{items}}' },
+  'state-unnamed': { level: 'major', message: 'the body no longer names state {{items}}' },
   'trigger-removed': { level: 'major', message: 'whenToUse lost {{items}}' },
   'retired-tool-added': { level: 'major', message: 'retiredTools gained {{items}}' },
   'scope-constraint-removed': { level: 'major', message: 'scopeConstraints lost {{items}}' },
@@ -327,6 +329,18 @@ export function requiredBump(before: CapabilityDocument, after: CapabilityDocume
     if (lost.length > 0) reasons.push(reason('tool-removed', { items: lost }));
     if (gained.length > 0) reasons.push(reason('tool-added', { items: gained }));
     compareSections(headingsOf(before), headingsOf(after), reasons);
+    // A state still declared whose entry is gone: the protocol no longer says what to do in it
+    // (state-machine requires the entry, but a registry may turn that rule off).
+    const declaredBefore = new Set(stringList(before.frontmatter.data?.states) ?? []);
+    const declared = [...new Set(stringList(after.frontmatter.data?.states) ?? [])].filter((state) => declaredBefore.has(state));
+    if (declared.length > 0) {
+      const names = new NameIndex(declared);
+      const unnamed = missingFrom(
+        findNames(before, names).map((mention) => mention.name),
+        findNames(after, names).map((mention) => mention.name),
+      );
+      if (unnamed.length > 0) reasons.push(reason('state-unnamed', { items: unnamed }));
+    }
     reasons.push(reason('body-changed', {}));
   }
   return sortReasons(reasons);

@@ -34,6 +34,13 @@ const cases: { name: string; after: string; level: BumpLevel | 'none'; reasons: 
     reasons: ['tools table lost `work_log_list`', 'protocol wording changed'],
   },
   { name: 'state removed', after: changed(['[PENDING, DONE]', '[PENDING]']), level: 'major', reasons: ['states lost `DONE`'] },
+  {
+    // What state-machine requires, in a registry that may have turned it off.
+    name: "a declared state's entry removed from the body",
+    after: changed(['- **DONE**: show the report exactly as returned.\n', '']),
+    level: 'major',
+    reasons: ['the body no longer names state `DONE`', 'protocol wording changed'],
+  },
   { name: 'trigger removed', after: changed(['  - log my work\n', '']), level: 'major', reasons: ['whenToUse lost `log my work`'] },
   {
     name: 'retiredTools gained',
