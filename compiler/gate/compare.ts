@@ -204,9 +204,10 @@ function findRenames(removed: CapabilityDocument[], added: CapabilityDocument[])
 
 export interface CompareOptions {
   /**
-   * toolsets.yaml at the base and in the new tree, when both parse: a change of a toolset is a
-   * change of every capability that requires or optionally uses it. Left out when either file is
-   * missing or broken (lint reports that; comparing with nothing would call every toolset removed).
+   * The toolsets served at the base and in the new tree: a change of a toolset is a change of
+   * every capability that requires, optionally uses or names a tool of it. Left out by the caller
+   * when a side's toolsets files do not parse (an error of their own; comparing with a half-read
+   * file would call its toolsets removed).
    */
   toolsets?: { before: Toolsets; after: Toolsets };
   /**
