@@ -130,39 +130,32 @@ async function verifyCachedChanges(
   });
 }
 
-/** A base file over the parse budget cannot be compared: an error, so that the gate fails closed. */
-function baseOverBudget(file: string, against: string, maxParseMs: number): Diagnostic {
-  const message = `at ${against}: ${overBudgetProblem(maxParseMs)}; the version gate cannot compare this capability`;
-  return { file, ...FILE_START, severity: 'error', ruleId: 'registry-files', message };
+/** A base file the gate cannot compare (`what` it would have compared): an error, so that the gate fails closed. */
+function uncomparable(file: string, range: Range, against: string, problem: string, what = 'this capability'): Diagnostic {
+  return { file, ...range, severity: 'error', ruleId: 'registry-files', message: `at ${against}: ${problem}; the version gate cannot compare ${what}` };
 }
 
 /**
- * A base file that the reader refused (over `limits.maxFileBytes`, binary, not UTF-8, a link out of
- * the registry) or whose toolsets do not parse cannot be compared either. Left out, it would make
- * its capability "added" and its toolsets not compared, so that a change of the configuration (or
- * of the file) could carry a protocol change past the gate unbumped: an error, as above.
+ * A base file over the parse budget, one the reader refused (over `limits.maxFileBytes`, binary,
+ * not UTF-8, a link out of the registry), or a toolsets file that does not parse. Left out, it
+ * would make its capability "added", its toolsets or its requests' routing not compared, so that a
+ * change of the configuration (or of the file) could carry a protocol change past the gate unbumped.
  */
-function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, against: string): Diagnostic[] {
-  const diagnostic = (file: string, range: Range, problem: string, what: string): Diagnostic => ({
-    file,
-    ...range,
-    severity: 'error',
-    ruleId: 'registry-files',
-    message: `at ${against}: ${problem}; the version gate cannot compare ${what}`,
-  });
+function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, overBudget: readonly string[], against: string, maxParseMs: number): Diagnostic[] {
+  const budget = overBudget.map((file) => uncomparable(file, FILE_START, against, overBudgetProblem(maxParseMs)));
   const refused = input.files.flatMap((file) => {
     if (file.problem === undefined) return [];
-    if (isProtocolFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'this capability')];
-    if (isToolsetsFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'the toolsets')];
-    if (isEvalsFile(file.path)) return [diagnostic(file.path, FILE_START, file.problem, 'the routing of its requests')];
+    if (isProtocolFile(file.path)) return [uncomparable(file.path, FILE_START, against, file.problem)];
+    if (isToolsetsFile(file.path)) return [uncomparable(file.path, FILE_START, against, file.problem, 'the toolsets')];
+    if (isEvalsFile(file.path)) return [uncomparable(file.path, FILE_START, against, file.problem, 'the routing of its requests')];
     return [];
   });
   // The first problem of each toolsets file that does not parse (lint of the new tree reports them all there).
   const unparsed = (toolsets.parts ?? [toolsets]).flatMap((part) => {
     const first = part.problems[0];
-    return part.present && first !== undefined ? [diagnostic(part.file, first.range, first.message, 'the toolsets')] : [];
+    return part.present && first !== undefined ? [uncomparable(part.file, first.range, against, first.message, 'the toolsets')] : [];
   });
-  return [...refused, ...unparsed];
+  return [...budget, ...refused, ...unparsed];
 }
 
 /**
@@ -196,8 +189,8 @@ function idsNotFolders(
   ];
 }
 
-/** Whether a toolsets file was refused by the reader or does not parse. */
-function hasProblems(input: RegistryInput, toolsets: ParsedToolsets): boolean {
+/** Whether a toolsets file of the new tree was refused by the reader or does not parse. */
+function toolsetsUnreadable(input: RegistryInput, toolsets: ParsedToolsets): boolean {
   return toolsets.problems.length > 0 || input.files.some((file) => file.problem !== undefined && isToolsetsFile(file.path));
 }
 
@@ -263,17 +256,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   await verifyCachedChanges(headInput, baseInput, fromCache, lint.registry.capabilities, config.maxParseMs, jobs);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
-  // The toolsets served on each side, compared unless one side's files do not parse: a base file is
-  // an error of its own (baseUnreadable), the new tree's an error of lint (the check fails on it;
-  // comparing with a half-read file would call its toolsets removed). A registry that lowered that
-  // rule serves what parsed, so that is what is compared.
-  const compareToolsets = !hasProblems(baseInput, baseToolsets) && !(hasProblems(headInput, lint.registry.toolsetsSource) && lint.errorCount > 0);
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
   const baseDiagnostics = [
-    ...baseParse.overBudget.map((file) => baseOverBudget(file, values.against!, config.maxParseMs)),
-    ...baseUnreadable(baseInput, baseToolsets, values.against),
+    ...baseUnreadable(baseInput, baseToolsets, baseParse.overBudget, values.against, config.maxParseMs),
     ...idsNotFolders(
       baseParse.documents,
       headDocuments,
@@ -281,6 +268,13 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       new Set(lint.diagnostics.filter((d) => d.ruleId === 'id-matches-folder' && d.severity === 'error').map((d) => d.file)),
     ),
   ];
+  // The toolsets served on each side, compared unless one side's files do not parse: a base file is
+  // an error of its own (above), the new tree's an error of lint (the check fails on it; comparing
+  // with a half-read file would call its toolsets removed). A registry that lowered that rule serves
+  // what parsed, so that is what is compared.
+  const compareToolsets =
+    !baseDiagnostics.some((diagnostic) => isToolsetsFile(diagnostic.file)) &&
+    !(toolsetsUnreadable(headInput, lint.registry.toolsetsSource) && lint.errorCount > 0);
   const gate = compareRegistries(
     baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
     headDocuments,

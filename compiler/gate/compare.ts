@@ -246,9 +246,16 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
     }
   }
   const toolNames = changedTools.size > 0 ? new NameIndex(changedTools.keys()) : undefined;
+  // An unchanged file's base document is often the new tree's own: scanned once.
+  const usedBy = new Map<CapabilityDocument, Set<string>>();
   const used = (document: CapabilityDocument): Set<string> => {
-    const named = toolNames ? findNames(document, toolNames).flatMap((mention) => [...(changedTools.get(mention.name) ?? [])]) : [];
-    return new Set([...toolsetsUsed(document), ...named]);
+    let toolsets = usedBy.get(document);
+    if (toolsets === undefined) {
+      const named = toolNames ? findNames(document, toolNames).flatMap((mention) => [...(changedTools.get(mention.name) ?? [])]) : [];
+      toolsets = new Set([...toolsetsUsed(document), ...named]);
+      usedBy.set(document, toolsets);
+    }
+    return toolsets;
   };
   /** Reasons from the toolsets the capability used before and still uses (a toolset it just started using is its own reason). */
   const fromToolsets = (before: CapabilityDocument, after: CapabilityDocument): BumpReason[] => {

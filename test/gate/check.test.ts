@@ -361,6 +361,8 @@ describe.concurrent('capreg check: a base file it cannot read fails the check', 
       notCompared: true,
     });
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; 1 failed the version gate');
+    const summary = await runCli(['check', '--against', 'base', '--format', 'markdown'], dir);
+    expect(summary.stdout).toContain('| `reports` | — → 1.2.3 | — | not compared (see the problems below) | ❌ fail |');
     // Without the lowered limit the same change is the version-bump failure it is.
     fs.rmSync(path.join(dir, 'capreg.config.yaml'));
     const unlimited = await check(dir);
