@@ -1,14 +1,18 @@
 // `--watch` for build and lint: compile once, then again after every change under capabilities/
 // or to capreg.config.yaml, through one CompileSession (only the changed files are read and
 // parsed again). Status lines (stderr) start with the local time; stdout keeps the formatter's
-// exact output. Stops on SIGINT or SIGTERM, after the compile in progress.
-import { realpathSync } from 'node:fs';
+// exact output. Stops on SIGINT or SIGTERM, after the compile in progress, and with exit code 2
+// when the registry holds more files or folders than limits.maxFiles (see countWatched).
+import { opendirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { watch } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
 import { MAX_FOLDER_DEPTH } from '../compiler/layout.js';
+import { LIMITS } from '../compiler/limits.js';
 import { CompileSession, type SessionCompile, type SessionOptions } from './compile-session.js';
-import type { CliContext } from './context.js';
+import { UsageError, type CliContext } from './context.js';
+import { loadConfig } from './load-config.js';
+import { RegistryBudget } from './read-registry.js';
 
 /** Changes this close together are compiled together (a save of several files, a `git checkout`). */
 const SETTLE_MS = 25;
@@ -34,6 +38,74 @@ export function describeCompile(compiled: SessionCompile, elapsedMs: number): st
   return `${what}; linted ${capabilities} ${capabilities === 1 ? 'capability' : 'capabilities'} in ${Math.round(elapsedMs)} ms`;
 }
 
+/** What the watcher holds: files (a link is one, it is not followed) and folders. */
+export interface Watched {
+  files: number;
+  folders: number;
+}
+
+/**
+ * The files and folders under `dir` that the watcher would watch (not hidden, links not followed,
+ * folders to MAX_FOLDER_DEPTH). chokidar keeps an OS watch and a record for each, and walks the
+ * whole tree before it is ready: a folder of 200,000 files copied into capabilities/ took it 100 s
+ * and 1.4 GB before the first compile could refuse it. So the watch counts first, and the count
+ * stops once either number passes `limit`: a folder is read entry by entry, never whole.
+ */
+export function countWatched(dir: string, limit: number): Watched {
+  const counted: Watched = { files: 0, folders: 0 };
+  const over = (): boolean => counted.files > limit || counted.folders > limit;
+  const walk = (folder: string, depth: number): void => {
+    let handle;
+    try {
+      handle = opendirSync(folder);
+    } catch {
+      return; // the compile says what it cannot read
+    }
+    try {
+      for (let entry = handle.readSync(); entry !== null && !over(); entry = handle.readSync()) {
+        if (entry.name.startsWith('.')) continue;
+        if (!entry.isDirectory()) counted.files += 1;
+        else if (depth <= MAX_FOLDER_DEPTH) {
+          counted.folders += 1;
+          walk(path.join(folder, entry.name), depth + 1);
+        }
+      }
+    } finally {
+      handle.closeSync();
+    }
+  };
+  walk(dir, 1);
+  return counted;
+}
+
+/** Why `watched` is more than watch mode takes under `maxFiles`, or undefined. */
+export function watchRefusal(watched: Watched, maxFiles: number): string | undefined {
+  try {
+    new RegistryBudget({ maxFiles }).checkFiles(watched.files);
+  } catch (error) {
+    if (error instanceof UsageError) return `not watching: ${error.message}`;
+    throw error;
+  }
+  if (watched.folders <= maxFiles) return undefined;
+  return (
+    `not watching: capabilities/ holds more than ${maxFiles} folders, over limits.maxFiles in capreg.config.yaml (watch mode bounds ` +
+    'folders as well as files: it watches each one); remove the folders no capability needs, or raise the limit'
+  );
+}
+
+/** One line per kind of watcher error: without watches left, chokidar reports every file it could not watch. */
+export function watcherErrorLine(error: unknown): { code: string; line: string } {
+  const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+  const message = error instanceof Error ? error.message : String(error);
+  const hint =
+    code === 'ENOSPC'
+      ? '; the system allows no more file watches (fs.inotify.max_user_watches on Linux), so changes to the files it could not watch are not seen: raise that limit, or watch a smaller registry'
+      : code === 'EMFILE'
+        ? '; the process may open no more files (ulimit -n), so changes to the files it could not watch are not seen: raise that limit, or watch a smaller registry'
+        : '';
+  return { code, line: `watching failed: ${message}${hint} (further errors of this kind are not shown)` };
+}
+
 export interface WatchOptions extends SessionOptions {
   /** The command's name in status lines (`capreg build`). */
   command: string;
@@ -43,14 +115,28 @@ export interface WatchOptions extends SessionOptions {
 
 export async function watchRegistry(root: string, options: WatchOptions, outer: CliContext): Promise<number> {
   const context: CliContext = { ...outer, stderr: (text) => outer.stderr(stamped(text)) };
+  // The limit of the configuration as it is now (the compile reports a broken one), then of each compile's.
+  let maxFiles = await loadConfig(root).then(
+    (config) => config.maxFiles,
+    () => LIMITS.maxFiles.default,
+  );
+  const watched = countWatched(path.join(root, 'capabilities'), maxFiles);
+  const refused = watchRefusal(watched, maxFiles);
+  if (refused !== undefined) {
+    context.stderr(`${options.command}: ${refused}\n`);
+    return 2;
+  }
   const session = new CompileSession(root, options);
   let running = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  let stop: (code: number) => void = () => undefined;
+  const stopped = new Promise<number>((resolve) => (stop = resolve));
   const compile = (): void => {
     running = running.then(async () => {
       const started = performance.now();
       try {
         const compiled = await session.compile();
+        maxFiles = compiled.config.maxFiles;
         watchLinkTargets();
         await options.onCompile(compiled, context, performance.now() - started);
       } catch (error) {
@@ -77,23 +163,38 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     if (fresh.length > 0) watcher.add(fresh);
   };
   // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
+  const reportedErrors = new Set<string>();
   watcher.on('error', (error) => {
-    context.stderr(`${options.command}: watching failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    const { code, line } = watcherErrorLine(error);
+    if (reportedErrors.has(code)) return;
+    reportedErrors.add(code);
+    context.stderr(`${options.command}: ${line}\n`);
   });
+  let overLimit = false;
   watcher.on('all', (event, file) => {
+    if (overLimit) return;
+    // Kept up to date from here on: the walk above counted what was there when the watch started.
+    const change = event === 'add' || event === 'addDir' ? 1 : event === 'unlink' || event === 'unlinkDir' ? -1 : 0;
+    if (event === 'addDir' || event === 'unlinkDir') watched.folders += change;
+    else watched.files += change;
+    const refusal = watchRefusal(watched, maxFiles);
+    if (refusal !== undefined) {
+      overLimit = true;
+      context.stderr(`${options.command}: ${refusal}\n`);
+      stop(2);
+      return;
+    }
     session.noteChange(file, event === 'addDir' || event === 'unlinkDir');
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);
   });
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   compile();
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  process.once('SIGINT', () => stop(0));
+  process.once('SIGTERM', () => stop(0));
+  const code = await stopped;
   clearTimeout(timer);
   await running;
   await watcher.close();
-  return 0;
+  return code;
 }

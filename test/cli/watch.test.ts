@@ -6,6 +6,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { countWatched, watcherErrorLine, watchRefusal } from '../../cli/watch.js';
 import { BIN, cleanProtocol, tempRegistry } from './helpers.js';
 
 interface Session {
@@ -187,5 +188,70 @@ describe('capreg build --watch', () => {
 
     expect(await watch.stop()).toBe(0);
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg build: /);
+  });
+});
+
+describe('capreg lint --watch: limits.maxFiles', () => {
+  const config = (maxFiles: number): string => `limits:\n  maxFiles: ${maxFiles}\n`;
+
+  it('counts what it would watch and stops counting one past the limit, reading no folder whole', () => {
+    const root = tempRegistry(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`capabilities/notes/n${i}.txt`, 'x'])));
+    fs.mkdirSync(path.join(root, 'capabilities/.hidden'));
+    fs.writeFileSync(path.join(root, 'capabilities/.hidden/skipped.txt'), 'x');
+    // toolsets.yaml and the 40 notes; the folder notes/ (not the hidden one).
+    expect(countWatched(path.join(root, 'capabilities'), 100)).toEqual({ files: 41, folders: 1 });
+    expect(countWatched(path.join(root, 'capabilities'), 10)).toEqual({ files: 11, folders: 1 });
+    expect(watchRefusal({ files: 11, folders: 1 }, 10)).toMatch(/^not watching: capabilities\/ holds more than 10 files, over limits\.maxFiles/);
+    expect(watchRefusal({ files: 3, folders: 11 }, 10)).toMatch(/^not watching: capabilities\/ holds more than 10 folders/);
+    expect(watchRefusal({ files: 10, folders: 10 }, 10)).toBeUndefined();
+  });
+
+  it('says what running out of watches means, once per kind of error', () => {
+    const enospc = Object.assign(new Error("ENOSPC: System limit for number of file watchers reached, watch '/r/capabilities/a/n1.txt'"), { code: 'ENOSPC' });
+    const { code, line } = watcherErrorLine(enospc);
+    expect(code).toBe('ENOSPC');
+    expect(line).toMatch(
+      /^watching failed: ENOSPC: .*fs\.inotify\.max_user_watches.*changes to the files it could not watch are not seen.*\(further errors of this kind are not shown\)$/,
+    );
+    expect(watcherErrorLine(Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' })).line).toMatch(/ulimit -n/);
+    expect(watcherErrorLine(new Error('odd')).code).toBe('unknown');
+  });
+
+  it('refuses to start on a registry over the limit (exit 2), before it watches or compiles anything', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': config(5),
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`capabilities/alpha/notes/n${i}.txt`, 'x'])),
+    });
+    const watch = startWatch(['lint', '--watch'], root);
+    const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(watch.stdout()).toBe('');
+    expect(watch.stderr()).toMatch(
+      /^\d\d:\d\d:\d\d capreg lint: not watching: capabilities\/ holds more than 5 files, over limits\.maxFiles in capreg\.config\.yaml;/,
+    );
+    expect(watch.stderr().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses folders past the limit too: each is a watch of its own', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': config(5), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    for (let i = 0; i < 6; i += 1) fs.mkdirSync(path.join(root, `capabilities/alpha/empty${i}`));
+    const watch = startWatch(['build', '--watch'], root);
+    const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(watch.stderr()).toMatch(/capreg build: not watching: capabilities\/ holds more than 5 folders/);
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('stops (exit 2) once the registry grows past the limit while it is watched', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': config(10), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    fs.mkdirSync(path.join(root, 'capabilities/alpha/notes'));
+    for (let i = 0; i < 12; i += 1) fs.writeFileSync(path.join(root, `capabilities/alpha/notes/n${i}.txt`), 'x');
+    const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(watch.stderr()).toMatch(/capreg lint: not watching: capabilities\/ holds more than 10 files/);
+    for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
   });
 });
