@@ -40,6 +40,7 @@ function formatBytes(bytes: number): string {
  */
 export class RegistryBudget {
   private files = 0;
+  private folders = 0;
   private bytes = 0;
   private readonly sizes = new Map<string, number>();
 
@@ -53,6 +54,26 @@ export class RegistryBudget {
   addFile(): void {
     this.files += 1;
     this.checkFiles(this.files);
+  }
+
+  /**
+   * One more folder met. A folder holds no text, but reading it is a call of its own, as watching
+   * it is a watch: more folders than the file limit is no registry (a folder made for each capability
+   * holds its PROTOCOL.md), and 200,000 empty ones took 8 s to walk.
+   */
+  addFolder(): void {
+    this.folders += 1;
+    this.checkFolders(this.folders);
+  }
+
+  /** Throws when a registry of `count` folders is over the file limit. */
+  checkFolders(count: number): void {
+    const limit = this.limits.maxFiles ?? LIMITS.maxFiles.default;
+    if (count <= limit) return;
+    throw new UsageError(
+      `${this.where} holds more than ${limit} folders, over limits.maxFiles in capreg.config.yaml (which bounds folders as well as files); ` +
+        'nothing was checked: remove the folders no capability needs, or raise the limit',
+    );
   }
 
   /** Throws when a registry of `count` files is over the limit. */
@@ -234,6 +255,7 @@ export function readRegistry(root: string, readOptions: ReadOptions): RegistryIn
         isDir = lstatSync(target).isDirectory();
       }
       if (isDir) {
+        options.budget.addFolder();
         if (pathDepth(relative) > MAX_FOLDER_DEPTH) {
           files.push({ path: relative, problem: folderTooDeep(relative) });
           continue;

@@ -78,19 +78,17 @@ export function countWatched(dir: string, limit: number): Watched {
   return counted;
 }
 
-/** Why `watched` is more than watch mode takes under `maxFiles`, or undefined. */
+/** Why `watched` is more than watch mode takes under `maxFiles` (the read's own refusal), or undefined. */
 export function watchRefusal(watched: Watched, maxFiles: number): string | undefined {
   try {
-    new RegistryBudget({ maxFiles }).checkFiles(watched.files);
+    const budget = new RegistryBudget({ maxFiles });
+    budget.checkFiles(watched.files);
+    budget.checkFolders(watched.folders);
+    return undefined;
   } catch (error) {
     if (error instanceof UsageError) return `not watching: ${error.message}`;
     throw error;
   }
-  if (watched.folders <= maxFiles) return undefined;
-  return (
-    `not watching: capabilities/ holds more than ${maxFiles} folders, over limits.maxFiles in capreg.config.yaml (watch mode bounds ` +
-    'folders as well as files: it watches each one); remove the folders no capability needs, or raise the limit'
-  );
 }
 
 /** One line per kind of watcher error: without watches left, chokidar reports every file it could not watch. */

@@ -379,6 +379,24 @@ describe("capreg lint: the registry's size (limits.maxFiles, limits.maxTotalByte
     });
   });
 
+  it('folders count on their own: at the limit the registry is checked; one more (an empty one) and nothing is, exit 2', async () => {
+    // alpha, beta, beta/references: 3 folders (and 5 files).
+    const root = sized('  maxFiles: 6\n');
+    fs.mkdirSync(path.join(root, 'capabilities/beta/references/empty'));
+    fs.mkdirSync(path.join(root, 'capabilities/.hidden'));
+    expect((await run(['lint', '--no-cache'], { cwd: root })).code).toBe(0);
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), 'limits:\n  maxFiles: 5\n');
+    for (const name of ['one', 'two']) fs.mkdirSync(path.join(root, `capabilities/beta/references/empty/${name}`));
+    const result = await run(['lint', '--no-cache'], { cwd: root });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'capreg lint: capabilities/ holds more than 5 folders, over limits.maxFiles in capreg.config.yaml (which bounds folders as well as files); ' +
+        'nothing was checked: remove the folders no capability needs, or raise the limit\n',
+    });
+  });
+
   it('text at the byte limit is checked; one byte more and nothing is (the data file does not count), exit 2', async () => {
     const root = sized('  maxTotalBytes: 1\n');
     const total = textBytes(root);
