@@ -122,7 +122,14 @@ async function verifyCachedChanges(
   touched.forEach((file, index) => {
     const cached = documents.get(file.path);
     const parsed = fresh[index];
-    if (cached && parsed && canonicalJson(cached) === canonicalJson(parsed)) return;
+    if (parsed === undefined) {
+      // Not a mismatch: the file itself is over the budget here, which a check without the cache reports.
+      throw new UsageError(
+        `${file.path}: ${overBudgetProblem(maxParseMs)}. It was parsed again to confirm the parse cache's document of it, ` +
+          'so nothing was checked: run with --no-cache to have it reported as over the budget',
+      );
+    }
+    if (cached && canonicalJson(cached) === canonicalJson(parsed)) return;
     throw new UsageError(
       `the parse cache holds a document for ${file.path} that parsing the file again did not confirm (was .capreg/cache changed or committed?); ` +
         'nothing was checked: delete .capreg/cache, or run with --no-cache',

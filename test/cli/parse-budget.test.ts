@@ -148,6 +148,36 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
     expect(gate.changes.find((change) => change.id === 'slow')).toMatchObject({ kind: 'changed', verdict: 'fail' });
   });
 
+  it('says a cached, touched file ran over the budget when parsed again to confirm its document, not that the cache was forged', () => {
+    const rules = 'rules:\n  token-budget: off\n';
+    const root = tempRegistry({
+      'capreg.config.yaml': rules,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/slow/PROTOCOL.md': cleanProtocol('slow'),
+    });
+    initRepository(root);
+    commitAll(root, 'base');
+    git(root, 'tag', 'base');
+    // 64 KiB of prose: parsed within the default budget, so the cache learns it; far over 1 ms.
+    const body = Array.from({ length: 800 }, (_, i) => `Step ${i}: read the *record* number ${i} and \`check\` it against [the notes](#step-${i}).`)
+      .concat(['Never guess a record.'])
+      .join('\n\n');
+    writeFiles(root, { 'capabilities/slow/PROTOCOL.md': cleanProtocol('slow', { body }) });
+    expect(timedBin(['lint'], root)).toMatchObject({ code: 0, stdout: '' });
+    writeFiles(root, { 'capreg.config.yaml': `${rules}limits:\n  maxParseMs: 1\n` });
+    const result = timedBin(['check', '--against', 'base'], root);
+    expect(result).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        `capreg check: capabilities/slow/PROTOCOL.md: ${budgetMessage(1)}. ` +
+        "It was parsed again to confirm the parse cache's document of it, so nothing was checked: run with --no-cache to have it reported as over the budget\n",
+    });
+    // Without the cache it is reported as the lint error it is.
+    const uncached = timedBin(['check', '--against', 'base', '--no-cache', '--format', 'json'], root);
+    expect(described(JSON.parse(uncached.stdout) as JsonReport)).toContain(overBudget('capabilities/slow/PROTOCOL.md', 1));
+  });
+
   it('reports a head file over the budget once (a lint error, not also a removed capability)', () => {
     const root = tempRegistry({
       'capreg.config.yaml': config,
