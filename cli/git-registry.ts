@@ -275,12 +275,15 @@ function streamRecords(cwd: string, args: string[], onRecord: (record: string) =
   });
 }
 
-async function listTree(root: string, ref: string, commit: string, prefix: string, maxEntries: number): Promise<TreeEntry[]> {
+/** The blobs under capabilities/ and how many folders hold them; the listing stops one past `maxEntries` of either. */
+async function listTree(root: string, ref: string, commit: string, prefix: string, maxEntries: number): Promise<{ entries: TreeEntry[]; folders: number }> {
   const base = `${prefix}capabilities/`;
   const entries: TreeEntry[] = [];
+  let folders = 0;
   const seen = new Set<string>();
   // Every folder Git writes holds a file, and a file within the depth limit is in at most that many
-  // folders: more entries than that is a crafted tree, refused before it fills memory.
+  // folders: more entries than that (submodules, say, which neither limit counts) is a crafted tree,
+  // refused before it fills memory.
   const maxRecords = (maxEntries + 1) * (MAX_FOLDER_DEPTH + 2);
   const onRecord = (record: string): boolean => {
     const parsed = treeRecord(record);
@@ -311,6 +314,8 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
         `capabilities/ at "${ref}" (${commit.slice(0, 12)}) is a symbolic link, which the gate does not follow in Git; make capabilities/ a folder (links inside it are followed)`,
       );
     }
+    // As on disk, folders count against the file limit on their own (RegistryBudget.checkFolders).
+    if (type === 'tree' && fullPath.startsWith(base)) return (folders += 1) <= maxEntries;
     if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) return true;
     if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
     entries.push({ mode, oid, size: Number(size), path: fullPath.slice(prefix.length) });
@@ -324,7 +329,7 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
     if (error instanceof GitRegistryError) throw error;
     throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
   }
-  return entries;
+  return { entries, folders };
 }
 
 /** Read blobs with one `git cat-file --batch` process; the result maps each oid to its bytes. */
@@ -542,8 +547,9 @@ async function readTree(
   // The same limits as on disk, counted before any blob is read: files from the listing, bytes
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
-  const own = await listTree(root, ref, commit, prefix, options.maxFiles ?? LIMITS.maxFiles.default);
+  const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, options.maxFiles ?? LIMITS.maxFiles.default);
   budget.checkFiles(own.length);
+  budget.checkFolders(ownFolders);
   const { entries: listed, unfollowed } = await followFolderLinks(git, root, commit, prefix, own);
   budget.checkFiles(listed.length);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and

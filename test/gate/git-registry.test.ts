@@ -249,6 +249,28 @@ describe('readGitRegistry', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it("counts folders against the file limit as the disk reader does, from Git's listing", async () => {
+    const dir = repository();
+    // Deep folders, each holding no more than the next one: fewer files than folders, as Git can hold them.
+    write(dir, 'capabilities/alpha/references/a/b/c/d/e/notes.md', 'notes\n');
+    commitAll(dir, 'deep');
+    git(dir, 'tag', 'deep');
+    const listed = (...flags: string[]): number =>
+      git(dir, 'ls-tree', '-r', ...flags, '--name-only', 'deep', 'capabilities')
+        .trim()
+        .split('\n')
+        // The folders under capabilities/, not capabilities/ itself, as the disk reader counts them.
+        .filter((name) => name !== 'capabilities' && !name.split('/').some((segment) => segment.startsWith('.'))).length;
+    const [folders, files] = [listed('-d'), listed()];
+    expect(folders).toBeGreaterThan(files);
+    const limits = { maxFileBytes: 1024 * 1024, maxFiles: folders };
+    expect((await readGitRegistry(dir, 'deep', limits)).input).toEqual(readRegistry(dir, limits));
+    const over = await readGitRegistry(dir, 'deep', { ...limits, maxFiles: folders - 1 }).catch((error: unknown) => error);
+    expect(over).toBeInstanceOf(UsageError);
+    expect((over as Error).message).toMatch(new RegExp(`^capabilities/ at deep holds more than ${folders - 1} folders, over limits\\.maxFiles`));
+    expect(() => readRegistry(dir, { ...limits, maxFiles: folders - 1 })).toThrow(new RegExp(`^capabilities/ holds more than ${folders - 1} folders`));
+  });
+
   it('refuses a file over the size limit without reading it, a link too long to be one likewise', async () => {
     const dir = repository();
     const big = unreadableBlob(dir, 5000);
@@ -293,7 +315,7 @@ describe('readGitRegistry', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('stops listing a tree at the file limit, and refuses a crafted tree of empty folders or an entry too long for any path', async () => {
+  it('stops listing a tree at the file or folder limit, and refuses a crafted tree of other entries or an entry too long for any path', async () => {
     const dir = repository();
     const blob = git(dir, 'hash-object', '-w', path.join(dir, REPORTS_FILE)).trim();
     const withCapabilities = (tree: string): string =>
@@ -319,12 +341,27 @@ describe('readGitRegistry', () => {
       ),
       'hollow',
     );
+    // Folders count against the file limit on their own, as on disk.
     const hollow = await readGitRegistry(dir, 'hollow', { maxFileBytes: 1024, maxFiles: 1 }).catch((error: unknown) => error);
-    expect(hollow).toBeInstanceOf(GitRegistryError);
-    expect((hollow as GitRegistryError).code).toBe('bad-tree');
-    expect((hollow as Error).message).toMatch(/^the tree of "hollow" \([0-9a-f]{12}\) holds more than 36 entries under capabilities\/ for at most 1 files/);
+    expect(hollow).toBeInstanceOf(UsageError);
+    expect((hollow as Error).message).toMatch(/^capabilities\/ at hollow holds more than 1 folders, over limits\.maxFiles/);
     // With the default limits the same tree is an empty registry.
     expect((await readGitRegistry(dir, 'hollow', { maxFileBytes: 1024 })).input.files).toEqual([]);
+    // Entries that are neither (submodules) count as entries: more than any registry of that many files has.
+    commitTree(
+      dir,
+      withCapabilities(
+        mktree(
+          dir,
+          Array.from({ length: 40 }, (_, i) => `160000 commit ${'1'.repeat(40)}\tm${i}`),
+        ),
+      ),
+      'modules',
+    );
+    const modules = await readGitRegistry(dir, 'modules', { maxFileBytes: 1024, maxFiles: 1 }).catch((error: unknown) => error);
+    expect(modules).toBeInstanceOf(GitRegistryError);
+    expect((modules as GitRegistryError).code).toBe('bad-tree');
+    expect((modules as Error).message).toMatch(/^the tree of "modules" \([0-9a-f]{12}\) holds more than 36 entries under capabilities\/ for at most 1 files/);
     // A name of 70,000 characters.
     commitTree(dir, withCapabilities(mktree(dir, [`100644 blob ${blob}\t${'n'.repeat(70_000)}`])), 'long-name');
     expect(await failure(dir, 'long-name', 'bad-tree')).toBe(
