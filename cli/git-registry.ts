@@ -206,14 +206,6 @@ function treeRecord(record: string): { mode?: string; type?: string; oid?: strin
   return { mode, type, oid, size, fullPath: record.slice(tab + 1) };
 }
 
-/** `ls-tree -l -z` output, whole (a short listing). */
-function* treeRecords(output: string): Generator<NonNullable<ReturnType<typeof treeRecord>>> {
-  for (const record of output.split('\0')) {
-    const parsed = treeRecord(record);
-    if (parsed) yield parsed;
-  }
-}
-
 /** `changedPaths` gives up past this many: a change that touches more is parsed without the hint. */
 const MAX_CHANGED_PATHS = 100_000;
 
@@ -399,23 +391,34 @@ function linkTarget(linkPath: string, target: string): string | undefined {
 
 /**
  * The blobs at `paths` (relative to the registry root), which the listing of capabilities/ did not
- * give: link targets. `recursive`: the blobs under them (the paths are folders).
+ * give: link targets. `recursive`: the blobs under them (the paths are folders). The listing is read
+ * as git writes it and stopped one blob past `maxEntries`, for the caller's budget to refuse.
  */
-async function entriesAt(git: SimpleGit, commit: string, prefix: string, paths: readonly string[], recursive = false): Promise<Map<string, TreeEntry>> {
+async function entriesAt(
+  root: string,
+  commit: string,
+  prefix: string,
+  paths: readonly string[],
+  { recursive = false, maxEntries = Number.POSITIVE_INFINITY }: { recursive?: boolean; maxEntries?: number } = {},
+): Promise<Map<string, TreeEntry>> {
   const found = new Map<string, TreeEntry>();
+  const onRecord = (record: string): boolean => {
+    const parsed = treeRecord(record);
+    if (!parsed) return true;
+    const { mode, type, oid, size, fullPath } = parsed;
+    const relative = fullPath.slice(prefix.length);
+    if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '')) return true;
+    found.set(relative, { mode, oid, size: Number(size), path: relative });
+    return found.size <= maxEntries;
+  };
   // A few hundred paths per call keep the command line short.
-  for (let start = 0; start < paths.length; start += 256) {
+  for (let start = 0; start < paths.length && found.size <= maxEntries; start += 256) {
     const chunk = paths.slice(start, start + 256).map((relative) => `${prefix}${relative}`);
-    let output: string;
     try {
-      output = await git.raw(['ls-tree', ...(recursive ? ['-r'] : []), '-l', '-z', '--full-tree', commit, '--', ...chunk]);
+      await streamRecords(root, ['ls-tree', ...(recursive ? ['-r'] : []), '-l', '-z', '--full-tree', commit, '--', ...chunk], onRecord);
     } catch (error) {
+      if (error instanceof GitRegistryError) throw error;
       throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
-    }
-    for (const { mode, type, oid, size, fullPath } of treeRecords(output)) {
-      const relative = fullPath.slice(prefix.length);
-      if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '')) continue;
-      found.set(relative, { mode, oid, size: Number(size), path: relative });
     }
   }
   return found;
@@ -458,7 +461,7 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
   if (commit === undefined) throw await refError(git, root, ref, shallow);
   return {
     commit,
-    read: (options) => readTree({ git, root, ref, commit, prefix }, options),
+    read: (options) => readTree({ root, ref, commit, prefix }, options),
     tracksCache: async () => {
       let tracked = false;
       try {
@@ -497,11 +500,11 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
  * outside the root) is returned in `unfollowed`: the caller refuses the capability it would be.
  */
 async function followFolderLinks(
-  git: SimpleGit,
   root: string,
   commit: string,
   prefix: string,
   entries: TreeEntry[],
+  maxEntries: number,
 ): Promise<{ entries: TreeEntry[]; unfollowed: string[] }> {
   const links = entries.filter((entry) => entry.mode === SYMLINK_MODE && pathDepth(entry.path) === 1);
   if (links.length === 0) return { entries, unfollowed: [] };
@@ -519,15 +522,26 @@ async function followFolderLinks(
     else if (target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
   }
   if (targets.size === 0) return { entries, unfollowed };
-  const below = await entriesAt(git, commit, prefix, [...targets.values()], true);
+  const below = await entriesAt(root, commit, prefix, [...targets.values()], { recursive: true, maxEntries });
+  // By path, so that each link finds what is under its target without a pass over all of it.
+  const sorted = [...below.keys()].sort();
   const followed: TreeEntry[] = [];
   for (const [link, target] of targets) {
     const before = followed.length;
-    for (const [file, entry] of below) {
-      if (!file.startsWith(`${target}/`)) continue;
-      const inside = file.slice(target.length + 1);
+    const under = `${target}/`;
+    let low = 0;
+    for (let high = sorted.length; low < high;) {
+      const middle = (low + high) >>> 1;
+      if (sorted[middle]! < under) low = middle + 1;
+      else high = middle;
+    }
+    for (let index = low; index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
+      const file = sorted[index]!;
+      const inside = file.slice(under.length);
       if (isHiddenPath(inside)) continue;
-      followed.push({ ...entry, path: `${link}/${inside}` });
+      followed.push({ ...below.get(file)!, path: `${link}/${inside}` });
+      // Links to one large folder multiply it: one past the limit is enough for the caller to refuse.
+      if (entries.length + followed.length > maxEntries) return { entries: [...entries, ...followed], unfollowed };
     }
     // A link to a file is a file of capabilities/, as on disk; anything else Git cannot follow.
     const file = below.get(target);
@@ -541,16 +555,17 @@ async function followFolderLinks(
 }
 
 async function readTree(
-  { git, root, ref, commit, prefix }: { git: SimpleGit; root: string; ref: string; commit: string; prefix: string },
+  { root, ref, commit, prefix }: { root: string; ref: string; commit: string; prefix: string },
   options: TreeReadOptions,
 ): Promise<RegistryInput> {
   // The same limits as on disk, counted before any blob is read: files from the listing, bytes
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
-  const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, options.maxFiles ?? LIMITS.maxFiles.default);
+  const maxFiles = options.maxFiles ?? LIMITS.maxFiles.default;
+  const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);
-  const { entries: listed, unfollowed } = await followFolderLinks(git, root, commit, prefix, own);
+  const { entries: listed, unfollowed } = await followFolderLinks(root, commit, prefix, own, maxFiles);
   budget.checkFiles(listed.length);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
@@ -579,7 +594,7 @@ async function readTree(
     linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.path, stored.toString('utf8')) : undefined);
   }
   const elsewhere = [...new Set([...linkPaths.values()].filter((target): target is string => target !== undefined && !byPath.has(target)))];
-  const outside = elsewhere.length > 0 ? await entriesAt(git, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
+  const outside = elsewhere.length > 0 ? await entriesAt(root, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
   const targets = new Map<string, TreeEntry | undefined>();
   for (const entry of links) {
     const target = linkPaths.get(entry.path);

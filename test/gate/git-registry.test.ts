@@ -369,6 +369,43 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it('holds folder links to the file limit: a large target, or many links to one folder, is refused without being listed whole', async () => {
+    const dir = repository();
+    const blob = git(dir, 'hash-object', '-w', path.join(dir, REPORTS_FILE)).trim();
+    const link = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: '../shared', encoding: 'utf8' }).trim();
+    const withTrees = (shared: string, links: number): string => {
+      const capabilities = mktree(dir, [
+        ...treeLines(dir, 'base:capabilities'),
+        ...Array.from({ length: links }, (_, i) => `120000 blob ${link}\tl${String(i).padStart(3, '0')}`),
+      ]);
+      return mktree(dir, [
+        ...treeLines(dir, 'base').filter((line) => !line.endsWith('\tcapabilities')),
+        `040000 tree ${capabilities}\tcapabilities`,
+        `040000 tree ${shared}\tshared`,
+      ]);
+    };
+    const folder = (files: number): string =>
+      mktree(
+        dir,
+        Array.from({ length: files }, (_, i) => `100644 blob ${blob}\tf${i}.md`),
+      );
+    const own = git(dir, 'ls-tree', '-r', '--name-only', 'base', 'capabilities').trim().split('\n').length;
+    // One link to a folder of 20,000 files.
+    commitTree(dir, withTrees(folder(20_000), 1), 'large');
+    const large = await readGitRegistry(dir, 'large', { maxFileBytes: 1024, maxFiles: 50 }).catch((error: unknown) => error);
+    expect(large).toBeInstanceOf(UsageError);
+    expect((large as Error).message).toMatch(/^capabilities\/ at large holds more than 50 files, over limits\.maxFiles/);
+    // 40 links to one folder of 40 files: 1,600 files as Git lists them.
+    commitTree(dir, withTrees(folder(40), 40), 'many-links');
+    const many = await readGitRegistry(dir, 'many-links', { maxFileBytes: 1024, maxFiles: 1000 }).catch((error: unknown) => error);
+    expect(many).toBeInstanceOf(UsageError);
+    expect((many as Error).message).toMatch(/^capabilities\/ at many-links holds more than 1000 files/);
+    // Within the limit, every link gives the folder's files.
+    const { input } = await readGitRegistry(dir, 'many-links', { maxFileBytes: 1024, maxFiles: 2000 });
+    expect(input.allPaths.filter((file) => /^capabilities\/l\d{3}\/f\d+\.md$/.test(file))).toHaveLength(1600);
+    expect(own).toBeLessThan(50);
+  });
+
   it('refuses a ref that names no single commit, saying what to pass instead', async () => {
     const dir = repository();
     write(dir, 'capabilities/notes/PROTOCOL.md', 'changed\n');
