@@ -50,8 +50,14 @@ export const MAX_TEXT_INPUT_BYTES = LIMITS.maxFileBytes.ceiling;
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** Each output is made in memory as one Buffer or string before it is written, so none is larger. */
 const MAX_OUTPUT_BYTES = bufferConstants.MAX_LENGTH;
-/** What a build writes, relative to its output folder (cli/commands/build.ts); a record naming anything else is refused. */
-const OUTPUT_NAMES = ['manifest.json', 'manifest.json.sig', path.join('skill', 'SKILL.md')];
+/**
+ * What a build writes, relative to its output folder (cli/commands/build.ts takes the names from
+ * here); a record naming anything else is refused. The signature is the manifest's name with
+ * MANIFEST_SIGNATURE_SUFFIX (server/signature.ts, not imported here: it loads jose, and the build
+ * cache's fast path loads nothing it does not need; a test holds the two equal).
+ */
+export const BUILD_OUTPUTS = { manifest: 'manifest.json', signature: 'manifest.json.sig', skill: path.join('skill', 'SKILL.md') } as const;
+const OUTPUT_NAMES = Object.values(BUILD_OUTPUTS);
 
 // Never through a symbolic link (O_NOFOLLOW), and never waiting for a FIFO's writer (O_NONBLOCK):
 // what is opened is then refused by fstat unless it is a regular file.

@@ -7,7 +7,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
-import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
+import { BUILD_OUTPUTS, buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource, sourceWarning } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
@@ -18,7 +18,7 @@ import type { CompileResult } from '../../compiler/compile.js';
 import type { Manifest } from '../../compiler/types.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
 import type { Formatter } from '../../compiler/formatters/index.js';
-import { MANIFEST_SIGNATURE_SUFFIX, parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
+import { parseSigningKey, signDetached, SigningKeyError, type SigningKey } from '../../server/signature.js';
 
 interface BuildSettings {
   root: string;
@@ -92,12 +92,12 @@ async function writeBuild(
     generator: `capreg ${CAPREG_VERSION}`,
     ...(settings.builtAt ? { builtAt: settings.builtAt } : {}),
   });
-  const manifestPath = path.join(settings.outDir, 'manifest.json');
+  const manifestPath = path.join(settings.outDir, BUILD_OUTPUTS.manifest);
   // Made once, as bytes: the signature, the file and the build record take them (a manifest of
   // 10,000 capabilities is ~70 MB, and each encoding of its text took ~0.5 s).
   const bytes = manifestBytes(manifest);
-  const skillPath = path.join(settings.outDir, 'skill', 'SKILL.md');
-  const signaturePath = `${manifestPath}${MANIFEST_SIGNATURE_SUFFIX}`;
+  const skillPath = path.join(settings.outDir, BUILD_OUTPUTS.skill);
+  const signaturePath = path.join(settings.outDir, BUILD_OUTPUTS.signature);
   // Ed25519 signatures are deterministic: the same manifest and key give the same .sig.
   const signature = settings.signingKey ? `${await signDetached(bytes, settings.signingKey)}\n` : undefined;
   try {

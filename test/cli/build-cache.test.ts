@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
+import { BUILD_OUTPUTS, buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
+import { MANIFEST_SIGNATURE_SUFFIX } from '../../server/signature.js';
 import { cleanProtocol, run, runBin, writeFiles, BUILD_CACHE } from './helpers.js';
 
 const { ALPHA, BETA, UP_TO_DATE, WROTE, registry } = BUILD_CACHE;
@@ -17,6 +18,10 @@ function git(cwd: string, ...args: string[]): void {
 }
 
 describe('capreg build: the build cache', () => {
+  it("names the signature as the server finds it: the manifest's name with the signature suffix", () => {
+    expect(BUILD_OUTPUTS.signature).toBe(`${BUILD_OUTPUTS.manifest}${MANIFEST_SIGNATURE_SUFFIX}`);
+  });
+
   it('answers a rebuild with nothing changed from the cache, with the same output and exit code', async () => {
     const root = registry({ [BETA]: cleanProtocol('beta', { body: 'Mention alpha here.\n\n- Never guess.\n' }) });
     const first = await run(['build'], { cwd: root });
