@@ -307,7 +307,11 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
       );
     }
     // As on disk, folders count against the file limit on their own (RegistryBudget.checkFolders).
-    if (type === 'tree' && fullPath.startsWith(base)) return (folders += 1) <= maxEntries;
+    // The disk reader meets folders down to one level past the depth limit (that one it refuses).
+    if (type === 'tree' && fullPath.startsWith(base)) {
+      if (pathDepth(fullPath.slice(prefix.length)) <= MAX_FOLDER_DEPTH + 1) folders += 1;
+      return folders <= maxEntries;
+    }
     if (type !== 'blob' || !mode || !oid || !fullPath.startsWith(base)) return true;
     if (!/^[0-9]+$/.test(size ?? '')) throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} gave no size for ${fullPath}`);
     entries.push({ mode, oid, size: Number(size), path: fullPath.slice(prefix.length) });
@@ -407,7 +411,9 @@ async function entriesAt(
     if (!parsed) return true;
     const { mode, type, oid, size, fullPath } = parsed;
     const relative = fullPath.slice(prefix.length);
-    if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '')) return true;
+    // A link's target is never hidden (linkTarget), so a hidden segment is inside it: not part of
+    // the registry, and not counted (the disk reader does not read hidden folders either).
+    if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '') || isHiddenPath(relative)) return true;
     found.set(relative, { mode, oid, size: Number(size), path: relative });
     return found.size <= maxEntries;
   };
@@ -498,6 +504,12 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
  * One hop, inside the registry root and out of hidden folders, as for links to files. A link Git
  * cannot follow to a folder or a file (its target is a link, lies behind one, is missing, hidden or
  * outside the root) is returned in `unfollowed`: the caller refuses the capability it would be.
+ * As on disk, a folder is walked once: links are taken in the disk reader's order, and what an
+ * earlier link already walked is not walked again under a later one (so links cannot multiply a
+ * folder either). `overLimit`: the targets hold more than `maxEntries` files, and were not all listed.
+ * `emptied`: links to a folder walked before, capability folders with nothing in them (on disk: a
+ * folder without its PROTOCOL.md). `counted`: what the disk reader counts besides the entries,
+ * against the limits: each link it walks as a file of its own, and the folders it walks through them.
  */
 async function followFolderLinks(
   root: string,
@@ -505,52 +517,84 @@ async function followFolderLinks(
   prefix: string,
   entries: TreeEntry[],
   maxEntries: number,
-): Promise<{ entries: TreeEntry[]; unfollowed: string[] }> {
+): Promise<{ entries: TreeEntry[]; unfollowed: string[]; emptied: string[]; overLimit: boolean; counted: { files: number; folders: number } }> {
   const links = entries.filter((entry) => entry.mode === SYMLINK_MODE && pathDepth(entry.path) === 1);
-  if (links.length === 0) return { entries, unfollowed: [] };
+  const none = { files: 0, folders: 0 };
+  if (links.length === 0) return { entries, unfollowed: [], emptied: [], overLimit: false, counted: none };
   const stored = await readBlobs(
     root,
     links.filter((entry) => entry.size <= MAX_LINK_BYTES).map((entry) => entry.oid),
   );
   const targets = new Map<string, string>();
   const unfollowed: string[] = [];
-  for (const link of links) {
+  // readRegistry's order: the entries of capabilities/ by name.
+  for (const link of [...links].sort((a, b) => (a.path < b.path ? -1 : 1))) {
     const text = link.size <= MAX_LINK_BYTES ? stored.get(link.oid)?.toString('utf8') : undefined;
     const target = text === undefined ? undefined : linkTarget(link.path, text);
     if (target === undefined) unfollowed.push(link.path);
     // Not the registry's own folders: on disk, a folder already walked is not walked again.
     else if (target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
   }
-  if (targets.size === 0) return { entries, unfollowed };
-  const below = await entriesAt(root, commit, prefix, [...targets.values()], { recursive: true, maxEntries });
+  if (targets.size === 0) return { entries, unfollowed, emptied: [], overLimit: false, counted: none };
+  const below = await entriesAt(root, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
+  if (below.size > maxEntries) return { entries, unfollowed, emptied: [], overLimit: true, counted: none };
   // By path, so that each link finds what is under its target without a pass over all of it.
   const sorted = [...below.keys()].sort();
-  const followed: TreeEntry[] = [];
-  for (const [link, target] of targets) {
-    const before = followed.length;
-    const under = `${target}/`;
+  const firstUnder = (folder: string): number => {
     let low = 0;
     for (let high = sorted.length; low < high;) {
       const middle = (low + high) >>> 1;
-      if (sorted[middle]! < under) low = middle + 1;
+      if (sorted[middle]! < folder) low = middle + 1;
       else high = middle;
     }
-    for (let index = low; index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
-      const file = sorted[index]!;
-      const inside = file.slice(under.length);
-      if (isHiddenPath(inside)) continue;
-      followed.push({ ...below.get(file)!, path: `${link}/${inside}` });
-      // Links to one large folder multiply it: one past the limit is enough for the caller to refuse.
-      if (entries.length + followed.length > maxEntries) return { entries: [...entries, ...followed], unfollowed };
-    }
-    // A link to a file is a file of capabilities/, as on disk; anything else Git cannot follow.
+    return low;
+  };
+  const followed: TreeEntry[] = [];
+  const replaced = new Set<string>();
+  const emptied: string[] = [];
+  /** Folders walked so far, as on disk (its `visited`). */
+  const walked: string[] = [];
+  const within = (file: string, folder: string): boolean => file === folder || file.startsWith(`${folder}/`);
+  for (const [link, target] of targets) {
     const file = below.get(target);
-    if (followed.length === before && (file === undefined || file.mode === SYMLINK_MODE)) unfollowed.push(link);
+    if (file === undefined && walked.some((folder) => within(target, folder))) {
+      // On disk the link's folder is already visited: it is walked as empty.
+      replaced.add(link);
+      emptied.push(link);
+      continue;
+    }
+    const under = `${target}/`;
+    const nested = walked.filter((folder) => folder.startsWith(under));
+    let count = 0;
+    for (let index = firstUnder(under); index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
+      const path = sorted[index]!;
+      if (nested.some((folder) => within(path, folder))) continue;
+      followed.push({ ...below.get(path)!, path: `${link}/${path.slice(under.length)}` });
+      count += 1;
+    }
+    if (count > 0) {
+      walked.push(target);
+      replaced.add(link);
+    } else if (file === undefined || file.mode === SYMLINK_MODE) {
+      // A link to a file is a file of capabilities/, as on disk; anything else Git cannot follow.
+      unfollowed.push(link);
+    }
   }
-  const replaced = new Set([...targets.keys()].filter((link) => followed.some((entry) => entry.path.startsWith(`${link}/`))));
+  // The link's folder and every folder under it that holds a followed file, as deep as the disk reader goes.
+  const folders = new Set<string>(replaced);
+  for (const { path } of followed) {
+    for (let end = path.lastIndexOf('/'); end > 'capabilities/'.length; end = path.lastIndexOf('/', end - 1)) {
+      const folder = path.slice(0, end);
+      if (folders.has(folder)) break;
+      if (pathDepth(folder) <= MAX_FOLDER_DEPTH + 1) folders.add(folder);
+    }
+  }
   return {
     entries: [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
     unfollowed,
+    emptied,
+    overLimit: false,
+    counted: { files: replaced.size, folders: folders.size },
   };
 }
 
@@ -565,8 +609,9 @@ async function readTree(
   const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);
-  const { entries: listed, unfollowed } = await followFolderLinks(root, commit, prefix, own, maxFiles);
-  budget.checkFiles(listed.length);
+  const { entries: listed, unfollowed, emptied, overLimit, counted } = await followFolderLinks(root, commit, prefix, own, maxFiles);
+  budget.checkFiles(overLimit ? maxFiles + 1 : listed.length + counted.files);
+  budget.checkFolders(ownFolders + counted.folders);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
   // each such folder is refused.
   const tooDeep = new Set<string>();
@@ -639,7 +684,7 @@ async function readTree(
   }
 
   const allPaths = entries.map((entry) => entry.path).sort();
-  const folders = new Set<string>();
+  const folders = new Set<string>(emptied);
   const protocolFolders = new Set<string>();
   for (const entry of listed) {
     const segments = entry.path.split('/');

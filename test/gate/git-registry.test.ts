@@ -369,7 +369,7 @@ describe('readGitRegistry', () => {
     );
   });
 
-  it('holds folder links to the file limit: a large target, or many links to one folder, is refused without being listed whole', async () => {
+  it('holds folder links to the file limit: a large target is refused without being listed whole, and links do not multiply a folder', async () => {
     const dir = repository();
     const blob = git(dir, 'hash-object', '-w', path.join(dir, REPORTS_FILE)).trim();
     const link = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: '../shared', encoding: 'utf8' }).trim();
@@ -395,15 +395,88 @@ describe('readGitRegistry', () => {
     const large = await readGitRegistry(dir, 'large', { maxFileBytes: 1024, maxFiles: 50 }).catch((error: unknown) => error);
     expect(large).toBeInstanceOf(UsageError);
     expect((large as Error).message).toMatch(/^capabilities\/ at large holds more than 50 files, over limits\.maxFiles/);
-    // 40 links to one folder of 40 files: 1,600 files as Git lists them.
+    // 40 links to one folder of 40 files: walked once, under the first link, as on disk; not 1,600 files.
     commitTree(dir, withTrees(folder(40), 40), 'many-links');
-    const many = await readGitRegistry(dir, 'many-links', { maxFileBytes: 1024, maxFiles: 1000 }).catch((error: unknown) => error);
-    expect(many).toBeInstanceOf(UsageError);
-    expect((many as Error).message).toMatch(/^capabilities\/ at many-links holds more than 1000 files/);
-    // Within the limit, every link gives the folder's files.
-    const { input } = await readGitRegistry(dir, 'many-links', { maxFileBytes: 1024, maxFiles: 2000 });
-    expect(input.allPaths.filter((file) => /^capabilities\/l\d{3}\/f\d+\.md$/.test(file))).toHaveLength(1600);
+    const { input } = await readGitRegistry(dir, 'many-links', { maxFileBytes: 1024, maxFiles: own + 40 + 40 });
+    expect(input.allPaths.filter((file) => /^capabilities\/l\d{3}\/f\d+\.md$/.test(file))).toEqual(
+      Array.from({ length: 40 }, (_, i) => `capabilities/l000/f${i}.md`).sort(),
+    );
     expect(own).toBeLessThan(50);
+  });
+
+  it('reads folder links as the disk reader walks them, and counts them alike against the limits', async () => {
+    const P = 'x\n';
+    const cases: { name: string; files: Record<string, string>; links: Record<string, string> }[] = [
+      // Hidden files in a target are neither read nor counted.
+      {
+        name: 'hidden',
+        files: {
+          'shared/PROTOCOL.md': P,
+          'shared/evals.yaml': 'cases: []\n',
+          ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`shared/.cache/c${i}`, P])),
+        },
+        links: { 'capabilities/x': '../shared' },
+      },
+      // A folder is walked once, under the first link to it (in name order).
+      { name: 'twice', files: { 'shared/PROTOCOL.md': P, 'shared/evals.yaml': P }, links: { 'capabilities/y': '../shared', 'capabilities/x': '../shared' } },
+      // Nested targets, either way round; targets that share a prefix.
+      {
+        name: 'nested',
+        files: { 'shared/PROTOCOL.md': P, 'shared/sub/PROTOCOL.md': P, 'shared/sub/n.md': P },
+        links: { 'capabilities/x': '../shared', 'capabilities/y': '../shared/sub' },
+      },
+      {
+        name: 'nested-late',
+        files: { 'shared/PROTOCOL.md': P, 'shared/sub/PROTOCOL.md': P, 'shared/sub/n.md': P },
+        links: { 'capabilities/x': '../shared/sub', 'capabilities/y': '../shared' },
+      },
+      {
+        name: 'prefixes',
+        files: { 'shared/PROTOCOL.md': P, 'shared-2/PROTOCOL.md': P, 'shared-2/evals.yaml': P, 'shared.x/PROTOCOL.md': P },
+        links: { 'capabilities/x': '../shared', 'capabilities/y': '../shared-2', 'capabilities/z': '../shared.x' },
+      },
+      // Folders inside a target count, as deep as the disk reader walks.
+      { name: 'deep', files: { 'shared/a/b/c/d/PROTOCOL.md': P }, links: { 'capabilities/x': '../shared' } },
+    ];
+    for (const { name, files, links } of cases) {
+      const dir = tempDir();
+      created.push(dir);
+      for (const [file, text] of Object.entries(files)) write(dir, file, text);
+      fs.mkdirSync(path.join(dir, 'capabilities'), { recursive: true });
+      for (const [link, target] of Object.entries(links)) fs.symlinkSync(target, path.join(dir, link));
+      initRepository(dir);
+      commitAll(dir, name);
+      // The smallest maxFiles the disk reader takes: the Git reader takes it too, with the same input, and refuses one less.
+      let limit = 1;
+      while (
+        limit < 100 &&
+        (() => {
+          try {
+            readRegistry(dir, { maxFileBytes: 1024, maxFiles: limit });
+            return false;
+          } catch {
+            return true;
+          }
+        })()
+      )
+        limit += 1;
+      expect((await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024, maxFiles: limit })).input, name).toEqual(
+        readRegistry(dir, { maxFileBytes: 1024, maxFiles: limit }),
+      );
+      const onDisk = (() => {
+        try {
+          readRegistry(dir, { maxFileBytes: 1024, maxFiles: limit - 1 });
+          return 'read';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      const fromGit = await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024, maxFiles: limit - 1 }).then(
+        () => 'read',
+        (error: unknown) => (error as Error).message,
+      );
+      expect(fromGit.replace(' at HEAD', ''), name).toBe(onDisk);
+    }
   });
 
   it('refuses a ref that names no single commit, saying what to pass instead', async () => {
