@@ -86,7 +86,7 @@ export function watchRefusal(watched: Watched, maxFiles: number): string | undef
     budget.checkFolders(watched.folders);
     return undefined;
   } catch (error) {
-    if (error instanceof UsageError) return `not watching: ${error.message}`;
+    if (error instanceof UsageError) return error.message;
     throw error;
   }
 }
@@ -118,17 +118,23 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     (config) => config.maxFiles,
     () => LIMITS.maxFiles.default,
   );
-  const watched = countWatched(path.join(root, 'capabilities'), maxFiles);
+  const capabilities = path.join(root, 'capabilities');
+  const watched = countWatched(capabilities, maxFiles);
   const refused = watchRefusal(watched, maxFiles);
   if (refused !== undefined) {
-    context.stderr(`${options.command}: ${refused}\n`);
+    context.stderr(`${options.command}: not watching: ${refused}\n`);
     return 2;
   }
   const session = new CompileSession(root, options);
   let running = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  let stop: (code: number) => void = () => undefined;
-  const stopped = new Promise<number>((resolve) => (stop = resolve));
+  let stopping = false;
+  let resolveStopped: (code: number) => void = () => undefined;
+  const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
+  const stop = (code: number): void => {
+    stopping = true;
+    resolveStopped(code);
+  };
   const compile = (): void => {
     running = running.then(async () => {
       const started = performance.now();
@@ -140,7 +146,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       } catch (error) {
         context.stderr(`${options.command}: ${error instanceof Error ? error.message : String(error)}\n`);
       }
-      context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
+      if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
     });
   };
   const watcher = watch([path.join(root, 'capabilities'), path.join(root, CONFIG_FILE)], {
@@ -168,29 +174,40 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     reportedErrors.add(code);
     context.stderr(`${options.command}: ${line}\n`);
   });
-  let overLimit = false;
+  let ready = false;
   watcher.on('all', (event, file) => {
-    if (overLimit) return;
-    // Kept up to date from here on: the walk above counted what was there when the watch started.
+    // Before it is ready, chokidar reports the links it meets as added (even with ignoreInitial):
+    // they were there when the count above was taken, and the first compile reads everything.
+    if (!ready || stopping) return;
+    // The count from here on follows the events. They can run ahead of the disk (a rename is
+    // reported added at once and removed 100 ms later) or miss it (link targets are watched by
+    // their own paths): past the limit, it is taken again from the disk before anything stops.
+    const folder = event === 'addDir' || event === 'unlinkDir';
     const change = event === 'add' || event === 'addDir' ? 1 : event === 'unlink' || event === 'unlinkDir' ? -1 : 0;
-    if (event === 'addDir' || event === 'unlinkDir') watched.folders += change;
-    else watched.files += change;
-    const refusal = watchRefusal(watched, maxFiles);
-    if (refusal !== undefined) {
-      overLimit = true;
-      context.stderr(`${options.command}: ${refusal}\n`);
-      stop(2);
-      return;
+    if (folder) watched.folders = Math.max(0, watched.folders + change);
+    else watched.files = Math.max(0, watched.files + change);
+    if (watchRefusal(watched, maxFiles) !== undefined) {
+      Object.assign(watched, countWatched(capabilities, maxFiles));
+      const refusal = watchRefusal(watched, maxFiles);
+      if (refusal !== undefined) {
+        context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
+        stop(2);
+        return;
+      }
     }
-    session.noteChange(file, event === 'addDir' || event === 'unlinkDir');
+    session.noteChange(file, folder);
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);
   });
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  ready = true;
   compile();
-  process.once('SIGINT', () => stop(0));
-  process.once('SIGTERM', () => stop(0));
+  const onSignal = (): void => stop(0);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const code = await stopped;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
   clearTimeout(timer);
   await running;
   await watcher.close();

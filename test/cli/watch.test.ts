@@ -201,8 +201,8 @@ describe('capreg lint --watch: limits.maxFiles', () => {
     // toolsets.yaml and the 40 notes; the folder notes/ (not the hidden one).
     expect(countWatched(path.join(root, 'capabilities'), 100)).toEqual({ files: 41, folders: 1 });
     expect(countWatched(path.join(root, 'capabilities'), 10)).toEqual({ files: 11, folders: 1 });
-    expect(watchRefusal({ files: 11, folders: 1 }, 10)).toMatch(/^not watching: capabilities\/ holds more than 10 files, over limits\.maxFiles/);
-    expect(watchRefusal({ files: 3, folders: 11 }, 10)).toMatch(/^not watching: capabilities\/ holds more than 10 folders/);
+    expect(watchRefusal({ files: 11, folders: 1 }, 10)).toMatch(/^capabilities\/ holds more than 10 files, over limits\.maxFiles/);
+    expect(watchRefusal({ files: 3, folders: 11 }, 10)).toMatch(/^capabilities\/ holds more than 10 folders/);
     expect(watchRefusal({ files: 10, folders: 10 }, 10)).toBeUndefined();
   });
 
@@ -251,7 +251,34 @@ describe('capreg lint --watch: limits.maxFiles', () => {
     for (let i = 0; i < 12; i += 1) fs.writeFileSync(path.join(root, `capabilities/alpha/notes/n${i}.txt`), 'x');
     const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
     expect(code).toBe(2);
-    expect(watch.stderr()).toMatch(/capreg lint: not watching: capabilities\/ holds more than 10 files/);
+    expect(watch.stderr()).toMatch(/capreg lint: stopped watching: capabilities\/ holds more than 10 files/);
+    // Nothing said after it: no compile that ends then says it is still watching.
+    expect(watch.stderr().trimEnd().split('\n').at(-1)).toMatch(/stopped watching/);
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
+  });
+
+  it('takes what a one-off lint takes: links found while it starts are counted once', { timeout: 60_000 }, async () => {
+    // toolsets.yaml, alpha's PROTOCOL.md and three links to files: 5 files, at the limit.
+    const root = tempRegistry({ 'capreg.config.yaml': config(5), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'), 'shared/a.md': 'a\n' });
+    for (const name of ['l1.md', 'l2.md', 'l3.md']) fs.symlinkSync('../../shared/a.md', path.join(root, `capabilities/alpha/${name}`));
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    expect(watch.stderr()).not.toMatch(/not watching|stopped watching/);
+    expect(await watch.stop()).toBe(0);
+  });
+
+  it('keeps watching through a rename near the limit, which the watcher reports added before removed', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': config(10),
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`capabilities/alpha/notes/n${i}.txt`, 'x'])),
+    });
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    const before = count(watch.stderr(), /watching for changes/);
+    fs.renameSync(path.join(root, 'capabilities/alpha'), path.join(root, 'capabilities/beta'));
+    await watch.waitFor('stderr', new RegExp(`(watching for changes[\\s\\S]*){${before + 1}}`));
+    expect(watch.stderr()).not.toMatch(/stopped watching/);
+    expect(await watch.stop()).toBe(0);
   });
 });
