@@ -553,27 +553,33 @@ async function followFolderLinks(
   const replaced = new Set<string>();
   const emptied: string[] = [];
   /** Folders walked so far, as on disk (its `visited`). */
-  const walked: string[] = [];
-  const within = (file: string, folder: string): boolean => file === folder || file.startsWith(`${folder}/`);
+  const walked = new Set<string>();
+  /** Whether `folder` or a folder above it was walked: a lookup per level, however many links. */
+  const walkedAt = (folder: string): boolean => {
+    for (let end = folder.length; end > 0; end = folder.lastIndexOf('/', end - 1)) {
+      if (walked.has(folder.slice(0, end))) return true;
+    }
+    return false;
+  };
   for (const [link, target] of targets) {
     const file = below.get(target);
-    if (file === undefined && walked.some((folder) => within(target, folder))) {
+    if (file === undefined && walkedAt(target)) {
       // On disk the link's folder is already visited: it is walked as empty.
       replaced.add(link);
       emptied.push(link);
       continue;
     }
     const under = `${target}/`;
-    const nested = walked.filter((folder) => folder.startsWith(under));
     let count = 0;
     for (let index = firstUnder(under); index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
       const path = sorted[index]!;
-      if (nested.some((folder) => within(path, folder))) continue;
+      // In a folder inside the target that an earlier link walked (nothing above the target was).
+      if (walked.size > 0 && walkedAt(path.slice(0, path.lastIndexOf('/')))) continue;
       followed.push({ ...below.get(path)!, path: `${link}/${path.slice(under.length)}` });
       count += 1;
     }
     if (count > 0) {
-      walked.push(target);
+      walked.add(target);
       replaced.add(link);
     } else if (file === undefined || file.mode === SYMLINK_MODE) {
       // A link to a file is a file of capabilities/, as on disk; anything else Git cannot follow.
