@@ -40,6 +40,8 @@ interface TreeEntry {
   size: number;
   /** Relative to the registry root, `/` separators. */
   path: string;
+  /** Where it really is, when it was read through a folder link (`path` is then under the link). */
+  source?: string;
 }
 
 const SYMLINK_MODE = '120000';
@@ -386,6 +388,11 @@ function corruptObject(oid: string): GitRegistryError {
 /** Where a symbolic link stored in Git points, relative to the registry root, or undefined when outside it or hidden. */
 function linkTarget(linkPath: string, target: string): string | undefined {
   if (path.posix.isAbsolute(target)) return undefined;
+  // `a/l/../b`: the system follows `a/l` first (it may be a link) and goes up from where it leads;
+  // joined as text it would be `a/b`, another file. Only a leading run of `..` is read here.
+  const segments = target.split('/');
+  const firstName = segments.findIndex((segment) => segment !== '..');
+  if (firstName !== -1 && segments.slice(firstName).includes('..')) return undefined;
   // `../shared/x/` names the folder `../shared/x`, as on disk.
   const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target)).replace(/\/+$/, '');
   // As on disk (linkRefusal): inside the registry root, out of hidden files and folders.
@@ -502,7 +509,8 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
  * folder it points to; here its target's files are listed and put under the link's path, so that
  * the base has the capability (without them it would count as added, its version bump unchecked).
  * One hop, inside the registry root and out of hidden folders, as for links to files. A link Git
- * cannot follow to a folder or a file (its target is a link, lies behind one, is missing, hidden or
+ * cannot follow to a folder or a file (its target is a link, lies behind one, is missing, inside
+ * capabilities/, reached with `..` after a name (the system would follow what comes before), hidden or
  * outside the root) is returned in `unfollowed`: the caller refuses the capability it would be.
  * As on disk, a folder is walked once: links are taken in the disk reader's order, and what an
  * earlier link already walked is not walked again under a later one (so links cannot multiply a
@@ -532,8 +540,11 @@ async function followFolderLinks(
     const text = link.size <= MAX_LINK_BYTES ? stored.get(link.oid)?.toString('utf8') : undefined;
     const target = text === undefined ? undefined : linkTarget(link.path, text);
     if (target === undefined) unfollowed.push(link.path);
-    // Not the registry's own folders: on disk, a folder already walked is not walked again.
-    else if (target !== 'capabilities' && !target.startsWith('capabilities/')) targets.set(link.path, target);
+    // One of the registry's own folders: on disk it is walked under whichever of its two paths comes
+    // first, which the listing cannot tell without walking as disk does; refused, so that the gate
+    // fails closed rather than see the capability as added.
+    else if (target === 'capabilities' || target.startsWith('capabilities/')) unfollowed.push(link.path);
+    else targets.set(link.path, target);
   }
   if (targets.size === 0) return { entries, unfollowed, emptied: [], overLimit: false, counted: none };
   const below = await entriesAt(root, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
@@ -575,7 +586,7 @@ async function followFolderLinks(
       const path = sorted[index]!;
       // In a folder inside the target that an earlier link walked (nothing above the target was).
       if (walked.size > 0 && walkedAt(path.slice(0, path.lastIndexOf('/')))) continue;
-      followed.push({ ...below.get(path)!, path: `${link}/${path.slice(under.length)}` });
+      followed.push({ ...below.get(path)!, path: `${link}/${path.slice(under.length)}`, source: path });
       count += 1;
     }
     if (count > 0) {
@@ -642,7 +653,8 @@ async function readTree(
   const linkPaths = new Map<string, string | undefined>();
   for (const entry of links) {
     const stored = fits(entry) ? firstRead.get(entry.oid) : undefined;
-    linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.path, stored.toString('utf8')) : undefined);
+    // From where the link really is: one read through a folder link leads from its own folder there.
+    linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.source ?? entry.path, stored.toString('utf8')) : undefined);
   }
   const elsewhere = [...new Set([...linkPaths.values()].filter((target): target is string => target !== undefined && !byPath.has(target)))];
   const outside = elsewhere.length > 0 ? await entriesAt(root, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
@@ -664,7 +676,7 @@ async function readTree(
   for (const link of unfollowed) {
     files.push({
       path: `${link}/PROTOCOL.md`,
-      problem: `${link} is a symbolic link at ${ref} that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden or outside the root); refused`,
+      problem: `${link} is a symbolic link at ${ref} that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden, outside the root or inside capabilities/, or it goes up with \`..\` after a name); refused`,
     });
   }
   for (const entry of textEntries) {

@@ -165,6 +165,40 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it('reads a link as the system resolves it, or refuses it: never another file than the disk reads', async () => {
+    const dir = repository();
+    const notesText = read(dir, 'capabilities/notes/PROTOCOL.md');
+    const decoy = notesText.replace('take a note', 'take a decoy note');
+    // notes -> ../shared/l/../notes, where shared/l -> deep: the system goes to shared/deep/notes, text joining to shared/notes.
+    fs.mkdirSync(path.join(dir, 'shared/deep'), { recursive: true });
+    fs.renameSync(path.join(dir, 'capabilities/notes'), path.join(dir, 'shared/deep/notes'));
+    write(dir, 'shared/notes/PROTOCOL.md', decoy);
+    fs.symlinkSync('deep', path.join(dir, 'shared/l'));
+    fs.symlinkSync('../shared/l/../notes', path.join(dir, 'capabilities/notes'));
+    // archive -> ../shared/deep/archive, whose PROTOCOL.md -> ../P.md: shared/deep/P.md, not capabilities/P.md.
+    fs.mkdirSync(path.join(dir, 'shared/deep/archive'));
+    fs.renameSync(path.join(dir, 'capabilities/archive/PROTOCOL.md'), path.join(dir, 'shared/deep/P.md'));
+    fs.symlinkSync('../P.md', path.join(dir, 'shared/deep/archive/PROTOCOL.md'));
+    fs.rmSync(path.join(dir, 'capabilities/archive'), { recursive: true });
+    fs.symlinkSync('../shared/deep/archive', path.join(dir, 'capabilities/archive'));
+    write(dir, 'capabilities/P.md', 'decoy\n');
+    // moved -> reports/sub: a folder of capabilities/ itself, walked on disk under whichever path comes first.
+    write(dir, 'capabilities/reports/sub/PROTOCOL.md', read(dir, REPORTS_FILE).replace('id: reports', 'id: moved'));
+    fs.symlinkSync('reports/sub', path.join(dir, 'capabilities/moved'));
+    commitAll(dir, 'tricky-links');
+    const { input } = await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024 * 1024 });
+    const problem = (file: string): string | undefined => input.files.find((entry) => entry.path === file)?.problem;
+    expect(problem('capabilities/notes/PROTOCOL.md')).toMatch(/^capabilities\/notes is a symbolic link at HEAD that Git cannot follow/);
+    expect(input.files.find((entry) => entry.path === 'capabilities/archive/PROTOCOL.md')?.content).toBe(read(dir, 'shared/deep/P.md'));
+    expect(problem('capabilities/moved/PROTOCOL.md')).toMatch(/^capabilities\/moved is a symbolic link at HEAD that Git cannot follow/);
+    // Through the gate: an unbumped change behind the first link fails (not compared), rather than passing as unchanged.
+    fs.writeFileSync(path.join(dir, 'shared/deep/notes/PROTOCOL.md'), notesText.replace('take a note', 'take one note'));
+    const result = await runCli(['check', '--against', 'HEAD', '--format', 'json'], dir);
+    expect(result.code).toBe(1);
+    const { gate } = JSON.parse(result.stdout) as { gate: { changes: { id: string; verdict: string }[] } };
+    expect(gate.changes.find((change) => change.id === 'notes')?.verdict).toBe('fail');
+  });
+
   it('follows a folder link written with a trailing slash, and refuses one Git cannot follow rather than missing the capability', async () => {
     const dir = repository();
     fs.mkdirSync(path.join(dir, 'shared'));
@@ -183,7 +217,7 @@ describe('readGitRegistry', () => {
     expect(input.files.find((file) => file.path === 'capabilities/archive/PROTOCOL.md')).toEqual({
       path: 'capabilities/archive/PROTOCOL.md',
       problem:
-        'capabilities/archive is a symbolic link at links that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden or outside the root); refused',
+        'capabilities/archive is a symbolic link at links that Git cannot follow to a folder inside the registry root (its target is a link, lies behind one, is missing, hidden, outside the root or inside capabilities/, or it goes up with `..` after a name); refused',
     });
 
     // A change behind either link, unbumped, fails the check: notes by its version, archive as not compared.
