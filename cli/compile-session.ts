@@ -22,6 +22,7 @@ import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { parseInWorkers, startParseWorker, threadCount, type ParsedDocuments } from './parse-workers.js';
 import { isTextInput, readRegistry, readSourceFile, RegistryBudget } from './read-registry.js';
+import { byCodeUnits, searchSorted } from './sorted.js';
 
 /** Enough rounds for the parser's hot code to be optimized (an edit's parse: ~50 ms cold, ~6 ms warm). */
 const WARM_UP_ROUNDS = 40;
@@ -51,20 +52,6 @@ export function compareWalkOrder(a: string, b: string): number {
     if (left[i] !== right[i]) return left[i]! < right[i]! ? -1 : 1;
   }
   return left.length - right.length;
-}
-
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Where `key` is, or would go, in `list` sorted by `compare`. */
-function searchSorted<T>(list: readonly T[], key: string, keyOf: (item: T) => string, compare: (a: string, b: string) => number): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compare(keyOf(list[middle]!), key) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }
 
 const itself = (value: string): string => value;

@@ -13,6 +13,7 @@ import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
+import { searchSorted } from './sorted.js';
 
 export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
 
@@ -551,15 +552,7 @@ async function followFolderLinks(
   if (below.size > maxEntries) return { entries, unfollowed, emptied: [], overLimit: true, counted: none };
   // By path, so that each link finds what is under its target without a pass over all of it.
   const sorted = [...below.keys()].sort();
-  const firstUnder = (folder: string): number => {
-    let low = 0;
-    for (let high = sorted.length; low < high;) {
-      const middle = (low + high) >>> 1;
-      if (sorted[middle]! < folder) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  };
+  const itself = (value: string): string => value;
   const followed: TreeEntry[] = [];
   const replaced = new Set<string>();
   const emptied: string[] = [];
@@ -582,7 +575,7 @@ async function followFolderLinks(
     }
     const under = `${target}/`;
     let count = 0;
-    for (let index = firstUnder(under); index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
+    for (let index = searchSorted(sorted, under, itself); index < sorted.length && sorted[index]!.startsWith(under); index += 1) {
       const path = sorted[index]!;
       // In a folder inside the target that an earlier link walked (nothing above the target was).
       if (walked.size > 0 && walkedAt(path.slice(0, path.lastIndexOf('/')))) continue;

@@ -68,21 +68,33 @@ export class RegistryBudget {
 
   /** Throws when a registry of `count` folders is over the file limit. */
   checkFolders(count: number): void {
+    const refusal = this.foldersRefusal(count);
+    if (refusal !== undefined) throw new UsageError(refusal);
+  }
+
+  /** Why a registry of `count` folders is refused, or undefined within the limit. */
+  foldersRefusal(count: number): string | undefined {
     const limit = this.limits.maxFiles ?? LIMITS.maxFiles.default;
-    if (count <= limit) return;
-    throw new UsageError(
+    if (count <= limit) return undefined;
+    return (
       `${this.where} holds more than ${limit} folders, over limits.maxFiles in capreg.config.yaml (which bounds folders as well as files); ` +
-        'nothing was checked: remove the folders no capability needs, or raise the limit',
+      'nothing was checked: remove the folders no capability needs, or raise the limit'
     );
   }
 
   /** Throws when a registry of `count` files is over the limit. */
   checkFiles(count: number): void {
+    const refusal = this.filesRefusal(count);
+    if (refusal !== undefined) throw new UsageError(refusal);
+  }
+
+  /** Why a registry of `count` files is refused, or undefined within the limit. */
+  filesRefusal(count: number): string | undefined {
     const limit = this.limits.maxFiles ?? LIMITS.maxFiles.default;
-    if (count <= limit) return;
-    throw new UsageError(
+    if (count <= limit) return undefined;
+    return (
       `${this.where} holds more than ${limit} files, over limits.maxFiles in capreg.config.yaml; nothing was checked: ` +
-        `move what no capability needs out of capabilities/, or raise the limit (at most ${LIMITS.maxFiles.ceiling})`,
+      `move what no capability needs out of capabilities/, or raise the limit (at most ${LIMITS.maxFiles.ceiling})`
     );
   }
 

@@ -10,7 +10,7 @@ import { CONFIG_FILE } from '../compiler/config.js';
 import { MAX_FOLDER_DEPTH } from '../compiler/layout.js';
 import { LIMITS } from '../compiler/limits.js';
 import { CompileSession, type SessionCompile, type SessionOptions } from './compile-session.js';
-import { UsageError, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
 import { loadConfig } from './load-config.js';
 import { RegistryBudget } from './read-registry.js';
 
@@ -80,15 +80,8 @@ export function countWatched(dir: string, limit: number): Watched {
 
 /** Why `watched` is more than watch mode takes under `maxFiles` (the read's own refusal), or undefined. */
 export function watchRefusal(watched: Watched, maxFiles: number): string | undefined {
-  try {
-    const budget = new RegistryBudget({ maxFiles });
-    budget.checkFiles(watched.files);
-    budget.checkFolders(watched.folders);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error.message;
-    throw error;
-  }
+  const budget = new RegistryBudget({ maxFiles });
+  return budget.filesRefusal(watched.files) ?? budget.foldersRefusal(watched.folders);
 }
 
 /** One line per kind of watcher error: without watches left, chokidar reports every file it could not watch. */
