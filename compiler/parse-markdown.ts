@@ -4,7 +4,7 @@
 // unified + remark-parse + remark-frontmatter build the syntax tree; the frontmatter goes through
 // the YAML reader that keeps positions. The tree itself is not kept: rules need prose blocks,
 // links, code and tools tables with their positions, which are small and cacheable.
-import { unified, type Processor } from 'unified';
+import { unified, type Data, type Processor } from 'unified';
 import remarkParse from 'remark-parse';
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
@@ -18,9 +18,12 @@ const markdownParser = unified().use(remarkParse).use(remarkFrontmatter, ['yaml'
 
 /**
  * The same parser without GFM autolink literals (`www.example.com`, `https://…`, `a@b.co` in plain
- * text). They are a quarter of the parse: the email construct is tried at every letter, and a
- * transform walks every text node. In a text without `@`, `&` (a character reference can decode
- * to one), `www` and `http` (any case) there can be none, and both parsers build the same tree.
+ * text). They are about a third of the parse: the email construct hooks every ASCII letter and
+ * digit, so in a text tokenizer that has them each letter ends a run of data and tries a
+ * construct, and a transform walks every text node. Their constructs are taken out of the hook
+ * lists (not merely disabled, which still stops at every letter), and their transform with them.
+ * In a text without `@`, `&` (a character reference can decode to one), `www` and `http` (any
+ * case) there can be none, and both parsers build the same tree (test/parse-fast-paths.test.ts).
  */
 const markdownParserWithoutAutolinkLiterals = unified()
   .use(remarkParse)
@@ -28,14 +31,47 @@ const markdownParserWithoutAutolinkLiterals = unified()
   .use(remarkGfm)
   .use(function withoutAutolinkLiterals(this: Processor) {
     const data = this.data();
-    // micromark skips the constructs named in `disable.null`.
-    data.micromarkExtensions = [...(data.micromarkExtensions ?? []), { disable: { null: ['wwwAutolink', 'protocolAutolink', 'emailAutolink'] } }];
+    data.micromarkExtensions = (data.micromarkExtensions ?? []).map((extension) => withoutConstructs(extension, AUTOLINK_LITERAL_CONSTRUCTS));
     // mdast-util-gfm-autolink-literal: its tokens no longer occur, and its transform would find nothing.
     data.fromMarkdownExtensions = (data.fromMarkdownExtensions ?? []).map((extension) =>
       Array.isArray(extension) ? extension.filter((item) => !(item.enter && 'literalAutolink' in item.enter)) : extension,
     );
   });
+const AUTOLINK_LITERAL_CONSTRUCTS: ReadonlySet<string> = new Set(['wwwAutolink', 'protocolAutolink', 'emailAutolink']);
+
+type MicromarkExtension = NonNullable<Data['micromarkExtensions']>[number];
+/** The hook maps of a micromark extension: character code (or `null`) -> the constructs tried there. */
+const HOOK_MAPS = ['document', 'contentInitial', 'flowInitial', 'flow', 'string', 'text'] as const;
+
+/**
+ * `extension` without the constructs named in `names`, in the order the others had; a character
+ * left with no construct is no longer a hook at all. The extension itself is not changed.
+ */
+export function withoutConstructs(extension: MicromarkExtension, names: ReadonlySet<string>): MicromarkExtension {
+  const result: Record<string, unknown> = { ...extension };
+  for (const map of HOOK_MAPS) {
+    const hooks = extension[map] as Record<string, unknown> | undefined;
+    if (hooks === undefined) continue;
+    const kept: Record<string, unknown> = {};
+    for (const [code, value] of Object.entries(hooks)) {
+      const constructs = (Array.isArray(value) ? value : [value]).filter(
+        (construct: { name?: string }) => construct.name === undefined || !names.has(construct.name),
+      );
+      if (constructs.length > 0) kept[code] = Array.isArray(value) ? constructs : constructs[0];
+    }
+    result[map] = kept;
+  }
+  return result;
+}
+
 const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
+
+/** The parser a text gets: the one without autolink literals where the text cannot have any. */
+export function markdownParserFor(text: string): typeof markdownParser {
+  return MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals;
+}
+/** Both parsers, for the test that they agree. */
+export const MARKDOWN_PARSERS = { full: markdownParser, withoutAutolinkLiterals: markdownParserWithoutAutolinkLiterals };
 
 /** `capabilities/<folder>/PROTOCOL.md` -> `<folder>`. */
 export function folderOf(file: string): string {
@@ -176,7 +212,7 @@ export function parseUncounted(file: string, content: string): UncountedDocument
   const refused = refusal(text);
   if (refused === undefined) {
     try {
-      tree = (MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals).parse(text);
+      tree = markdownParserFor(text).parse(text);
       collected = collect(tree, text);
     } catch (error) {
       // Deep nesting below the pre-check can still overflow the recursion of the Markdown tools.

@@ -1,7 +1,11 @@
 // compiler/parse.ts: the parser without GFM autolink literals is used only for texts that cannot
 // contain one (the documents are the same), and a special-token text in a body is counted, not fatal.
+import fc from 'fast-check';
+import remarkGfm from 'remark-gfm';
+import { unified } from 'unified';
 import { describe, expect, it } from 'vitest';
 import { parseCapability } from '../compiler/parse.js';
+import { MARKDOWN_PARSERS, markdownParserFor, withoutConstructs } from '../compiler/parse-markdown.js';
 
 const FILE = 'capabilities/a/PROTOCOL.md';
 const doc = (body: string): string => `---\nid: a\n---\n${body}\n`;
@@ -28,6 +32,92 @@ describe('parseCapability: autolink literals', () => {
     expect(document.toolsTables[0]!.rows.map((row) => row.cells)).toEqual([['a_b', 'x | y']]);
     expect(document.blocks.find((block) => block.kind === 'listItem')!.text).toBe('task gone');
     expect(document.links.map((link) => link.url)).toEqual(['capability:b']);
+  });
+});
+
+describe('the parser without autolink literals', () => {
+  // Texts made of the characters Markdown's constructs start and end with, so that tables, lists,
+  // emphasis, strikethrough, footnotes, task items, code, links, HTML and escapes all occur.
+  const pieces = [
+    '|',
+    ' | ',
+    '---',
+    ':--',
+    '\n',
+    '\n\n',
+    ' ',
+    '  ',
+    '\t',
+    '- ',
+    '* ',
+    '1. ',
+    '> ',
+    '# ',
+    '## ',
+    '```',
+    '`',
+    '~',
+    '~~',
+    '*',
+    '**',
+    '_',
+    '[',
+    ']',
+    '(',
+    ')',
+    '[^1]',
+    '[^1]: ',
+    '[ ] ',
+    '[x] ',
+    '!',
+    '<',
+    '>',
+    '\\',
+    ':',
+    '.',
+    '-',
+    'a',
+    'b9',
+    'word',
+    'W',
+    'x_y',
+    'é',
+    '0',
+    '@',
+    'www.',
+    'http://',
+    '&#64;',
+    '&commat;',
+    '&amp;',
+    '.co',
+  ];
+  const markdown = fc.array(fc.constantFrom(...pieces), { maxLength: 60 }).map((list) => list.join(''));
+
+  it('builds the same tree, positions included, for every text it is chosen for', () => {
+    fc.assert(
+      fc.property(markdown, (text) => {
+        fc.pre(markdownParserFor(text) === MARKDOWN_PARSERS.withoutAutolinkLiterals);
+        expect(MARKDOWN_PARSERS.withoutAutolinkLiterals.parse(text)).toEqual(MARKDOWN_PARSERS.full.parse(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('is not chosen for a text that may hold one', () => {
+    for (const text of ['a@b.co', 'www.x', 'HTTP://x', 'a &#64; b']) expect(markdownParserFor(text)).toBe(MARKDOWN_PARSERS.full);
+  });
+
+  it('withoutConstructs: drops the named constructs and the characters left with none, keeps the order of the rest', () => {
+    const extension = unified().use(remarkGfm).freeze().data().micromarkExtensions![0]!;
+    const before = JSON.stringify(Object.keys(extension.text!));
+    const names = (value: unknown): string[] => (Array.isArray(value) ? value : [value]).map((construct: { name: string }) => construct.name);
+    const stripped = withoutConstructs(extension, new Set(['emailAutolink', 'wwwAutolink', 'protocolAutolink']));
+    expect(Object.keys(stripped.text!).sort()).toEqual(['126', '91', '93']);
+    expect(names(stripped.text![91])).toEqual(names(extension.text![91]));
+    expect(stripped.flow).toEqual(extension.flow);
+    expect(stripped.document).toEqual(extension.document);
+    expect(names(extension.text![119])).toEqual(['emailAutolink', 'wwwAutolink']);
+    expect(JSON.stringify(Object.keys(extension.text!))).toBe(before);
   });
 });
 
