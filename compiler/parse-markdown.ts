@@ -66,9 +66,14 @@ export function withoutConstructs(extension: MicromarkExtension, names: Readonly
 
 const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
 
-/** The parser a text gets: the one without autolink literals where the text cannot have any. */
+/**
+ * The parser a text gets: the one without autolink literals where the body cannot have any. The
+ * frontmatter is left out of the test (a JSON Schema's `$schema` URL or an owner's address there
+ * would otherwise cost the whole body the slower parser): remark-frontmatter takes it whole.
+ */
 export function markdownParserFor(text: string): typeof markdownParser {
-  return MAY_HAVE_AUTOLINK_LITERAL.test(text) ? markdownParser : markdownParserWithoutAutolinkLiterals;
+  const body = text.slice(frontmatterBlock(text).length);
+  return MAY_HAVE_AUTOLINK_LITERAL.test(body) ? markdownParser : markdownParserWithoutAutolinkLiterals;
 }
 /** Both parsers, for the test that they agree. */
 export const MARKDOWN_PARSERS = { full: markdownParser, withoutAutolinkLiterals: markdownParserWithoutAutolinkLiterals };
