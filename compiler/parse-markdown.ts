@@ -22,8 +22,10 @@ const markdownParser = unified().use(remarkParse).use(remarkFrontmatter, ['yaml'
  * digit, so in a text tokenizer that has them each letter ends a run of data and tries a
  * construct, and a transform walks every text node. Their constructs are taken out of the hook
  * lists (not merely disabled, which still stops at every letter), and their transform with them.
- * In a text without `@`, `&` (a character reference can decode to one), `www` and `http` (any
- * case) there can be none, and both parsers build the same tree (test/parse-fast-paths.test.ts).
+ * In a text without `@`, `www` and `http` (any case), and without a character reference that could
+ * make one (numeric, or `&commat;`: the one named reference to `@`, `w`, `h`, `t` or `p`), there
+ * can be none, and both parsers build the same tree (test/parse-fast-paths.test.ts). A plain `&`,
+ * as in "R&D", is not such a reference.
  */
 const markdownParserWithoutAutolinkLiterals = unified()
   .use(remarkParse)
@@ -64,7 +66,7 @@ export function withoutConstructs(extension: MicromarkExtension, names: Readonly
   return result;
 }
 
-const MAY_HAVE_AUTOLINK_LITERAL = /[@&]|www|http/i;
+const MAY_HAVE_AUTOLINK_LITERAL = /@|www|http|&(?:#|commat;)/i;
 
 /**
  * The parser a text gets: the one without autolink literals where the body cannot have any. The

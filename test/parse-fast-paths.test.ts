@@ -106,10 +106,22 @@ describe('the parser without autolink literals', () => {
   });
 
   it('is not chosen for a text that may hold one', () => {
-    for (const text of ['a@b.co', 'www.x', 'HTTP://x', 'a &#64; b', '---\nid: a\n---\nwww.x', '---\nid: a\n--\nwww.x', '---\nwww.x']) {
+    for (const text of [
+      'a@b.co',
+      'www.x',
+      'HTTP://x',
+      'a &#64; b',
+      'a&commat;b.co',
+      'ww&#119;.x.com',
+      'ww&#X77;.x.com',
+      '---\nid: a\n---\nwww.x',
+      '---\nid: a\n--\nwww.x',
+      '---\nwww.x',
+    ]) {
       expect(markdownParserFor(text)).toBe(MARKDOWN_PARSERS.full);
     }
     expect(markdownParserFor('---\n$schema: https://json-schema.org\n---\nbody')).toBe(MARKDOWN_PARSERS.withoutAutolinkLiterals);
+    expect(markdownParserFor('R&D and Q&amp;A &copy; us')).toBe(MARKDOWN_PARSERS.withoutAutolinkLiterals);
   });
 
   it('withoutConstructs: drops the named constructs and the characters left with none, keeps the order of the rest', () => {
