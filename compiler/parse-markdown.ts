@@ -74,7 +74,8 @@ const MAY_HAVE_AUTOLINK_LITERAL = /@|www|http|&(?:#|commat;)/i;
  * would otherwise cost the whole body the slower parser): remark-frontmatter takes it whole.
  */
 export function markdownParserFor(text: string): typeof markdownParser {
-  const body = text.slice(frontmatterBlock(text).length);
+  // frontmatterBlock knows '\n' only, micromark '\r' too: a text not normalized is tested whole.
+  const body = text.includes('\r') ? text : text.slice(frontmatterBlock(text).length);
   return MAY_HAVE_AUTOLINK_LITERAL.test(body) ? markdownParser : markdownParserWithoutAutolinkLiterals;
 }
 /** Both parsers, for the test that they agree. */

@@ -92,7 +92,19 @@ describe('the parser without autolink literals', () => {
     '.co',
   ];
   // Each text starts with something like frontmatter, or not, which the choice of parser skips.
-  const starts = ['', '---\n', '---\n---\n', '--- \n', '----\n', ' ---\n', '---\nid: a@b.co http://x\n---\n', '---\nwww.x\n--- \n', '---\nhttp://x\n'];
+  const starts = [
+    '',
+    '---\na\r\n---\r\n',
+    '---\nb\r---\r',
+    '---\n',
+    '---\n---\n',
+    '--- \n',
+    '----\n',
+    ' ---\n',
+    '---\nid: a@b.co http://x\n---\n',
+    '---\nwww.x\n--- \n',
+    '---\nhttp://x\n',
+  ];
   const markdown = fc.tuple(fc.constantFrom(...starts), fc.array(fc.constantFrom(...pieces), { maxLength: 60 })).map(([start, list]) => start + list.join(''));
 
   it('builds the same tree, positions included, for every text it is chosen for', () => {
