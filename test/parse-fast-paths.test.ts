@@ -129,6 +129,9 @@ describe('the parser without autolink literals', () => {
       '---\nid: a\n---\nwww.x',
       '---\nid: a\n--\nwww.x',
       '---\nwww.x',
+      // Mixed line endings: micromark closes the frontmatter at '\r\n---\r\n', the regex would not.
+      '---\na\r\n---\r\nhttps://x.com\n\n---\n',
+      '---\na\r---\rwww.x.com\n---\n',
     ]) {
       expect(markdownParserFor(text)).toBe(MARKDOWN_PARSERS.full);
     }
