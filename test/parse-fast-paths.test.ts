@@ -1,4 +1,4 @@
-// compiler/parse.ts: the parser without GFM autolink literals is used only for texts that cannot
+// compiler/parse-markdown.ts: the parser without GFM autolink literals is used only for texts that cannot
 // contain one (the documents are the same), and a special-token text in a body is counted, not fatal.
 import fc from 'fast-check';
 import remarkGfm from 'remark-gfm';
@@ -87,8 +87,13 @@ describe('the parser without autolink literals', () => {
     'www.',
     'http://',
     '&#64;',
+    '&#x40;',
+    '&#119;',
     '&commat;',
     '&amp;',
+    '&copy;',
+    '&',
+    'R&D',
     '.co',
   ];
   // Each text starts with something like frontmatter, or not, which the choice of parser skips.
