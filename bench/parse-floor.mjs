@@ -9,6 +9,10 @@
 //   bare        unified + remark-parse + remark-frontmatter, trees kept (bench/build.mjs's baseline)
 //   table       bare + the GFM table extension only
 //   gfm         bare + remark-gfm
+//   chosen      the parser a parse worker chooses for each text (remark-gfm, without autolink
+//               literals where the body cannot hold one: compiler/parse-markdown.ts)
+//   chosen−table  the same without GFM's table construct (its trees differ: tables stay
+//               paragraphs), to show what the tables cost; the child also counts the table cells
 //   worker      what a parse worker does per file: parseUncounted (GFM parse, YAML frontmatter with
 //               positions, blocks, links, tables) and v8.serialize
 //   worker ×2   two `worker` children at once, each parsing every file: their mean time against one
@@ -45,24 +49,40 @@ async function child(mode, root) {
       import('micromark-extension-gfm-table'),
       import('mdast-util-gfm-table'),
     ]);
-  const { parseUncounted } = await import(pathToFileURL(path.join(repo, 'lib/compiler/parse-markdown.js')).href);
+  const { parseUncounted, markdownParserFor, withoutConstructs } = await import(pathToFileURL(path.join(repo, 'lib/compiler/parse-markdown.js')).href);
   function tableOnly() {
     const data = this.data();
     (data.micromarkExtensions ??= []).push(gfmTable());
     (data.fromMarkdownExtensions ??= []).push(gfmTableFromMarkdown());
   }
   const bare = () => unified().use(remarkParse).use(remarkFrontmatter, ['yaml']);
-  const processors = { bare: bare(), table: bare().use(tableOnly), gfm: bare().use(remarkGfm) };
+  function withoutTables() {
+    const data = this.data();
+    const names = new Set(['table', 'wwwAutolink', 'protocolAutolink', 'emailAutolink']);
+    data.micromarkExtensions = data.micromarkExtensions.map((extension) => withoutConstructs(extension, names));
+    // As the worker's parser: without the autolink literals' transform either.
+    data.fromMarkdownExtensions = data.fromMarkdownExtensions.map((extension) =>
+      Array.isArray(extension) ? extension.filter((item) => !(item.enter && 'literalAutolink' in item.enter)) : extension,
+    );
+  }
+  const processors = { bare: bare(), table: bare().use(tableOnly), gfm: bare().use(remarkGfm), 'chosen−table': bare().use(remarkGfm).use(withoutTables) };
   const files = protocols(root);
   const kept = [];
   const start = performance.now();
   for (const file of files) {
     if (mode === 'worker') serialize(parseUncounted(file.path, file.content));
+    else if (mode === 'chosen') kept.push(markdownParserFor(file.content).parse(file.content));
     else kept.push(processors[mode].parse(file.content));
   }
   const ms = performance.now() - start;
   const cpu = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ files: kept.length || files.length, ms, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
+  let cells = 0;
+  const countCells = (node) => {
+    if (node.type === 'tableCell') cells += 1;
+    for (const child of node.children ?? []) countCells(child);
+  };
+  if (mode === 'chosen') kept.forEach(countCells);
+  process.stdout.write(`${JSON.stringify({ files: kept.length || files.length, ms, cpuMs: (cpu.user + cpu.system) / 1000, cells })}\n`);
 }
 
 function run(mode, root) {
@@ -89,13 +109,13 @@ if (values.child) {
     process.exit(2);
   }
   const root = path.resolve(values.root);
-  const modes = ['bare', 'table', 'gfm', 'worker'];
+  const modes = ['bare', 'table', 'gfm', 'chosen', 'chosen−table', 'worker'];
   const results = Object.fromEntries([...modes, 'worker ×2'].map((mode) => [mode, []]));
   for (let round = 1; round <= Number(values.rounds); round += 1) {
     for (const mode of modes) {
       const result = await run(mode, root);
       results[mode].push(result);
-      process.stderr.write(`  round ${round} ${mode.padEnd(9)} ${result.ms.toFixed(0).padStart(7)} ms  cpu ${result.cpuMs.toFixed(0)} ms\n`);
+      process.stderr.write(`  round ${round} ${mode.padEnd(12)} ${result.ms.toFixed(0).padStart(7)} ms  cpu ${result.cpuMs.toFixed(0)} ms\n`);
     }
     const pair = await Promise.all([run('worker', root), run('worker', root)]);
     results['worker ×2'].push({ ms: (pair[0].ms + pair[1].ms) / 2, cpuMs: (pair[0].cpuMs + pair[1].cpuMs) / 2 });
@@ -103,7 +123,9 @@ if (values.child) {
   }
   const bareMs = median(results.bare.map((result) => result.ms));
   const files = results.bare[0].files;
-  process.stdout.write(`\nparse floor — ${files} protocols in ${root}, ${values.rounds} round(s), node ${process.version}\n\n`);
+  process.stdout.write(
+    `\nparse floor — ${files} protocols (${results.chosen[0].cells} table cells) in ${root}, ${values.rounds} round(s), node ${process.version}\n\n`,
+  );
   process.stdout.write('| measure | in-process ms (median) | vs bare | CPU ms (median) |\n| --- | --- | --- | --- |\n');
   for (const [mode, list] of Object.entries(results)) {
     const ms = median(list.map((result) => result.ms));
