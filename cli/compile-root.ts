@@ -32,11 +32,12 @@ export async function compileRoot(root: string, options: CompileRootOptions): Pr
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
   const fromCache = new Set<string>();
-  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache });
+  const overMemory = new Set<string>();
+  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache, overMemory });
   // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
   // evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
-  const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs);
+  const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
   const result = compileRegistry(input, { config, documents, prepared });
   return { config, input, result, overBudget, fromCache };
@@ -66,20 +67,24 @@ async function prepareWhileParsing(input: RegistryInput): Promise<PreparedInput>
 
 /**
  * A protocol file that could not be parsed within its budget is refused like an unreadable one:
- * registry-files reports it (one error at 1:1), and no other rule sees a half-read capability.
+ * registry-files reports it (one error at 1:1, saying whether it ran out of time or of memory: the
+ * files in `overMemory`), and no other rule sees a half-read capability.
  */
 export function refuseOverBudget(
   input: RegistryInput,
   parsed: ParsedDocuments,
   maxParseMs: number,
+  overMemory: ReadonlySet<string>,
 ): { input: RegistryInput; documents: CapabilityDocument[]; overBudget: string[] } {
   const overBudget = protocolFiles(input).flatMap((file, index) => (parsed[index] ? [] : [file.path]));
   const documents = parsed.filter((document): document is CapabilityDocument => document !== undefined);
   if (overBudget.length === 0) return { input, documents, overBudget };
   const over = new Set(overBudget);
-  const problem = overBudgetProblem(maxParseMs);
   return {
-    input: { ...input, files: input.files.map((file) => (over.has(file.path) ? { path: file.path, problem } : file)) },
+    input: {
+      ...input,
+      files: input.files.map((file) => (over.has(file.path) ? { path: file.path, problem: overBudgetProblem(file.path, maxParseMs, overMemory) } : file)),
+    },
     documents,
     overBudget,
   };

@@ -87,6 +87,8 @@ interface State {
   foldersWithoutProtocol: string[];
   /** A protocol's document; undefined when its parse ran over the budget. */
   documents: Map<string, CapabilityDocument | undefined>;
+  /** The protocols of `documents` refused for memory rather than time (ParseOptions.overMemory). */
+  overMemory: Set<string>;
   toolsets: ParsedToolsets;
   evals: Map<string, ParsedEvals>;
   /** The text bytes of the last full read, kept up to date by each edit (limits.maxTotalBytes). */
@@ -165,13 +167,14 @@ export class CompileSession {
     const previousText = new Map((previous?.files ?? []).map((file) => [file.path, file.content]));
     let parsed: ParsedDocuments;
     let parsedCount: number;
+    const overMemory = new Set<string>();
     if (previous === undefined) {
-      parsed = await parseWithCache(this.root, input, { enabled: this.options.cache, maxParseMs: config.maxParseMs, jobs: this.options.jobs });
+      parsed = await parseWithCache(this.root, input, { enabled: this.options.cache, maxParseMs: config.maxParseMs, jobs: this.options.jobs, overMemory });
       parsedCount = protocols.length;
     } else {
       // A protocol that ran over the parse budget is tried again, as a one-off lint would.
       const stale = protocols.filter((file) => previousText.get(file.path) !== file.content || previous.documents.get(file.path) === undefined);
-      const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs, threads: this.threads(stale.length), keepWorker: true });
+      const fresh = await parseInWorkers(stale, { maxParseMs: config.maxParseMs, threads: this.threads(stale.length), keepWorker: true, overMemory });
       const byPath = new Map(stale.map((file, index) => [file.path, fresh[index]]));
       parsed = protocols.map((file) => (byPath.has(file.path) ? byPath.get(file.path) : previous.documents.get(file.path)));
       parsedCount = stale.length;
@@ -192,6 +195,7 @@ export class CompileSession {
       allPaths: input.allPaths,
       foldersWithoutProtocol: input.foldersWithoutProtocol,
       documents: new Map(protocols.map((file, index) => [file.path, parsed[index]])),
+      overMemory,
       toolsets,
       evals,
       budget,
@@ -239,6 +243,7 @@ export class CompileSession {
       dropFile(files, relative);
       removeSorted(state.allPaths, relative);
       state.documents.delete(relative);
+      state.overMemory.delete(relative);
       state.evals.delete(relative);
       if (isToolsetsFile(relative)) toolsetsChanged = true;
       if (isProtocolFile(relative)) {
@@ -259,12 +264,18 @@ export class CompileSession {
       }
       if (isProtocolFile(file.path)) {
         removeSorted(state.foldersWithoutProtocol, path.posix.dirname(file.path));
+        state.overMemory.delete(file.path);
         if (file.content === undefined) state.documents.delete(file.path);
         else protocols.push(file as SourceFile & { content: string });
       }
     }
     state.budget.checkFiles(state.allPaths.length);
-    const parsed = await parseInWorkers(protocols, { maxParseMs: state.config.maxParseMs, threads: this.threads(protocols.length), keepWorker: true });
+    const parsed = await parseInWorkers(protocols, {
+      maxParseMs: state.config.maxParseMs,
+      threads: this.threads(protocols.length),
+      keepWorker: true,
+      overMemory: state.overMemory,
+    });
     protocols.forEach((file, index) => state.documents.set(file.path, parsed[index]));
     if (toolsetsChanged) state.toolsets = toolsetsSourceOf(state.files);
     return { ...this.lint(state), kind: 'paths', read: reads.length, parsed: protocols.length };
@@ -279,6 +290,7 @@ export class CompileSession {
           read,
           protocolFiles(read).map((file) => state.documents.get(file.path)),
           state.config.maxParseMs,
+          state.overMemory,
         )
       : { input: read, documents: parsed as CapabilityDocument[] };
     const evals = [...state.evals.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));

@@ -289,11 +289,13 @@ export async function parseWithCache(
     jobs?: number;
     /** Filled with the paths of the documents taken from the cache. */
     fromCache?: Set<string>;
+    /** Filled with the paths of the files refused for memory (ParseOptions.overMemory). */
+    overMemory?: Set<string>;
   },
 ): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
-  if (!options.enabled || !cacheFolderUsable(root)) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads });
+  if (!options.enabled || !cacheFolderUsable(root)) return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads, overMemory: options.overMemory });
   const directory = cacheDirectory(root);
   const shards = Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`)));
 
@@ -346,7 +348,11 @@ export async function parseWithCache(
     if (missing.length > 0) {
       const parsed = await parseAndSerialize(
         missing.map((index) => files[index]!),
-        { maxParseMs: options.maxParseMs, threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs) },
+        {
+          maxParseMs: options.maxParseMs,
+          threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs),
+          overMemory: options.overMemory,
+        },
         // A document over the parse budget is never cached: the next run tries again.
         (k, bytes, document) => writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes, document.bodyTokens),
       );

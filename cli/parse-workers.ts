@@ -120,13 +120,17 @@ export function threadCount(fileCount: number, cores = availableParallelism()): 
   return Math.max(1, Math.min(cores, Math.ceil(fileCount / INLINE_LIMIT)));
 }
 
-/** What lint reports for a document that was not parsed within its budget (registry-files, 1:1). */
-export function overBudgetProblem(maxParseMs: number): string {
+/**
+ * What lint reports for a protocol the parse refused (registry-files, 1:1): it needed over
+ * PARSE_WORKER_HEAP_MB of heap if the parse put it in `overMemory` (ParseOptions), else it ran
+ * over `maxParseMs`.
+ */
+export function overBudgetProblem(file: string, maxParseMs: number, overMemory: ReadonlySet<string>): string {
   const budget = maxParseMs % 1000 === 0 ? `${maxParseMs / 1000} s` : `${maxParseMs} ms`;
-  return (
-    `parsing this file took over ${budget} (limits.maxParseMs in capreg.config.yaml) or over ${PARSE_WORKER_HEAP_MB / 1024} GiB of memory, so it was stopped and not checked; ` +
-    'simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file'
-  );
+  const over = overMemory.has(file)
+    ? `needed over ${PARSE_WORKER_HEAP_MB / 1024} GiB of memory (a parse worker's heap, which no configuration raises)`
+    : `took over ${budget} (limits.maxParseMs in capreg.config.yaml)`;
+  return `parsing this file ${over}, so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
 }
 
 export interface ParseOptions {
@@ -139,9 +143,14 @@ export interface ParseOptions {
    * (`--watch`: every edit is a parse of one file).
    */
   keepWorker?: boolean;
+  /**
+   * Filled with the path of each file refused for needing more than PARSE_WORKER_HEAP_MB (a file
+   * refused and not in it ran over `maxParseMs`).
+   */
+  overMemory?: Set<string> | undefined;
 }
 
-/** Per input file, its document; undefined for a file whose parse ran over the budget. */
+/** Per input file, its document; undefined for a file whose parse ran over the budget (time or memory). */
 export type ParsedDocuments = (CapabilityDocument | undefined)[];
 
 export async function parseInWorkers(files: readonly ParseInput[], options: ParseOptions): Promise<ParsedDocuments> {
@@ -307,8 +316,10 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
         error: (error) => {
           if (!pool.has(member)) return;
           // The document it was parsing needed more than PARSE_WORKER_HEAP_MB: refused as over budget.
-          if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' && member.queue.length > 0) stopOverBudget(member);
-          else fail(error);
+          if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' && member.queue.length > 0) {
+            options.overMemory?.add(files[member.queue[0]!]!.path);
+            stopOverBudget(member);
+          } else fail(error);
         },
         exit: (code) => {
           member.exited = true;

@@ -44,9 +44,11 @@ export async function parseEarly(
   maxParseMs: number,
   /** `--jobs`: parse worker threads at most; the cores available when undefined. */
   jobs?: number,
+  /** Filled with the base files refused for memory (ParseOptions.overMemory). */
+  overMemory?: Set<string>,
 ): Promise<EarlyDocuments> {
   const files = changed === undefined ? [] : protocolFiles(input).filter((file) => changed.has(file.path));
-  const parsed = await parseInWorkers(files, { maxParseMs, threads: threadsFor(files.length, jobs) });
+  const parsed = await parseInWorkers(files, { maxParseMs, threads: threadsFor(files.length, jobs), overMemory });
   return new Map(files.map((file, index) => [documentKey(file.path, file.content), parsed[index]]));
 }
 
@@ -54,7 +56,7 @@ export async function parseEarly(
  * Parsed documents of the base tree. A file with the same path and bytes as in the new tree is the
  * same document, so only files the change touched are parsed again, under the same parse budget
  * (taken from `early` when they were parsed ahead). `overBudget` lists the base files that could
- * not be parsed within it.
+ * not be parsed within it; `overMemory` is filled with those of them refused for memory.
  */
 export async function baseDocuments(
   input: RegistryInput,
@@ -62,13 +64,16 @@ export async function baseDocuments(
   maxParseMs: number,
   early: EarlyDocuments = new Map(),
   jobs?: number,
+  overMemory?: Set<string>,
 ): Promise<{ documents: CapabilityDocument[]; overBudget: string[] }> {
   const known = new Map(headDocuments.map((document) => [`${document.file}\0${document.contentHash}`, document]));
   const files = protocolFiles(input);
   const keys = files.map((file) => documentKey(file.path, file.content));
   const reused = keys.map((key) => known.get(key) ?? early.get(key));
   const missing = files.filter((_, index) => reused[index] === undefined && !early.has(keys[index]!));
-  const parsed = await parseInWorkers(missing, { maxParseMs, threads: threadsFor(missing.length, jobs) });
+  // What an early parse said of these files (it failed, or never ran) is said again here.
+  for (const file of missing) overMemory?.delete(file.path);
+  const parsed = await parseInWorkers(missing, { maxParseMs, threads: threadsFor(missing.length, jobs), overMemory });
   const fresh = new Map(missing.map((file, index) => [file.path, parsed[index]]));
   const documents = files.map((file, index) => reused[index] ?? fresh.get(file.path));
   return {
@@ -118,14 +123,15 @@ async function verifyCachedChanges(
   const touched = protocolFiles(headInput).filter((file) => fromCache.has(file.path) && baseTexts.get(file.path) !== file.content);
   if (touched.length === 0) return;
   const documents = new Map(capabilities.map(({ document }) => [document.file, document]));
-  const fresh = await parseInWorkers(touched, { maxParseMs, threads: threadsFor(touched.length, jobs) });
+  const overMemory = new Set<string>();
+  const fresh = await parseInWorkers(touched, { maxParseMs, threads: threadsFor(touched.length, jobs), overMemory });
   touched.forEach((file, index) => {
     const cached = documents.get(file.path);
     const parsed = fresh[index];
     if (parsed === undefined) {
       // Not a mismatch: the file itself is over the budget here, which a check without the cache reports.
       throw new UsageError(
-        `${file.path}: ${overBudgetProblem(maxParseMs)}. It was parsed again to confirm the parse cache's document of it, ` +
+        `${file.path}: ${overBudgetProblem(file.path, maxParseMs, overMemory)}. It was parsed again to confirm the parse cache's document of it, ` +
           'so nothing was checked: run with --no-cache to have it reported as over the budget',
       );
     }
@@ -148,8 +154,15 @@ function uncomparable(file: string, range: Range, against: string, problem: stri
  * would make its capability "added", its toolsets or its requests' routing not compared, so that a
  * change of the configuration (or of the file) could carry a protocol change past the gate unbumped.
  */
-function baseUnreadable(input: RegistryInput, toolsets: ParsedToolsets, overBudget: readonly string[], against: string, maxParseMs: number): Diagnostic[] {
-  const budget = overBudget.map((file) => uncomparable(file, FILE_START, against, overBudgetProblem(maxParseMs)));
+function baseUnreadable(
+  input: RegistryInput,
+  toolsets: ParsedToolsets,
+  overBudget: readonly string[],
+  overMemory: ReadonlySet<string>,
+  against: string,
+  maxParseMs: number,
+): Diagnostic[] {
+  const budget = overBudget.map((file) => uncomparable(file, FILE_START, against, overBudgetProblem(file, maxParseMs, overMemory)));
   const refused = input.files.flatMap((file) => {
     if (file.problem === undefined) return [];
     if (isProtocolFile(file.path)) return [uncomparable(file.path, FILE_START, against, file.problem)];
@@ -250,10 +263,12 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // reports what fails then).
   // Git's diff is asked only once the base is read within the limits: on a tree of millions of
   // files, the diff alone takes git seconds and hundreds of MB.
+  /** Base files refused for memory rather than time, by the early parse or baseDocuments. */
+  const baseOverMemory = new Set<string>();
   const early = baseRead
     .then(async (input) => [input, await base.changedPaths()] as const)
     .then(([input, changed]) => {
-      const parsing = parseEarly(input, changed, config.maxParseMs, jobs);
+      const parsing = parseEarly(input, changed, config.maxParseMs, jobs, baseOverMemory);
       // parseEarly took the spare worker (when it had files to parse): load another for the new tree.
       startParseWorker();
       return parsing;
@@ -263,11 +278,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   await verifyCachedChanges(headInput, baseInput, fromCache, lint.registry.capabilities, config.maxParseMs, jobs);
   const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
-  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs);
+  const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs, baseOverMemory);
   // A head file over the parse budget is already a lint error; it is not also "removed".
   const overBudgetHead = new Set(overBudget);
   const baseDiagnostics = [
-    ...baseUnreadable(baseInput, baseToolsets, baseParse.overBudget, values.against, config.maxParseMs),
+    ...baseUnreadable(baseInput, baseToolsets, baseParse.overBudget, baseOverMemory, values.against, config.maxParseMs),
     ...idsNotFolders(
       baseParse.documents,
       headDocuments,

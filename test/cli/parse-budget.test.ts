@@ -26,9 +26,19 @@ function slowProtocol(id: string, bytes = 3 * 1024 * 1024): string {
   return cleanProtocol(id, { body: `| Tool | Use |\n| --- | --- |\n${row.repeat(Math.ceil(bytes / row.length))}` });
 }
 
-/** The budget message, and the diagnostic registry-files prints with it. */
+/** A table of 2,000 columns in 1 MB: without the worker's heap limit its parse took 37 s and 2.3 GB. */
+function wideProtocol(id: string): string {
+  const columns = 2000;
+  const head = `|${'a|'.repeat(columns)}\n|${'-|'.repeat(columns)}\n`;
+  const rows = `${'|'.repeat(columns)}\n`.repeat(Math.floor((1_000_000 - head.length) / (columns + 1)));
+  return cleanProtocol(id, { body: `- Never guess.\n\n${head}${rows}` });
+}
+
+/** The budget messages, and the diagnostic registry-files prints with them. */
+const ADVICE = 'so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file';
 const budgetMessage = (ms: number): string =>
-  `parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml) or over 1 GiB of memory, so it was stopped and not checked; simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file`;
+  `parsing this file took over ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`} (limits.maxParseMs in capreg.config.yaml), ${ADVICE}`;
+const MEMORY_MESSAGE = `parsing this file needed over 1 GiB of memory (a parse worker's heap, which no configuration raises), ${ADVICE}`;
 const overBudget = (file: string, ms: number): string => `${file}:1:1 registry-files ${budgetMessage(ms)}`;
 
 const described = (report: JsonReport): string[] => report.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`);
@@ -90,24 +100,24 @@ describe('capreg lint/build through the real bin: the parse budget', () => {
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
   });
 
-  it('stops a file whose parse needs more than the worker heap long before its time budget, and says so', { timeout: 120_000 }, () => {
-    // A table of 2,000 columns in 1 MB: without the heap limit its parse took 37 s and 2.3 GB.
-    const columns = 2000;
-    const head = `|${'a|'.repeat(columns)}\n|${'-|'.repeat(columns)}\n`;
-    const rows = `${'|'.repeat(columns)}\n`.repeat(Math.floor((1_000_000 - head.length) / (columns + 1)));
+  it('stops a file whose parse needs more than the worker heap long before its time budget, and says so', { timeout: 240_000 }, () => {
     const root = tempRegistry({
       'capreg.config.yaml': 'limits:\n  maxParseMs: 120000\n',
-      'capabilities/wide/PROTOCOL.md': cleanProtocol('wide', { body: `- Never guess.\n\n${head}${rows}` }),
+      'capabilities/wide/PROTOCOL.md': wideProtocol('wide'),
       'capabilities/bad-version/PROTOCOL.md': cleanProtocol('bad-version', { version: 'latest' }),
     });
     const rusage = `data:text/javascript,${encodeURIComponent("process.on('exit',()=>process.stderr.write('maxRSS '+process.resourceUsage().maxRSS+'\\n'))")}`;
-    const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: root, nodeOptions: ['--import', rusage] });
-    expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as JsonReport;
-    expect(described(report)).toContain(overBudget('capabilities/wide/PROTOCOL.md', 120_000));
-    expect(described(report).some((line) => line.startsWith('capabilities/bad-version/PROTOCOL.md'))).toBe(true);
-    const maxRssKiB = Number(/maxRSS (\d+)/.exec(result.stderr)?.[1]);
-    expect(maxRssKiB).toBeLessThan(1.8 * 1024 * 1024);
+    // Without the parse cache, and with it (the workers then send serialized documents).
+    for (const cache of [['--no-cache'], []]) {
+      const result = runBin(['lint', '--format', 'json', ...cache], { cwd: root, nodeOptions: ['--import', rusage] });
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.stdout) as JsonReport;
+      // Said as memory, not as the time budget: raising limits.maxParseMs would not help.
+      expect(described(report)).toContain(`capabilities/wide/PROTOCOL.md:1:1 registry-files ${MEMORY_MESSAGE}`);
+      expect(described(report).some((line) => line.startsWith('capabilities/bad-version/PROTOCOL.md'))).toBe(true);
+      const maxRssKiB = Number(/maxRSS (\d+)/.exec(result.stderr)?.[1]);
+      expect(maxRssKiB).toBeLessThan(1.8 * 1024 * 1024);
+    }
   });
 
   it('refuses a budget that is not a whole number of milliseconds from 1 to 600000 (exit 2)', () => {
@@ -291,7 +301,7 @@ describe('parse workers in-process: the budget', () => {
 
   it('a file over the budget is one registry-files error at 1:1 and no other rule sees it', () => {
     const input = { files, allPaths: files.map((file) => file.path), foldersWithoutProtocol: [] };
-    const { input: refused, documents, overBudget: over } = refuseOverBudget(input, expected, 800);
+    const { input: refused, documents, overBudget: over } = refuseOverBudget(input, expected, 800, new Set());
     expect(over).toEqual(['capabilities/slow/PROTOCOL.md']);
     expect(protocolFiles(refused)).toHaveLength(4);
     const config = parseConfig('limits:\n  maxParseMs: 800\n');
@@ -299,6 +309,42 @@ describe('parse workers in-process: the budget', () => {
     expect(
       result.diagnostics.filter((d) => d.file === 'capabilities/slow/PROTOCOL.md').map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId} ${d.message}`),
     ).toEqual([overBudget('capabilities/slow/PROTOCOL.md', 800)]);
+  });
+
+  it('--watch: a file refused for memory is said so after edits of other files, until it is edited', { timeout: 120_000 }, async () => {
+    const { CompileSession } = (await import(
+      pathToFileURL(path.join(REPO_ROOT, 'lib/cli/compile-session.js')).href
+    )) as typeof import('../../cli/compile-session.js');
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxParseMs: 120000\n',
+      'capabilities/wide/PROTOCOL.md': wideProtocol('wide'),
+      'capabilities/other/PROTOCOL.md': cleanProtocol('other'),
+    });
+    const session = new CompileSession(root, { cache: false });
+    const wide = (result: Awaited<ReturnType<typeof session.compile>>): string[] =>
+      result.result.diagnostics.filter((d) => d.file === 'capabilities/wide/PROTOCOL.md').map((d) => `${d.ruleId} ${d.message}`);
+    expect(wide(await session.compile())).toEqual([`registry-files ${MEMORY_MESSAGE}`]);
+    const edit = async (id: string, text: string): Promise<Awaited<ReturnType<typeof session.compile>>> => {
+      const file = path.join(root, 'capabilities', id, 'PROTOCOL.md');
+      fs.writeFileSync(file, text);
+      session.noteChange(file, false);
+      return session.compile();
+    };
+    // Another file edited: the wide one is not parsed again, and is still said to be over memory.
+    const afterOther = await edit('other', cleanProtocol('other', { body: '- Never guess a date.' }));
+    expect(afterOther.parsed).toBe(1);
+    expect(wide(afterOther)).toEqual([`registry-files ${MEMORY_MESSAGE}`]);
+    // The wide file made small: parsed, and nothing left to say.
+    expect(wide(await edit('wide', cleanProtocol('wide')))).toEqual([]);
+  });
+
+  it('says so when the file was refused for memory, not time', () => {
+    const input = { files, allPaths: files.map((file) => file.path), foldersWithoutProtocol: [] };
+    const { input: refused } = refuseOverBudget(input, expected, 800, new Set(['capabilities/slow/PROTOCOL.md']));
+    expect(refused.files.find((file) => file.path === 'capabilities/slow/PROTOCOL.md')).toEqual({
+      path: 'capabilities/slow/PROTOCOL.md',
+      problem: MEMORY_MESSAGE,
+    });
   });
 });
 
