@@ -33,7 +33,9 @@ import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
+import { BUILD_OUTPUTS } from './build-outputs.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
+import { byKey } from '../compiler/order.js';
 
 const FORMAT = 2;
 
@@ -50,13 +52,7 @@ export const MAX_TEXT_INPUT_BYTES = LIMITS.maxFileBytes.ceiling;
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** Each output is made in memory as one Buffer or string before it is written, so none is larger. */
 const MAX_OUTPUT_BYTES = bufferConstants.MAX_LENGTH;
-/**
- * What a build writes, relative to its output folder (cli/commands/build.ts takes the names from
- * here); a record naming anything else is refused. The signature is the manifest's name with
- * MANIFEST_SIGNATURE_SUFFIX (server/signature.ts, not imported here: it loads jose, and the build
- * cache's fast path loads nothing it does not need; a test holds the two equal).
- */
-export const BUILD_OUTPUTS = { manifest: 'manifest.json', signature: 'manifest.json.sig', skill: path.join('skill', 'SKILL.md') } as const;
+/** What a build writes (cli/build-outputs.ts); a record naming anything else is refused. */
 const OUTPUT_NAMES = Object.values(BUILD_OUTPUTS);
 
 // Never through a symbolic link (O_NOFOLLOW), and never waiting for a FIFO's writer (O_NONBLOCK):
@@ -202,7 +198,7 @@ export function registryFingerprint(root: string): string | undefined {
   let files = 0;
   let textBytes = 0;
   const walk = (absoluteDir: string, relativeDir: string): boolean => {
-    const entries = readdirSync(absoluteDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = readdirSync(absoluteDir, { withFileTypes: true }).sort(byKey((entry) => entry.name));
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       if (!entry.isDirectory() && ++files > LIMITS.maxFiles.ceiling) return false;

@@ -11,6 +11,7 @@ import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
 import { readRegistry } from './read-registry.js';
+import { byKey } from '../compiler/order.js';
 
 export interface RootCompilation {
   config: ResolvedConfig;
@@ -62,7 +63,7 @@ async function prepareWhileParsing(input: RegistryInput): Promise<PreparedInput>
     evals.push(...parseEvalsFiles([file]));
   }
   // parseEvalsFiles' order.
-  return { toolsets, evals: evals.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
+  return { toolsets, evals: evals.sort(byKey((parsed) => parsed.file)) };
 }
 
 /**

@@ -22,7 +22,8 @@ import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { parseInWorkers, startParseWorker, threadCount, type ParsedDocuments } from './parse-workers.js';
 import { isTextInput, readRegistry, readSourceFile, RegistryBudget } from './read-registry.js';
-import { byCodeUnits, searchSorted } from './sorted.js';
+import { searchSorted } from './sorted.js';
+import { byCodeUnits, byKey } from '../compiler/order.js';
 
 /** Enough rounds for the parser's hot code to be optimized (an edit's parse: ~50 ms cold, ~6 ms warm). */
 const WARM_UP_ROUNDS = 40;
@@ -293,7 +294,7 @@ export class CompileSession {
           state.overMemory,
         )
       : { input: read, documents: parsed as CapabilityDocument[] };
-    const evals = [...state.evals.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+    const evals = [...state.evals.values()].sort(byKey((parsed) => parsed.file));
     const result = compileRegistry(input, { config: state.config, documents, prepared: { toolsets: state.toolsets, evals }, derived: this.derived });
     return { config: state.config, input, result };
   }

@@ -14,6 +14,7 @@ import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
 import { searchSorted } from './sorted.js';
+import { byCodeUnits, byKey } from '../compiler/order.js';
 
 export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
 
@@ -163,7 +164,7 @@ async function similarRefs(git: SimpleGit, ref: string): Promise<string[]> {
   const ranked = names
     .filter((name) => didYouMean(ref, [name]) !== undefined)
     .map((name) => ({ name, distance: editDistance(ref.toLowerCase(), name.toLowerCase()) }))
-    .sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort((a, b) => a.distance - b.distance || byCodeUnits(a.name, b.name));
   // Only names about as close as the closest: "main" is no suggestion for "maintenence" when "maintenance" is there.
   const best = ranked[0]?.distance ?? 0;
   return ranked
@@ -600,7 +601,7 @@ async function followFolderLinks(
     }
   }
   return {
-    entries: [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    entries: [...entries.filter((entry) => !replaced.has(entry.path)), ...followed].sort(byKey((entry) => entry.path)),
     unfollowed,
     emptied,
     overLimit: false,
@@ -706,7 +707,7 @@ async function readTree(
     if (isProtocolFile(entry.path)) protocolFolders.add(folder);
   }
   return {
-    files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    files: files.sort(byKey((file) => file.path)),
     allPaths,
     foldersWithoutProtocol: [...folders].filter((folder) => !protocolFolders.has(folder)).sort(),
   };

@@ -1,7 +1,6 @@
 // Binary search over a sorted list, for the readers and the watch session that keep paths sorted.
 
-/** `<` and `>` on strings: UTF-16 code units, the order `Array.prototype.sort` gives. */
-export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+import { byCodeUnits } from '../compiler/order.js';
 
 /** Where `key` is, or would go, in `list` sorted by `compare`. */
 export function searchSorted<T>(list: readonly T[], key: string, keyOf: (item: T) => string, compare: (a: string, b: string) => number = byCodeUnits): number {

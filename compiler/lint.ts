@@ -6,6 +6,7 @@ import { BrokenFacts, type Fact } from './facts.js';
 import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, SourceFile } from './types.js';
 import { NO_MEMO, type Derived } from './derived.js';
+import { byCodeUnits, byKey } from './order.js';
 
 export function createLintRegistry(
   documents: CapabilityDocument[],
@@ -164,16 +165,10 @@ function changedPlaces(last: KeptCapabilities, documents: readonly CapabilityDoc
   return changed;
 }
 
-const compareFiles = (a: CapabilityDocument, b: CapabilityDocument): number => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
+const compareFiles = byKey((document: CapabilityDocument) => document.file);
 
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
-  return (
-    (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
-    a.line - b.line ||
-    a.column - b.column ||
-    (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0) ||
-    (a.message < b.message ? -1 : a.message > b.message ? 1 : 0)
-  );
+  return byCodeUnits(a.file, b.file) || a.line - b.line || a.column - b.column || byCodeUnits(a.ruleId, b.ruleId) || byCodeUnits(a.message, b.message);
 }
 
 export function runRules(registry: LintRegistry, rules: readonly AnyRule[], settings: ReadonlyMap<string, ResolvedRuleSetting>): Diagnostic[] {

@@ -6,6 +6,7 @@ import { LineIndex } from './positions.js';
 import { normalizeNewlines } from './parse.js';
 import { isRecord, parseYamlSource } from './yaml-source.js';
 import type { FrontmatterProblem, SourceFile, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
+import { byCodeUnits } from './order.js';
 
 export { TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
 
@@ -34,7 +35,7 @@ export function isToolsetsFile(path: string): boolean {
 
 /** The toolsets files among `paths`, in the order they are merged (path order), capped at the limit. */
 export function toolsetsPaths(paths: Iterable<string>): { merged: string[]; overLimit: string[] } {
-  const all = [...paths].filter(isToolsetsFile).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const all = [...paths].filter(isToolsetsFile).sort(byCodeUnits);
   // toolsets.yaml sorts first ('.' < '/') and does not count against the folder's limit.
   const limit = MAX_TOOLSETS_FILES + (all[0] === TOOLSETS_FILE ? 1 : 0);
   return { merged: all.slice(0, limit), overLimit: all.slice(limit) };

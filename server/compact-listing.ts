@@ -8,6 +8,7 @@ import type { CatalogEntry } from '../compiler/contract.js';
 import { tokenBudget } from '../compiler/rules/token-budget.js';
 import { countTokens } from '../compiler/tokens.js';
 import type { Manifest } from '../compiler/types.js';
+import { byCodeUnits } from '../compiler/order.js';
 
 /**
  * A listing this many times the budget in UTF-8 bytes is over it without counting: JSON of catalog
@@ -58,7 +59,7 @@ export function compactListing(input: CompactListingInput): CompactListing {
     phases.set(phase, (phases.get(phase) ?? 0) + 1);
     for (const tag of entry.tags ?? []) tags.set(tag, (tags.get(tag) ?? 0) + 1);
   }
-  const byCount = (a: [string, number], b: [string, number]): number => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  const byCount = (a: [string, number], b: [string, number]): number => b[1] - a[1] || byCodeUnits(a[0], b[0]);
   const allTags = [...tags].sort(byCount);
   const compact = entries.map(withoutTriggers);
 

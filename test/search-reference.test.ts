@@ -5,7 +5,8 @@
 // scores, same matched fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { analyzeCapability, compareIds, type AnalyzedCapability, type MatchedField, type SearchSource } from '../compiler/search/fields.js';
+import { byCodeUnits } from '../compiler/order.js';
+import { analyzeCapability, type AnalyzedCapability, type MatchedField, type SearchSource } from '../compiler/search/fields.js';
 import { MiniSearchReference } from '../compiler/search/minisearch-reference.js';
 import { Segment } from '../compiler/search/postings.js';
 import { CapabilityIndex, TermScoreCache, type SearchHit } from '../compiler/search/ranker.js';
@@ -78,7 +79,7 @@ function expected(
     .search(query)
     .filter((hit) => filter(byId.get(hit.id) as AnalyzedCapability))
     .map((hit) => ({ id: hit.id, score: Number(hit.score.toFixed(6)), matched: [...hit.fields, ...filterFields] as MatchedField[] }))
-    .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
+    .sort((a, b) => b.score - a.score || byCodeUnits(a.id, b.id))
     .slice(0, limit)
     .map((hit) => ({ ...hit, matched: ORDER.filter((field) => hit.matched.includes(field)) }));
 }

@@ -7,7 +7,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
-import { BUILD_OUTPUTS, buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
+import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
+import { BUILD_OUTPUTS, DEFAULT_OUT_DIR } from '../build-outputs.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource, sourceWarning } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
@@ -141,7 +142,7 @@ export const buildCommand: Command = async (argv, context) => {
   const root = findRegistryRoot(context.cwd, values.root);
   const settings: BuildSettings = {
     root,
-    outDir: path.resolve(values.out !== undefined ? context.cwd : root, values.out ?? 'dist'),
+    outDir: path.resolve(values.out !== undefined ? context.cwd : root, values.out ?? DEFAULT_OUT_DIR),
     formatter: await pickFormatter(values.format),
     maxWarnings: parseMaxWarnings(values['max-warnings']),
     cache: !values['no-cache'],
@@ -156,7 +157,7 @@ export const buildCommand: Command = async (argv, context) => {
   const outDir = realPathAsFarAsItExists(settings.outDir);
   if (outDir === capabilities || outDir.startsWith(`${capabilities}${path.sep}`)) {
     throw new UsageError(
-      `--out ${values.out ?? 'dist'}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities`,
+      `--out ${values.out ?? DEFAULT_OUT_DIR}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities`,
     );
   }
   if (!values.watch) return buildOnce(settings, context);

@@ -11,6 +11,7 @@ import type { Manifest } from '../../compiler/types.js';
 import { canUse, Grants } from '../../server/permissions.js';
 import { parsePrincipals } from '../../server/principals.js';
 import { DEFAULT_READ_LIMITS, readBounded } from '../../server/read-file.js';
+import { defaultManifestFile } from '../build-outputs.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
 import { existingFile, findRegistryRoot } from '../root.js';
@@ -29,7 +30,7 @@ export const exportCommand: Command = async (argv, context) => {
   if (values.principals !== undefined && values.as === undefined) throw new UsageError('--principals FILE needs --as ID: the principal whose view to export');
   if (values.scopes !== undefined && values.as !== undefined) throw new UsageError('give either --as ID or --scopes S, not both');
   const root = values.manifest === undefined ? findRegistryRoot(context.cwd, values.root) : context.cwd;
-  const manifestFile = values.manifest === undefined ? path.join(root, 'dist', 'manifest.json') : existingFile(context.cwd, '--manifest', values.manifest);
+  const manifestFile = values.manifest === undefined ? defaultManifestFile(root) : existingFile(context.cwd, '--manifest', values.manifest);
   const manifest = await readManifest(manifestFile);
   const grants = await grantsFrom(values, context.cwd);
   const capabilities = manifest.capabilities.filter(

@@ -18,6 +18,7 @@ import { DEFAULT_LOG_LEVEL, LOG_LEVELS, createLogger, isLogLevel, lineLogger, ty
 import { METRICS_PATH, startMetricsServer, type MetricsServerHandle } from '../../server/metrics.js';
 import { openUserStore, parseUserStoreSpec } from '../../server/user-store/open.js';
 import { isUserStoreError } from '../../server/user-store/store.js';
+import { defaultManifestFile } from '../build-outputs.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { existingFile, findRegistryRoot } from '../root.js';
@@ -56,7 +57,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   let manifestFile: string;
   if (values.manifest === undefined) {
     root = findRegistryRoot(context.cwd, values.root);
-    manifestFile = path.join(root, 'dist', 'manifest.json');
+    manifestFile = defaultManifestFile(root);
     if (!existsSync(manifestFile)) {
       throw new UsageError(
         `no manifest at ${manifestFile} (the default for --manifest under the registry root): run \`capreg build\` first, or pass --manifest FILE`,

@@ -10,6 +10,7 @@ import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import evalsSchema from '../schema/evals.schema.json' with { type: 'json' };
 import type { FrontmatterProblem, Range, SourceFile, YamlRanges } from '../types.js';
 import { parseYamlSource, rangeForPath } from '../yaml-source.js';
+import { byKey } from '../order.js';
 
 const EVALS_PATH = /^capabilities\/([^/]+)\/evals\.yaml$/;
 
@@ -76,7 +77,7 @@ export function parseEvalsFile(file: string, content: string): ParsedEvals {
 export function parseEvalsFiles(files: readonly SourceFile[], parsedBefore?: (path: string, content: string) => ParsedEvals | undefined): ParsedEvals[] {
   return files
     .filter((file): file is SourceFile & { content: string } => isEvalsFile(file.path) && file.content !== undefined)
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .sort(byKey((file) => file.path))
     .map((file) => parsedBefore?.(file.path, file.content) ?? parseEvalsFile(file.path, file.content));
 }
 

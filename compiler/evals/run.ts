@@ -4,7 +4,8 @@
 // descriptions). The CLI (`capreg eval`) and the gate (`capreg check`) both call this.
 import { renderProtocol } from '../render.js';
 import type { LintCapability, LintRegistry } from '../rule.js';
-import { analyzeCapability, compareIds, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
+import { byCodeUnits } from '../order.js';
+import { analyzeCapability, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
 import { CapabilityIndex, protocolSearchText } from '../search/ranker.js';
 import type { Toolsets } from '../types.js';
 import { usableEvals, type CapabilityEvals, type EvalKind } from './file.js';
@@ -98,7 +99,7 @@ export function registryEvals(registry: LintRegistry): { owner: LintCapability; 
       const owner = evals === undefined ? undefined : byFolder.get(evals.folder);
       return evals === undefined || owner === undefined ? [] : [{ owner, evals }];
     })
-    .sort((a, b) => compareIds(a.owner.id, b.owner.id));
+    .sort((a, b) => byCodeUnits(a.owner.id, b.owner.id));
 }
 
 /** Run `evals` (of `registry`, or another tree's) against `index`. */

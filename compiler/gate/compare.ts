@@ -9,6 +9,7 @@ import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, Diagnostic, Range, Toolsets } from '../types.js';
 import { requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
 import { BUMP_ORDER, bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove, type BumpLevel, type VersionMove } from './semver.js';
+import { byKey } from '../order.js';
 
 export type ChangeKind = 'unchanged' | 'changed' | 'added' | 'removed';
 
@@ -362,6 +363,6 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
     });
   }
 
-  changes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  changes.sort(byKey((change) => change.id));
   return { changes, diagnostics };
 }

@@ -11,6 +11,7 @@ import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import { capabilityTarget } from '../contract.js';
 import type { Derived } from '../derived.js';
 import type { LinkRef } from '../types.js';
+import { byCodeUnits } from '../order.js';
 
 export const referenceCycle: Rule = {
   meta: {
@@ -99,7 +100,7 @@ function linkedCapabilities(derived: Derived, { document, id }: LintCapability):
       if (target === undefined || target === id || out.has(target)) continue;
       out.set(target, link);
     }
-    return [...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...out].sort(([a], [b]) => byCodeUnits(a, b));
   });
 }
 

@@ -51,8 +51,3 @@ export function analyzeCapability(source: SearchSource): AnalyzedCapability {
 
 /** A field's terms, in order, repeated as often as they occur. */
 export const splitTerms = (text: string): string[] => (text === '' ? [] : text.split(' '));
-
-/** Code-unit order, as the manifest sorts ids: independent of locale. */
-export function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -3,7 +3,8 @@
 // for speed; this is what it must agree with (test/search-reference.test.ts), and the baseline
 // bench/find-capabilities.mjs measures it against. Not used to serve.
 import MiniSearch, { type SearchResult } from 'minisearch';
-import { BOOST, compareIds, SEARCH_FIELDS, splitTerms, type AnalyzedCapability, type SearchField } from './fields.js';
+import { byCodeUnits } from '../order.js';
+import { BOOST, SEARCH_FIELDS, splitTerms, type AnalyzedCapability, type SearchField } from './fields.js';
 import { planQuery } from './query.js';
 
 export interface ReferenceHit {
@@ -19,7 +20,7 @@ export class MiniSearchReference {
   readonly #count: number;
 
   constructor(capabilities: readonly AnalyzedCapability[]) {
-    const byId = [...capabilities].sort((a, b) => compareIds(a.id, b.id));
+    const byId = [...capabilities].sort((a, b) => byCodeUnits(a.id, b.id));
     this.#count = byId.length;
     for (const capability of byId) {
       const terms = new Set(SEARCH_FIELDS.flatMap((field) => splitTerms(capability.fields[field])));

@@ -20,7 +20,8 @@
 // those capabilities alone. `lifecyclePhase` and `tags` narrow (a capability must have the phase
 // and every tag); without a query the narrowed set comes back in id order. Best first, ties by id.
 import { LRUCache } from 'lru-cache';
-import { compareIds, BOOST, SEARCH_FIELDS, type AnalyzedCapability, type MatchedField } from './fields.js';
+import { byCodeUnits } from '../order.js';
+import { BOOST, SEARCH_FIELDS, type AnalyzedCapability, type MatchedField } from './fields.js';
 import { FIELD_COUNT, Segment } from './postings.js';
 import { FUZZY_WEIGHT, planQuery, type PlannedTerm } from './query.js';
 
@@ -428,7 +429,7 @@ export class CapabilityIndex {
       return (part.segment.documents[doc] as AnalyzedCapability).id;
     };
     // Within a part, document numbers are in id order: a view of one part breaks ties by number.
-    const byId = (a: { at: number }, b: { at: number }): number => (partCount === 1 ? a.at - b.at : compareIds(idOf(a.at), idOf(b.at)));
+    const byId = (a: { at: number }, b: { at: number }): number => (partCount === 1 ? a.at - b.at : byCodeUnits(idOf(a.at), idOf(b.at)));
     above.sort((a, b) => b.score - a.score || byId(a, b));
     tied.sort(byId);
     return [...above, ...tied].slice(0, limit).map(({ at, score }) => {
@@ -451,7 +452,7 @@ export class CapabilityIndex {
         if (part.mask === null || part.mask[doc] === 1) located.push({ part, doc, capability });
       });
     }
-    if (this.#parts.length > 1) located.sort((a, b) => compareIds(a.capability.id, b.capability.id));
+    if (this.#parts.length > 1) located.sort((a, b) => byCodeUnits(a.capability.id, b.capability.id));
     this.#byId = located;
     return located;
   }

@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILD_OUTPUTS, buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
+import { buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
+import { BUILD_OUTPUTS } from '../../cli/build-outputs.js';
 import { MANIFEST_SIGNATURE_SUFFIX } from '../../server/signature.js';
 import { cleanProtocol, run, runBin, writeFiles, BUILD_CACHE } from './helpers.js';
 
