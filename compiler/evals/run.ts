@@ -4,7 +4,7 @@
 // descriptions). The CLI (`capreg eval`) and the gate (`capreg check`) both call this.
 import { renderProtocol } from '../render.js';
 import type { LintCapability, LintRegistry } from '../rule.js';
-import { byCodeUnits } from '../order.js';
+import { byKey } from '../order.js';
 import { analyzeCapability, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
 import { CapabilityIndex, protocolSearchText } from '../search/ranker.js';
 import type { Toolsets } from '../types.js';
@@ -99,7 +99,7 @@ export function registryEvals(registry: LintRegistry): { owner: LintCapability; 
       const owner = evals === undefined ? undefined : byFolder.get(evals.folder);
       return evals === undefined || owner === undefined ? [] : [{ owner, evals }];
     })
-    .sort((a, b) => byCodeUnits(a.owner.id, b.owner.id));
+    .sort(byKey((entry) => entry.owner.id));
 }
 
 /** Run `evals` (of `registry`, or another tree's) against `index`. */

@@ -3,7 +3,7 @@
 // for speed; this is what it must agree with (test/search-reference.test.ts), and the baseline
 // bench/find-capabilities.mjs measures it against. Not used to serve.
 import MiniSearch, { type SearchResult } from 'minisearch';
-import { byCodeUnits } from '../order.js';
+import { byKey } from '../order.js';
 import { BOOST, SEARCH_FIELDS, splitTerms, type AnalyzedCapability, type SearchField } from './fields.js';
 import { planQuery } from './query.js';
 
@@ -20,7 +20,7 @@ export class MiniSearchReference {
   readonly #count: number;
 
   constructor(capabilities: readonly AnalyzedCapability[]) {
-    const byId = [...capabilities].sort((a, b) => byCodeUnits(a.id, b.id));
+    const byId = [...capabilities].sort(byKey((capability) => capability.id));
     this.#count = byId.length;
     for (const capability of byId) {
       const terms = new Set(SEARCH_FIELDS.flatMap((field) => splitTerms(capability.fields[field])));

@@ -7,7 +7,7 @@
 // lookups. Visibility is not here: a segment is shared by every caller, and each caller's view says
 // which of its capabilities count (ranker.ts). Pure.
 import SearchableMap from 'minisearch/SearchableMap';
-import { byCodeUnits } from '../order.js';
+import { byKey } from '../order.js';
 import { SEARCH_FIELDS, splitTerms, type AnalyzedCapability } from './fields.js';
 
 export const FIELD_COUNT = SEARCH_FIELDS.length;
@@ -61,7 +61,7 @@ export class Segment {
    * (or terms), so a server can build one between requests; its return value is the segment.
    */
   static *build(capabilities: readonly AnalyzedCapability[]): Generator<void, Segment, void> {
-    const documents = Object.freeze([...capabilities].sort((a, b) => byCodeUnits(a.id, b.id)));
+    const documents = Object.freeze([...capabilities].sort(byKey((capability) => capability.id)));
     const documentNumbers = new Map<string, number>();
     documents.forEach((capability, doc) => {
       if (documentNumbers.has(capability.id)) throw new Error(`Segment: duplicate capability id ${capability.id}`);

@@ -158,6 +158,24 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
     expect(gate.changes.find((change) => change.id === 'slow')).toMatchObject({ kind: 'changed', verdict: 'fail' });
   });
 
+  it('says a base file was refused for memory, not time', { timeout: 120_000 }, () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxParseMs: 120000\n',
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/wide/PROTOCOL.md': wideProtocol('wide'),
+    });
+    initRepository(root);
+    commitAll(root, 'base');
+    git(root, 'tag', 'base');
+    writeFiles(root, { 'capabilities/wide/PROTOCOL.md': cleanProtocol('wide') });
+    commitAll(root, 'the table is gone');
+    const result = runBin(['check', '--against', 'base', '--format', 'json'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(described(JSON.parse(result.stdout) as JsonReport)).toEqual([
+      `capabilities/wide/PROTOCOL.md:1:1 registry-files at base: ${MEMORY_MESSAGE}; the version gate cannot compare this capability`,
+    ]);
+  });
+
   it('says a cached, touched file ran over the budget when parsed again to confirm its document, not that the cache was forged', () => {
     const rules = 'rules:\n  token-budget: off\n';
     const root = tempRegistry({
