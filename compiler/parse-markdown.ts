@@ -94,7 +94,7 @@ export function normalizeNewlines(text: string): string {
 
 /** The frontmatter block at the start of a text (fences included), or '' when there is none. */
 function frontmatterBlock(text: string): string {
-  return /^---[ \t]*\n(?:[^]*?\n)?---[ \t]*(?:\n|$)/.exec(text)?.[0] ?? '';
+  return /^---[ \t]*\n(?:[^]*?\n)??---[ \t]*(?:\n|$)/.exec(text)?.[0] ?? '';
 }
 
 /**

@@ -112,13 +112,24 @@ describe('the parser without autolink literals', () => {
   ];
   const markdown = fc.tuple(fc.constantFrom(...starts), fc.array(fc.constantFrom(...pieces), { maxLength: 60 })).map(([start, list]) => start + list.join(''));
 
+  // The outcome of a parse: its tree, or what it threw. Under vitest the syntax-tree packages run
+  // their development builds, whose assertions throw on a few texts the production builds parse
+  // ('-\n[x] |': a task check outside a list item); the two parsers must agree on those too.
+  const outcome = (parser: (typeof MARKDOWN_PARSERS)[keyof typeof MARKDOWN_PARSERS], text: string): unknown => {
+    try {
+      return { tree: parser.parse(text) };
+    } catch (error) {
+      return { threw: String(error) };
+    }
+  };
+
   it('builds the same tree, positions included, for every text it is chosen for', () => {
     fc.assert(
       fc.property(markdown, (text) => {
         fc.pre(markdownParserFor(text) === MARKDOWN_PARSERS.withoutAutolinkLiterals);
-        expect(MARKDOWN_PARSERS.withoutAutolinkLiterals.parse(text)).toEqual(MARKDOWN_PARSERS.full.parse(text));
+        expect(outcome(MARKDOWN_PARSERS.withoutAutolinkLiterals, text)).toEqual(outcome(MARKDOWN_PARSERS.full, text));
       }),
-      { numRuns: 3000 },
+      { numRuns: 3000, examples: [['-\n[x] |'], ['- [x] a\n[x] b'], ['> -\n[ ] |\n| - |']] },
     );
   });
 
@@ -134,6 +145,9 @@ describe('the parser without autolink literals', () => {
       '---\nid: a\n---\nwww.x',
       '---\nid: a\n--\nwww.x',
       '---\nwww.x',
+      // An empty frontmatter ends at the first '---' after it, not at the last one in the file.
+      '---\n---\nwww.x\n---',
+      '---\n---\nhttp://x\n---\n',
       // Mixed line endings: micromark closes the frontmatter at '\r\n---\r\n', the regex would not.
       '---\na\r\n---\r\nhttps://x.com\n\n---\n',
       '---\na\r---\rwww.x.com\n---\n',

@@ -34,4 +34,19 @@ describe('nesting pre-check', () => {
       },
     ]);
   });
+
+  it('keeps an empty frontmatter apart from a later `---` line when it refuses the body', () => {
+    // The frontmatter is parsed on its own when the body is refused; an empty one ('---' right after
+    // '---') once ran on to the last '---' of the file and took the refused body with it.
+    const text = `---\n---\n${'> '.repeat(20_000)}x\n---\n`;
+    const document = parseCapability('capabilities/alpha/PROTOCOL.md', text);
+    expect(document.frontmatter.data).toBeUndefined();
+    expect(document.frontmatter.range).toEqual(expect.objectContaining({ line: 1, endLine: 2 }));
+    expect(document.bodyProblems).toEqual([
+      {
+        message: `the Markdown body nests too deeply to be parsed (over ${MAX_NESTING} nested quotes or list levels); flatten it`,
+        range: expect.objectContaining({ line: 3, column: 1 }) as unknown,
+      },
+    ]);
+  });
 });
