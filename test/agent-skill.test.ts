@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { MAX_SKILL_DESCRIPTION_LENGTH, renderAgentSkill, skillName, type SkillSource } from '../compiler/agent-skill.js';
 import { catalogInstruction } from '../compiler/render.js';
+import { runs } from './support/property.js';
 
 function source(overrides: Partial<SkillSource> = {}): SkillSource {
   return {
@@ -100,7 +101,7 @@ describe('renderAgentSkill', () => {
         expect(metadata).toEqual(skill.frontmatter);
         expect(validateMetadata(metadata, '/x/work-reporting')).toEqual([]);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

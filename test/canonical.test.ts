@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CanonicalJsonError, MAX_JSON_DEPTH, canonicalJson, canonicalJsonBytes, digestOf, tooDeepPath } from '../compiler/canonical.js';
+import { runs } from './support/property.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {
@@ -22,7 +23,7 @@ describe('canonicalJson', () => {
       fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 4 }), (value, indent) => {
         expect(canonicalJson(value, indent)).toBe(JSON.stringify(JSON.parse(canonicalJson(value)), null, indent));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
     expect(canonicalJson({ b: [1, { d: undefined, c: '\ud800' }], a: {} }, 2)).toBe(
       '{\n  "a": {},\n  "b": [\n    1,\n    {\n      "c": "\\ud800"\n    }\n  ]\n}',
@@ -36,7 +37,7 @@ describe('canonicalJson', () => {
         const wrapped = { items: Array.from({ length: 70 }, () => [value]), value };
         expect(digestOf(wrapped)).toBe(digest(wrapped));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
     // What JSON.stringify leaves out or writes as null, at every level the digest opens.
     const sparse = {
@@ -60,7 +61,7 @@ describe('canonicalJson', () => {
         const wrapped = { long: Array.from({ length: 70 }, (_, index) => (index % 2 === 0 ? value : { value })), short: [value, []], value, empty: {} };
         expect(canonicalJsonBytes(wrapped, indent).toString('utf8')).toBe(canonicalJson(wrapped, indent));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
     // Larger than a chunk, with pieces that span lines at every depth the layout opens, and text
     // that needs two bytes in UTF-16 and four in UTF-8.

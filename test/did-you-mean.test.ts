@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bagDistance, didYouMean, editDistance, MAX_SUGGESTED_LENGTH, suggestion } from '../compiler/did-you-mean.js';
+import { runs } from './support/property.js';
 
 /** The edit distance with the whole table, as it was before the rolling rows. */
 function fullTable(a: string, b: string): number {
@@ -68,7 +69,7 @@ describe('did you mean, the bag-distance shortcut', () => {
   it('bagDistance is never more than the edit distance', () => {
     fc.assert(
       fc.property(word, word, (a, b) => bagDistance(a, b) <= editDistance(a, b)),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
     expect(bagDistance('abc', 'cba')).toBe(0);
     expect(bagDistance('kitten', 'sitting')).toBe(3);
@@ -78,7 +79,7 @@ describe('did you mean, the bag-distance shortcut', () => {
   it('gives the answer of computing every edit distance', () => {
     fc.assert(
       fc.property(word, fc.array(word, { maxLength: 30 }), (input, candidates) => didYouMean(input, candidates) === everyDistance(input, candidates)),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 });
@@ -87,7 +88,7 @@ describe('did you mean, bounded', () => {
   it('keeps three rows of the table and gives the distance of the whole table', () => {
     fc.assert(
       fc.property(word, word, (a, b) => editDistance(a, b) === fullTable(a, b)),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 

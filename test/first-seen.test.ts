@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FirstSeen, keyNumber, seededKeyNumber } from '../compiler/first-seen.js';
+import { runs } from './support/property.js';
 
 /** The entries a Map gives: the index of each key's first occurrence among distinct keys, or -1 when new. */
 function byMap(keys: readonly string[]): number[] {
@@ -24,7 +25,7 @@ describe('FirstSeen', () => {
         keys.forEach((key) => expect(seen.find(numberOf(key), key)).toBe([...new Set(keys)].indexOf(key)));
         expect(seen.find(numberOf('not a key'), 'not a key')).toBe(-1);
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -67,7 +68,7 @@ describe('keyNumber', () => {
       fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), (seed) => {
         expect(new Set(crafted.map((key) => seededKeyNumber(key, seed) & 2047)).size).toBeGreaterThan(300);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

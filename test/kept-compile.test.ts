@@ -10,6 +10,7 @@ import { DerivedFacts } from '../compiler/derived.js';
 import { parseCapability } from '../compiler/parse.js';
 import { toolsetsSourceOf } from '../compiler/toolsets.js';
 import type { CapabilityDocument, SourceFile } from '../compiler/types.js';
+import { runs } from './support/property.js';
 
 const IDS = ['a-one', 'b-two', 'c-three', undefined] as const;
 const FOLDERS = ['a-one', 'b-two', 'c-three', 'd-four', 'e-five', 'f-six'];
@@ -114,7 +115,7 @@ describe('a compile that keeps facts between runs', () => {
           check();
         }
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
     // Every registry-wide rule had something to say somewhere, or the property proves little.
     expect([...spoke].filter((id) => REGISTRY_WIDE.includes(id)).sort()).toEqual([...REGISTRY_WIDE].sort());

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeyOwners } from '../compiler/key-owners.js';
+import { runs } from './support/property.js';
 
 interface Fact {
   keys: string[];
@@ -37,7 +38,7 @@ describe('KeyOwners', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 });

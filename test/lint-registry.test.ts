@@ -8,6 +8,7 @@ import { parseCapability } from '../compiler/parse.js';
 import type { LintRegistry } from '../compiler/rule.js';
 import { toolsetsSourceOf } from '../compiler/toolsets.js';
 import type { CapabilityDocument, SourceFile } from '../compiler/types.js';
+import { runs } from './support/property.js';
 
 const IDS = ['alpha', 'beta', 'gamma', undefined] as const;
 
@@ -104,7 +105,7 @@ describe('createLintRegistry under a session', () => {
           check();
         }
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 });

@@ -6,6 +6,7 @@ import { unified } from 'unified';
 import { describe, expect, it } from 'vitest';
 import { parseCapability } from '../compiler/parse.js';
 import { MARKDOWN_PARSERS, markdownParserFor, withoutConstructs } from '../compiler/parse-markdown.js';
+import { runs } from './support/property.js';
 
 const FILE = 'capabilities/a/PROTOCOL.md';
 const doc = (body: string): string => `---\nid: a\n---\n${body}\n`;
@@ -129,7 +130,7 @@ describe('the parser without autolink literals', () => {
         fc.pre(markdownParserFor(text) === MARKDOWN_PARSERS.withoutAutolinkLiterals);
         expect(outcome(MARKDOWN_PARSERS.withoutAutolinkLiterals, text)).toEqual(outcome(MARKDOWN_PARSERS.full, text));
       }),
-      { numRuns: 3000, examples: [['-\n[x] |'], ['- [x] a\n[x] b'], ['> -\n[ ] |\n| - |']] },
+      { numRuns: runs(3000), examples: [['-\n[x] |'], ['- [x] a\n[x] b'], ['> -\n[ ] |\n| - |']] },
     );
   });
 

@@ -10,6 +10,7 @@ import { analyzeCapability, type AnalyzedCapability, type MatchedField, type Sea
 import { MiniSearchReference } from '../compiler/search/minisearch-reference.js';
 import { Segment } from '../compiler/search/postings.js';
 import { CapabilityIndex, TermScoreCache, type SearchHit } from '../compiler/search/ranker.js';
+import { runs } from './support/property.js';
 
 // A small vocabulary, so that terms are shared, frequent and rare; with near-misses for typos.
 const WORDS = [
@@ -125,7 +126,7 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
     // The property compared real answers, not mostly empty ones.
     expect(answered).toBeGreaterThan(300);
@@ -140,7 +141,7 @@ describe('CapabilityIndex agrees with MiniSearch', () => {
         const alone = CapabilityIndex.of(visible);
         expect(shared.search({ query, limit: 50 })).toEqual(alone.search({ query, limit: 50 }));
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

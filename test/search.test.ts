@@ -10,6 +10,7 @@ import { porterStem } from '../compiler/search/porter.js';
 import { analyzeCapability, type SearchSource } from '../compiler/search/fields.js';
 import { Segment } from '../compiler/search/postings.js';
 import { CapabilityIndex, protocolSearchText } from '../compiler/search/ranker.js';
+import { runs } from './support/property.js';
 
 function source(id: string, facts: Partial<SearchSource> = {}): SearchSource {
   return { id, name: `Capability ${id}`, description: '', whenToUse: [], protocolText: '', ...facts };
@@ -245,7 +246,7 @@ describe('analyze on ASCII text', () => {
         // A non-ASCII character that analyze drops (not a letter, mark or digit) forces the Unicode path.
         expect(analyze(text)).toEqual(analyze(`${text}\u2003`));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

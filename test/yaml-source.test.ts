@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineIndex } from '../compiler/positions.js';
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH, MAX_YAML_ERRORS, parseYamlSource, type YamlSource } from '../compiler/yaml-source.js';
+import { runs } from './support/property.js';
 
 function read(text: string): YamlSource {
   return parseYamlSource(text, new LineIndex(text));
@@ -234,7 +235,7 @@ describe('property: the reader never throws and is deterministic', () => {
         expect(read(text)).toEqual(first);
         if (first.problems.length > 0) expect(first.data).toBeUndefined();
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 
@@ -245,7 +246,7 @@ describe('property: the reader never throws and is deterministic', () => {
         expect(withStackUsed(() => read(text))).toEqual(first);
         for (const problem of first.problems) expect(problem.range.line).toBeGreaterThanOrEqual(1);
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
   });
 });

@@ -13,6 +13,7 @@ import { CompileSession, compareWalkOrder } from '../../cli/compile-session.js';
 import { loadConfig } from '../../cli/load-config.js';
 import { readRegistry } from '../../cli/read-registry.js';
 import { cleanProtocol, tempRegistry, TOOLSETS_YAML } from './helpers.js';
+import { runs } from '../support/property.js';
 
 const IDS = ['alpha', 'beta', 'gamma', 'delta'];
 const SHARED = 'Confirm the amounts, the dates and the people involved with the user before anything is saved or sent anywhere.';
@@ -139,7 +140,7 @@ describe('CompileSession', () => {
         }
         fs.rmSync(root, { recursive: true, force: true });
       }),
-      { numRuns: 40 },
+      { numRuns: runs(40) },
     );
   });
 

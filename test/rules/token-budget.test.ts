@@ -9,6 +9,7 @@ import { countTokens as countCappedTokens, MAX_COUNTED_WORD } from '../../compil
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
 import { lintWithoutPositions } from './without-positions.js';
+import { runs } from '../support/property.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -175,7 +176,7 @@ describe('token-budget options', () => {
         const entries = facts.map((each) => catalogEntry(each, PROTOCOL_TOOL));
         expect(catalogTokens(entries.map((each) => catalogPiece(JSON.stringify(each))))).toBe(countCappedTokens(JSON.stringify(entries)));
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

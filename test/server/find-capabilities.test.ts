@@ -17,6 +17,7 @@ import { SqliteUserStore } from '../../server/user-store/sqlite.js';
 import { MAX_QUERY_CHARS } from '../../server/tools/find-capabilities.js';
 import { WEEKLY_DIGEST, startHarness, type Harness } from '../user-capabilities/harness.js';
 import { inMemoryClient, makeCapability, structured, tempDir, writeManifest } from './helpers.js';
+import { runs } from '../support/property.js';
 
 interface Facts {
   id: string;
@@ -238,7 +239,7 @@ describe('find_capabilities does not depend on what the caller cannot see', () =
           expect(answer(large, request, warning)).toBe(answer(small, request, warning));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

@@ -8,6 +8,7 @@ import { ListingAnswers } from '../../server/listing-answers.js';
 import { Grants } from '../../server/permissions.js';
 import type { CallerListing, UserCatalogEntry } from '../../server/user-capabilities.js';
 import { STANDARD_CAPABILITIES, makeManifest } from './helpers.js';
+import { runs } from '../support/property.js';
 
 // Spelled out rather than imported: the tool-name helper is moving between modules.
 const names: ConstructorParameters<typeof Catalog>[1] = {
@@ -65,7 +66,7 @@ describe('listing answers', () => {
           expect(JSON.parse(answer.text)).toEqual(answer.structured);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
