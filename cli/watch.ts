@@ -107,10 +107,12 @@ export interface WatchOptions extends SessionOptions {
 export async function watchRegistry(root: string, options: WatchOptions, outer: CliContext): Promise<number> {
   const context: CliContext = { ...outer, stderr: (text) => outer.stderr(stamped(text)) };
   // The limit of the configuration as it is now (the compile reports a broken one), then of each compile's.
-  let maxFiles = await loadConfig(root).then(
-    (config) => config.maxFiles,
-    () => LIMITS.maxFiles.default,
-  );
+  const configuredMaxFiles = (): Promise<number> =>
+    loadConfig(root).then(
+      (config) => config.maxFiles,
+      () => LIMITS.maxFiles.default,
+    );
+  let maxFiles = await configuredMaxFiles();
   const capabilities = path.join(root, 'capabilities');
   const watched = countWatched(capabilities, maxFiles);
   const refused = watchRefusal(watched, maxFiles);
@@ -128,12 +130,39 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     stopping = true;
     resolveStopped(code);
   };
+  /**
+   * A folder was added or removed, or the config changed, since the last compile: the count is taken
+   * again from the disk after the next one. chokidar misses files made in a new folder between its
+   * scan of the folder and its watch of it (paulmillr/chokidar#1471), so the count the events keep
+   * can fall short; and a new limit applies to what is there already.
+   */
+  let recountDue = false;
   const compile = (): void => {
+    const recount = recountDue;
+    recountDue = false;
     running = running.then(async () => {
       const started = performance.now();
+      let compiled: SessionCompile | undefined;
+      let failure: unknown;
       try {
-        const compiled = await session.compile();
+        compiled = await session.compile();
         maxFiles = compiled.config.maxFiles;
+      } catch (error) {
+        failure = error;
+      }
+      if (recount) {
+        // A compile refused for the limit read the config's new one; so does this.
+        if (compiled === undefined) maxFiles = await configuredMaxFiles();
+        Object.assign(watched, countWatched(capabilities, maxFiles));
+        const refusal = watchRefusal(watched, maxFiles);
+        if (refusal !== undefined) {
+          context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
+          stop(2);
+          return;
+        }
+      }
+      try {
+        if (compiled === undefined) throw failure;
         watchLinkTargets();
         await options.onCompile(compiled, context, performance.now() - started);
       } catch (error) {
@@ -142,7 +171,8 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
     });
   };
-  const watcher = watch([path.join(root, 'capabilities'), path.join(root, CONFIG_FILE)], {
+  const configFile = path.resolve(root, CONFIG_FILE);
+  const watcher = watch([path.join(root, 'capabilities'), configFile], {
     ignoreInitial: true,
     ignored: (file) => path.basename(file).startsWith('.'),
     // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
@@ -188,6 +218,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
         return;
       }
     }
+    if (folder || path.resolve(file) === configFile) recountDue = true;
     session.noteChange(file, folder);
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);

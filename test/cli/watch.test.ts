@@ -257,6 +257,25 @@ describe('capreg lint --watch: limits.maxFiles', () => {
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
   });
 
+  it('takes the count again from the disk after a full compile: a lower limit in the config stops it', { timeout: 60_000 }, async () => {
+    // The count the events keep can fall short of the disk (chokidar misses files made in a new
+    // folder before it watches the folder); a full compile retakes it, and checks it against the
+    // limit of the configuration it just read.
+    const root = tempRegistry({
+      'capreg.config.yaml': config(20),
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`capabilities/alpha/notes/n${i}.txt`, 'x'])),
+    });
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), config(10));
+    const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(watch.stderr().trimEnd().split('\n').at(-1)).toMatch(
+      /capreg lint: stopped watching: capabilities\/ holds more than 10 files, over limits\.maxFiles/,
+    );
+  });
+
   it('takes what a one-off lint takes: links found while it starts are counted once', { timeout: 60_000 }, async () => {
     // toolsets.yaml, alpha's PROTOCOL.md and three links to files: 5 files, at the limit.
     const root = tempRegistry({ 'capreg.config.yaml': config(5), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'), 'shared/a.md': 'a\n' });
