@@ -126,15 +126,15 @@ describe('polling a manifest URL', () => {
   });
 
   it('a stalled server times out; requests are answered meanwhile without waiting for it', async () => {
-    const runtime = await start({ fetchLimits: { maxBytes: 64 * 1024 * 1024, timeoutMs: 800 } });
+    const runtime = await start({ fetchLimits: { maxBytes: 64 * 1024 * 1024, timeoutMs: 2_000 } });
     const { client, close } = await inMemoryClient(runtime);
     try {
       server.stall = true;
       await sleep(POLL_MS * 2); // a poll is now waiting on the stalled body
       const started = Date.now();
       for (let i = 0; i < 5; i++) expect(structured(await client.callTool({ name: 'list_capabilities', arguments: {} }))['success']).toBe(true);
-      expect(Date.now() - started).toBeLessThan(500);
-      await eventually(() => expect(runtime.health().lastReloadError).toMatch(/no complete answer within 800 ms/));
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await eventually(() => expect(runtime.health().lastReloadError).toMatch(/no complete answer within 2000 ms/));
       expect(runtime.health().revision).toBe(revisionOf(text('a')));
     } finally {
       server.stall = false;
