@@ -150,7 +150,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       } catch (error) {
         failure = error;
       }
-      if (recount) {
+      if (recount && !stopping) {
         // A compile refused for the limit read the config's new one; so does this.
         if (compiled === undefined) maxFiles = await configuredMaxFiles();
         Object.assign(watched, countWatched(capabilities, maxFiles));
