@@ -130,6 +130,15 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     stopping = true;
     resolveStopped(code);
   };
+  /** Take the count from the disk; past the limit, say so and stop (exit 2). */
+  const stoppedOnDiskCount = (): boolean => {
+    Object.assign(watched, countWatched(capabilities, maxFiles));
+    const refusal = watchRefusal(watched, maxFiles);
+    if (refusal === undefined) return false;
+    context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
+    stop(2);
+    return true;
+  };
   /**
    * A folder was added or removed, or the config changed, since the last compile: the count is taken
    * again from the disk after the next one. chokidar misses files made in a new folder between its
@@ -153,13 +162,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       if (recount && !stopping) {
         // A compile refused for the limit read the config's new one; so does this.
         if (compiled === undefined) maxFiles = await configuredMaxFiles();
-        Object.assign(watched, countWatched(capabilities, maxFiles));
-        const refusal = watchRefusal(watched, maxFiles);
-        if (refusal !== undefined) {
-          context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
-          stop(2);
-          return;
-        }
+        if (stoppedOnDiskCount()) return;
       }
       try {
         if (compiled === undefined) throw failure;
@@ -209,15 +212,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     const change = event === 'add' || event === 'addDir' ? 1 : event === 'unlink' || event === 'unlinkDir' ? -1 : 0;
     if (folder) watched.folders = Math.max(0, watched.folders + change);
     else watched.files = Math.max(0, watched.files + change);
-    if (watchRefusal(watched, maxFiles) !== undefined) {
-      Object.assign(watched, countWatched(capabilities, maxFiles));
-      const refusal = watchRefusal(watched, maxFiles);
-      if (refusal !== undefined) {
-        context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
-        stop(2);
-        return;
-      }
-    }
+    if (watchRefusal(watched, maxFiles) !== undefined && stoppedOnDiskCount()) return;
     if (folder || path.resolve(file) === configFile) recountDue = true;
     session.noteChange(file, folder);
     clearTimeout(timer);

@@ -98,7 +98,8 @@ describe('did you mean, bounded', () => {
     const start = performance.now();
     // Anagrams pass the bag-distance shortcut: before the limit each cost a 30,000² table (4 GB, then out of memory).
     expect(didYouMean(near, [long, [...long].reverse().join('')])).toBeUndefined();
-    expect(performance.now() - start).toBeLessThan(1_000);
+    // Generous for a busy machine: without the limit this ran out of memory.
+    expect(performance.now() - start).toBeLessThan(5_000);
     const atLimit = 'a'.repeat(MAX_SUGGESTED_LENGTH - 1);
     expect(didYouMean(`${atLimit}b`, [`${atLimit}c`])).toBe(`${atLimit}c`);
   });

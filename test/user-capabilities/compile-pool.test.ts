@@ -80,9 +80,9 @@ describe('saving a user capability compiles off the event loop', () => {
     expect(health.value.status).toBe(200);
     const listing = await timed(() => bob.json('list_capabilities'));
     expect((listing.value['capabilities'] as unknown[]).length).toBeGreaterThan(0);
-    // Inline, either would wait for the whole compile (60 s of spinning).
-    expect(health.ms).toBeLessThan(1_000);
-    expect(listing.ms).toBeLessThan(1_000);
+    // Inline, either would wait for the whole compile (60 s of spinning); 5 s leaves room for a busy machine.
+    expect(health.ms).toBeLessThan(5_000);
+    expect(listing.ms).toBeLessThan(5_000);
 
     const { value: result, ms } = await slow;
     expect(result.isError).toBe(true);
