@@ -151,23 +151,20 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     recountDue = false;
     running = running.then(async () => {
       const started = performance.now();
-      let compiled: SessionCompile | undefined;
-      let failure: unknown;
-      try {
-        compiled = await session.compile();
-        maxFiles = compiled.config.maxFiles;
-      } catch (error) {
-        failure = error;
-      }
+      const compiled = await session.compile().then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+      if ('result' in compiled) maxFiles = compiled.result.config.maxFiles;
       if (recount && !stopping) {
         // A compile refused for the limit read the config's new one; so does this.
-        if (compiled === undefined) maxFiles = await configuredMaxFiles();
+        if ('error' in compiled) maxFiles = await configuredMaxFiles();
         if (stoppedOnDiskCount()) return;
       }
       try {
-        if (compiled === undefined) throw failure;
+        if ('error' in compiled) throw compiled.error;
         watchLinkTargets();
-        await options.onCompile(compiled, context, performance.now() - started);
+        await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
         context.stderr(`${options.command}: ${error instanceof Error ? error.message : String(error)}\n`);
       }

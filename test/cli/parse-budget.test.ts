@@ -132,18 +132,24 @@ describe('capreg lint/build through the real bin: the parse budget', () => {
   });
 });
 
+/** A registry of `files` in a Git repository, committed and tagged `base`. */
+function taggedBase(files: Record<string, string>): string {
+  const root = tempRegistry(files);
+  initRepository(root);
+  commitAll(root, 'base');
+  git(root, 'tag', 'base');
+  return root;
+}
+
 describe('capreg check through the real bin: the parse budget on both sides', () => {
   const config = `limits:\n  maxFileBytes: 8388608\n  maxParseMs: ${BUDGET_MS}\n`;
 
   it('fails closed on a base file over the budget: it cannot be compared', () => {
-    const root = tempRegistry({
+    const root = taggedBase({
       'capreg.config.yaml': config,
       'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
       'capabilities/slow/PROTOCOL.md': slowProtocol('slow'),
     });
-    initRepository(root);
-    commitAll(root, 'base');
-    git(root, 'tag', 'base');
     writeFiles(root, { 'capabilities/slow/PROTOCOL.md': cleanProtocol('slow') });
     commitAll(root, 'the table is gone');
     const result = timedBin(['check', '--against', 'base', '--format', 'json'], root);
@@ -159,14 +165,11 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
   });
 
   it('says a base file was refused for memory, not time', { timeout: 120_000 }, () => {
-    const root = tempRegistry({
+    const root = taggedBase({
       'capreg.config.yaml': 'limits:\n  maxParseMs: 120000\n',
       'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
       'capabilities/wide/PROTOCOL.md': wideProtocol('wide'),
     });
-    initRepository(root);
-    commitAll(root, 'base');
-    git(root, 'tag', 'base');
     writeFiles(root, { 'capabilities/wide/PROTOCOL.md': cleanProtocol('wide') });
     commitAll(root, 'the table is gone');
     const result = runBin(['check', '--against', 'base', '--format', 'json'], { cwd: root });
@@ -178,14 +181,11 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
 
   it('says a cached, touched file ran over the budget when parsed again to confirm its document, not that the cache was forged', () => {
     const rules = 'rules:\n  token-budget: off\n';
-    const root = tempRegistry({
+    const root = taggedBase({
       'capreg.config.yaml': rules,
       'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
       'capabilities/slow/PROTOCOL.md': cleanProtocol('slow'),
     });
-    initRepository(root);
-    commitAll(root, 'base');
-    git(root, 'tag', 'base');
     // 64 KiB of prose: parsed within the default budget, so the cache learns it; far over 1 ms.
     const body = Array.from({ length: 800 }, (_, i) => `Step ${i}: read the *record* number ${i} and \`check\` it against [the notes](#step-${i}).`)
       .concat(['Never guess a record.'])
@@ -207,14 +207,11 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
   });
 
   it('reports a head file over the budget once (a lint error, not also a removed capability)', () => {
-    const root = tempRegistry({
+    const root = taggedBase({
       'capreg.config.yaml': config,
       'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
       'capabilities/slow/PROTOCOL.md': cleanProtocol('slow'),
     });
-    initRepository(root);
-    commitAll(root, 'base');
-    git(root, 'tag', 'base');
     writeFiles(root, { 'capabilities/slow/PROTOCOL.md': slowProtocol('slow', 3 * 1024 * 1024) });
     const result = timedBin(['check', '--against', 'base', '--format', 'json'], root);
     expect(result.code).toBe(1);
