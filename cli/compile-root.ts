@@ -13,14 +13,22 @@ import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
 import { readRegistry } from './read-registry.js';
 import { byKey } from '../compiler/order.js';
 
-export interface RootCompilation {
+/** A registry at a root, read and parsed: everything a compile needs before its rules. */
+export interface ParsedRoot {
   config: ResolvedConfig;
+  /** The files as read, with any protocol over the parse budget refused (see refuseOverBudget). */
   input: RegistryInput;
-  result: CompileResult;
+  /** The parsed protocols, in file order (none for a file over the budget). */
+  documents: CapabilityDocument[];
+  prepared: PreparedInput;
   /** Protocol files that could not be parsed within `config.maxParseMs` (reported by registry-files). */
   overBudget: string[];
   /** Protocol files whose document was taken from the parse cache. */
   fromCache: ReadonlySet<string>;
+}
+
+export interface RootCompilation extends Omit<ParsedRoot, 'documents' | 'prepared'> {
+  result: CompileResult;
 }
 
 export interface CompileRootOptions {
@@ -29,7 +37,8 @@ export interface CompileRootOptions {
   jobs?: number;
 }
 
-export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
+/** Read the config and the registry, then parse the protocols (through the cache, under the parse budget). */
+export async function parseRoot(root: string, options: CompileRootOptions): Promise<ParsedRoot> {
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
   const fromCache = new Set<string>();
@@ -38,8 +47,13 @@ export async function compileRoot(root: string, options: CompileRootOptions): Pr
   // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
   // evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
-  const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
+  const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
+  return { config, input, documents, prepared, overBudget, fromCache };
+}
+
+export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
+  const { config, input, documents, prepared, overBudget, fromCache } = await parseRoot(root, options);
   const result = compileRegistry(input, { config, documents, prepared });
   return { config, input, result, overBudget, fromCache };
 }
