@@ -310,6 +310,7 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
         `capabilities/ at "${ref}" (${commit.slice(0, 12)}) is a symbolic link, which the gate does not follow in Git; make capabilities/ a folder (links inside it are followed)`,
       );
     }
+    if (type === 'commit' && (fullPath.startsWith(base) || fullPath === `${prefix}capabilities`)) throw submodule(ref, commit, fullPath.slice(prefix.length));
     // As on disk, folders count against the file limit on their own (RegistryBudget.checkFolders).
     // The disk reader meets folders down to one level past the depth limit (that one it refuses).
     if (type === 'tree' && fullPath.startsWith(base)) {
@@ -403,12 +404,25 @@ function linkTarget(linkPath: string, target: string): string | undefined {
 }
 
 /**
+ * A submodule where the registry's files are: Git holds only the commit it points to, its files are
+ * in another repository, so the gate cannot compare them; read as nothing, a capability there would
+ * be "added" on every change, and pass unbumped.
+ */
+function submodule(ref: string, commit: string, relative: string): GitRegistryError {
+  return new GitRegistryError(
+    'bad-tree',
+    `${relative} at "${ref}" (${commit.slice(0, 12)}) is a Git submodule: its files are in another repository, which the gate does not read, so it cannot compare them; keep the registry's files in this repository`,
+  );
+}
+
+/**
  * The blobs at `paths` (relative to the registry root), which the listing of capabilities/ did not
  * give: link targets. `recursive`: the blobs under them (the paths are folders). The listing is read
  * as git writes it and stopped one blob past `maxEntries`, for the caller's budget to refuse.
  */
 async function entriesAt(
   root: string,
+  ref: string,
   commit: string,
   prefix: string,
   paths: readonly string[],
@@ -420,6 +434,7 @@ async function entriesAt(
     if (!parsed) return true;
     const { mode, type, oid, size, fullPath } = parsed;
     const relative = fullPath.slice(prefix.length);
+    if (type === 'commit' && !isHiddenPath(relative)) throw submodule(ref, commit, relative);
     // A link's target is never hidden (linkTarget), so a hidden segment is inside it: not part of
     // the registry, and not counted (the disk reader does not read hidden folders either).
     if (type !== 'blob' || !mode || !oid || !/^[0-9]+$/.test(size ?? '') || isHiddenPath(relative)) return true;
@@ -523,6 +538,7 @@ export async function openGitBase(root: string, ref: string): Promise<GitBase> {
  */
 async function followFolderLinks(
   root: string,
+  ref: string,
   commit: string,
   prefix: string,
   entries: TreeEntry[],
@@ -549,7 +565,7 @@ async function followFolderLinks(
     else targets.set(link.path, target);
   }
   if (targets.size === 0) return { entries, unfollowed, emptied: [], overLimit: false, counted: none };
-  const below = await entriesAt(root, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
+  const below = await entriesAt(root, ref, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
   if (below.size > maxEntries) return { entries, unfollowed, emptied: [], overLimit: true, counted: none };
   // By path, so that each link finds what is under its target without a pass over all of it.
   const sorted = [...below.keys()].sort();
@@ -620,7 +636,7 @@ async function readTree(
   const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);
-  const { entries: listed, unfollowed, emptied, overLimit, counted } = await followFolderLinks(root, commit, prefix, own, maxFiles);
+  const { entries: listed, unfollowed, emptied, overLimit, counted } = await followFolderLinks(root, ref, commit, prefix, own, maxFiles);
   budget.checkFiles(overLimit ? maxFiles + 1 : listed.length + counted.files);
   budget.checkFolders(ownFolders + counted.folders);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
@@ -651,7 +667,7 @@ async function readTree(
     linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.source ?? entry.path, stored.toString('utf8')) : undefined);
   }
   const elsewhere = [...new Set([...linkPaths.values()].filter((target): target is string => target !== undefined && !byPath.has(target)))];
-  const outside = elsewhere.length > 0 ? await entriesAt(root, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
+  const outside = elsewhere.length > 0 ? await entriesAt(root, ref, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
   const targets = new Map<string, TreeEntry | undefined>();
   for (const entry of links) {
     const target = linkPaths.get(entry.path);

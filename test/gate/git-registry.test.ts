@@ -249,6 +249,42 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it('refuses a base with a submodule where capabilities are, directly or behind a folder link, rather than seeing no capability there', async () => {
+    const dir = repository();
+    // A capability kept in a repository of its own, added as a submodule: Git stores only its commit.
+    const vendor = tempDir();
+    created.push(vendor);
+    initRepository(vendor);
+    write(vendor, 'PROTOCOL.md', read(dir, 'capabilities/notes/PROTOCOL.md'));
+    commitAll(vendor, 'the vendored capability');
+    git(dir, 'rm', '-rq', 'capabilities/notes');
+    const addSubmodule = (at: string): void => {
+      execFileSync('git', ['-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', vendor, at], { cwd: dir, stdio: 'pipe' });
+    };
+    addSubmodule('capabilities/notes');
+    commitAll(dir, 'notes as a submodule');
+    git(dir, 'tag', 'submodule');
+    // On disk the checked-out submodule is a folder like any other, so lint and build serve it.
+    expect(readRegistry(dir, { maxFileBytes: 1024 * 1024 }).files.map((file) => file.path)).toContain('capabilities/notes/PROTOCOL.md');
+    const failure = await readGitRegistry(dir, 'submodule', { maxFileBytes: 1024 * 1024 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(GitRegistryError);
+    expect((failure as GitRegistryError).code).toBe('bad-tree');
+    expect((failure as GitRegistryError).message).toMatch(
+      /^capabilities\/notes at "submodule" \([0-9a-f]{12}\) is a Git submodule: its files are in another repository/,
+    );
+    // The gate through the CLI: exit 2 with that message, whatever the change (here, none).
+    const result = await runCli(['check', '--against', 'submodule'], dir);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain('capabilities/notes at "submodule"');
+
+    // The submodule moved out of capabilities/, a folder link to it in its place.
+    git(dir, 'mv', 'capabilities/notes', 'vendored-notes');
+    fs.symlinkSync('../vendored-notes', path.join(dir, 'capabilities/notes'));
+    commitAll(dir, 'notes behind a folder link');
+    const linked = await readGitRegistry(dir, 'HEAD', { maxFileBytes: 1024 * 1024 }).catch((error: unknown) => error);
+    expect((linked as GitRegistryError).message).toMatch(/^vendored-notes at "HEAD" \([0-9a-f]{12}\) is a Git submodule/);
+  });
+
   it("refuses a file over the size limit with the disk reader's message", async () => {
     const dir = repository();
     const fromGit = await readGitRegistry(dir, 'base', { maxFileBytes: 64 });
