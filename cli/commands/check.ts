@@ -299,8 +299,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // thread was asked for); lint errors then mean its answers are not wanted.
   const routingStarted = jobs === 1 ? undefined : startRoutingEarly(baseTree, headRegistry, values.against);
   const lint = lintRegistry(headRegistry, head.config);
-  // A head file over the parse budget is already a lint error; it is not also "removed".
-  const overBudgetHead = new Set(overBudget);
+  // A head file over the parse budget that lint reported (registry-files) is not also "removed". In
+  // a registry that turned that rule off, the capability has left the catalog unsaid, as one whose
+  // file the reader refused: the gate says it was removed (a warning), rather than nothing.
+  const reportedByLint = new Set(lint.diagnostics.filter((d) => d.ruleId === 'registry-files').map((d) => d.file));
+  const overBudgetHead = new Set(overBudget.filter((file) => reportedByLint.has(file)));
   const baseDiagnostics = [
     ...baseUnreadable(baseInput, baseToolsets, baseParse.overBudget, baseOverMemory, values.against, config.maxParseMs),
     ...idsNotFolders(

@@ -218,6 +218,24 @@ describe('capreg check through the real bin: the parse budget on both sides', ()
     expect(result.ms).toBeLessThan(BUDGET_MS + SLACK_MS);
     expect(described(JSON.parse(result.stdout) as JsonReport)).toEqual([overBudget('capabilities/slow/PROTOCOL.md', BUDGET_MS)]);
   });
+
+  it('says a head file over the budget took its capability out of the catalog when registry-files is off (it used to vanish unsaid)', () => {
+    const root = taggedBase({
+      'capreg.config.yaml': config,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/slow/PROTOCOL.md': cleanProtocol('slow'),
+    });
+    writeFiles(root, {
+      'capreg.config.yaml': `rules:\n  registry-files: "off"\n${config}`,
+      'capabilities/slow/PROTOCOL.md': slowProtocol('slow', 3 * 1024 * 1024),
+    });
+    const result = timedBin(['check', '--against', 'base', '--format', 'json', '--max-warnings', '0'], root);
+    // As for a file the reader refused with that rule off: removed, a warning (which --max-warnings 0 fails).
+    expect(described(JSON.parse(result.stdout) as JsonReport)).toEqual([
+      'capabilities/slow/PROTOCOL.md:1:1 capability-removed capability `slow` was removed: agents and user capabilities that load it by id will no longer find it (a breaking change)',
+    ]);
+    expect(result.code).toBe(1);
+  });
 });
 
 /** The compiled parse pool (lib/, built by the global setup): from TypeScript sources there is no worker file. */
