@@ -12,7 +12,12 @@ export interface Version {
   patch: number;
 }
 
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
+/**
+ * MAJOR.MINOR.PATCH, each part at most 15 digits: every such number is exact in a JavaScript number
+ * (2^53 has 16 digits), so the gate compares what lint accepted. The capability schema's
+ * `protocol_version` pattern is this one (test/gate/semver.test.ts holds them equal).
+ */
+export const SEMVER = /^(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})$/;
 const ISO_DATE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 export const BUMP_ORDER: Record<BumpLevel | 'none', number> = { none: 0, patch: 1, minor: 2, major: 3 };
@@ -20,9 +25,7 @@ export const BUMP_ORDER: Record<BumpLevel | 'none', number> = { none: 0, patch: 
 export function parseVersion(text: string): Version | undefined {
   const match = SEMVER.exec(text);
   if (!match) return undefined;
-  const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (![major, minor, patch].every(Number.isSafeInteger)) return undefined;
-  return { major, minor, patch };
+  return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]) };
 }
 
 export function formatVersion(version: Version): string {

@@ -44,7 +44,7 @@ const constraintKeys = Object.keys(capabilitySchema.properties.constraints.items
 
 const HINTS: Record<string, string> = {
   '/id': 'use lowercase letters and digits in words joined by single hyphens, e.g. "work-reporting"',
-  '/protocol_version': 'use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix)',
+  '/protocol_version': 'use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix, at most 15 digits a part)',
   '/protocol_updated': 'use an ISO date YYYY-MM-DD such as "2026-11-29"',
   '/evidenceTypes/*': 'use lowercase words joined by hyphens, e.g. "test-results"',
   '/retiredTools/*': 'use a tool name or a prefix glob ending in "*", e.g. "work_log_schedule_*"',

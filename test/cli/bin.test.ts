@@ -26,7 +26,7 @@ describe('bin/capreg.js', () => {
     expect(result.stdout).toBe(
       [
         'capabilities/alpha/PROTOCOL.md',
-        '  8:19  error  `protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix)  frontmatter-schema',
+        '  8:19  error  `protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix, at most 15 digits a part)  frontmatter-schema',
         '',
         'capabilities/empty',
         '  1:1  error  folder capabilities/empty has no PROTOCOL.md; add one (`capreg new <id>` scaffolds it) or remove the folder  registry-files',
@@ -42,7 +42,7 @@ describe('bin/capreg.js', () => {
     const result = runBin(['lint', '--format', 'github'], { cwd: root });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(
-      '::error file=capabilities/alpha/PROTOCOL.md,line=8,col=19,endLine=8,endColumn=25,title=frontmatter-schema::`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix)\n',
+      '::error file=capabilities/alpha/PROTOCOL.md,line=8,col=19,endLine=8,endColumn=25,title=frontmatter-schema::`protocol_version` "latest" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix, at most 15 digits a part)\n',
     );
   });
 

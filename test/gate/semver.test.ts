@@ -1,11 +1,29 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { bumpVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
+import { SEMVER } from '../../compiler/gate/semver.js';
 
 describe('versions', () => {
-  it.each(['1.2.3', '0.0.0', '10.20.30'])('accepts %s', (text) => expect(parseVersion(text)).toBeDefined());
-  it.each(['1.2', 'v1.2.3', '01.2.3', '1.2.3-beta.1', '1.2.3+build', '^1.2.3', 'latest', '1.2.3 ', '99999999999999999999.0.0'])('refuses %s', (text) =>
-    expect(parseVersion(text)).toBeUndefined(),
-  );
+  it("are the capability schema's protocol_version: lint accepts exactly what the gate can compare", () => {
+    const schema = JSON.parse(readFileSync(new URL('../../compiler/schema/capability.schema.json', import.meta.url), 'utf8')) as {
+      properties: { protocol_version: { pattern: string } };
+    };
+    expect(schema.properties.protocol_version.pattern).toBe(SEMVER.source);
+  });
+  it.each(['1.2.3', '0.0.0', '10.20.30', '999999999999999.0.0'])('accepts %s', (text) => expect(parseVersion(text)).toBeDefined());
+  it.each([
+    '1.2',
+    'v1.2.3',
+    '01.2.3',
+    '1.2.3-beta.1',
+    '1.2.3+build',
+    '^1.2.3',
+    'latest',
+    '1.2.3 ',
+    '99999999999999999999.0.0',
+    '9007199254740993.0.0',
+    '1.1000000000000000.0',
+  ])('refuses %s', (text) => expect(parseVersion(text)).toBeUndefined());
   it.each([
     ['1.2.3', '1.2.4', 'patch'],
     ['1.2.3', '1.3.0', 'minor'],

@@ -248,6 +248,19 @@ ruleTable(frontmatterSchema, {
       ],
     },
     {
+      name: 'protocol_version with a part of 16 digits, which a JavaScript number cannot hold exactly (the gate could not compare it)',
+      files: only(doc([], { protocol_version: 'protocol_version: 9007199254740993.0.0' })),
+      errors: [
+        {
+          messageId: 'schema',
+          line: 8,
+          column: 19,
+          message:
+            '`protocol_version` "9007199254740993.0.0" has the wrong form: use a semantic version MAJOR.MINOR.PATCH such as "1.2.0" (no ranges, no "latest", no "v" prefix, at most 15 digits a part)',
+        },
+      ],
+    },
+    {
       name: 'protocol_version "1.2" (quoted)',
       files: only(doc([], { protocol_version: 'protocol_version: "1.2"' })),
       errors: [{ messageId: 'schema', line: 8, column: 19, message: '`protocol_version` "1.2" has the wrong form' }],
