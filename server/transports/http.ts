@@ -23,6 +23,16 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /** Below the usual 1,024 open files, with room for the watchers, the user store and the log. */
 export const DEFAULT_MAX_CONNECTIONS = 512;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * MCP requests of one caller answered at once; more wait their turn, in order. A caller's flood
+ * (many connections, pipelined requests, batches of 100 calls each) then queues behind itself, and
+ * other callers and `/healthz` are answered between its requests.
+ */
+export const DEFAULT_CALLER_CONCURRENCY = 4;
+/** The longest a request waits for its caller's turn; then a 429 with Retry-After. */
+export const DEFAULT_TURN_WAIT_MS = 10_000;
+/** Requests one connection may have open at once (HTTP/1.1 pipelining); past it the connection is closed. */
+export const MAX_PIPELINED_REQUESTS = 8;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Answer to a connection over the cap when none can be let go: a short 503, then close. */
 const OVER_CAPACITY_BODY = JSON.stringify({ error: 'too many connections, retry shortly' });
@@ -43,6 +53,10 @@ export interface HttpOptions {
   headersTimeoutMs?: number;
   /** Time a client has to send the whole request, body included; also the most a connection may sit silent. */
   requestTimeoutMs?: number;
+  /** MCP requests of one caller answered at once (DEFAULT_CALLER_CONCURRENCY). */
+  callerConcurrency?: number;
+  /** The longest a request waits for its caller's turn (DEFAULT_TURN_WAIT_MS). */
+  turnWaitMs?: number;
   extraRegistrars?: readonly ToolRegistrar[];
   log?: (line: string) => void;
 }
@@ -85,8 +99,13 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       req.socket.destroy();
       return;
     }
+    if (!connections.opened(req.socket)) {
+      // More pipelined requests than any client needs: each would hold memory until its turn.
+      req.socket.destroy();
+      return;
+    }
     connections.setState(req.socket, 'answering');
-    res.once('close', () => connections.setState(req.socket, 'idle'));
+    res.once('close', () => connections.closed(req.socket));
     const work = dispatch(routes, allowedOrigins, req, res)
       .catch((error: unknown) => {
         log(`capreg serve: request failed: ${(error as Error).message}`);
@@ -147,6 +166,8 @@ function httpRoutes(runtime: Runtime, options: HttpOptions, connections: Connect
 function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connections, listen: { address: string }): Route['handle'] {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const authenticator = createBearerAuthenticator({ principals: () => runtime.principals(), jwt: runtime.jwt });
+  const turns = new CallerTurns(options.callerConcurrency ?? DEFAULT_CALLER_CONCURRENCY);
+  const turnWaitMs = options.turnWaitMs ?? DEFAULT_TURN_WAIT_MS;
   // One validator for every per-request server: the SDK would otherwise build a new Ajv each time.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const advertisesOAuth = runtime.jwt !== undefined;
@@ -161,12 +182,22 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       sendJson(res, 401, { error: auth.reason === 'invalid' ? 'invalid_token' : 'unauthorized' });
       return;
     }
+    const caller = auth.caller;
+    // While it waits its turn the connection may be let go to make room for another (as an idle one).
+    connections.setState(req.socket, 'waiting');
+    const release = await turns.take(caller.authenticated ? caller.owner : '', AbortSignal.any([AbortSignal.timeout(turnWaitMs), closedSignal(req.socket)]));
+    if (release === undefined) {
+      if (req.socket.destroyed) return;
+      res.setHeader('Retry-After', '1');
+      sendJson(res, 429, { jsonrpc: '2.0', error: { code: -32000, message: 'Too many requests from this caller at once: retry shortly' }, id: null });
+      return;
+    }
+    res.once('close', release);
     connections.setState(req.socket, 'receiving');
     const body = await readJsonBody(req, res, bodyLimit);
     connections.setState(req.socket, 'answering');
     if (body === undefined) return;
 
-    const caller = auth.caller;
     const callerNow = (): Caller => caller;
     const { server, cleanup } = createServer({
       catalog: () => runtime.catalog(),
@@ -231,14 +262,16 @@ async function closeGracefully(httpServer: http.Server, inFlight: ReadonlySet<Pr
   await closed;
 }
 
-type ConnectionState = 'idle' | 'receiving' | 'answering';
+type ConnectionState = 'idle' | 'waiting' | 'receiving' | 'answering';
 
 /**
  * Every open connection, oldest first, and whether it may be let go to make room: it may while it
- * has no request being answered (still sending headers, idle between requests, or trickling a body).
+ * has no request being answered (still sending headers, idle between requests, waiting for its
+ * caller's turn, or trickling a body). Also how many requests each has open (pipelined).
  */
 class Connections {
   readonly #states = new Map<Socket, ConnectionState>();
+  readonly #open = new Map<Socket, number>();
   readonly #max: number;
 
   constructor(max: number) {
@@ -258,7 +291,27 @@ class Connections {
       spare.destroy();
     }
     this.#states.set(socket, 'idle');
-    socket.once('close', () => this.#states.delete(socket));
+    socket.once('close', () => {
+      this.#states.delete(socket);
+      this.#open.delete(socket);
+    });
+  }
+
+  /** A request on `socket`; false past MAX_PIPELINED_REQUESTS open on it at once. */
+  opened(socket: Socket): boolean {
+    const open = (this.#open.get(socket) ?? 0) + 1;
+    this.#open.set(socket, open);
+    return open <= MAX_PIPELINED_REQUESTS;
+  }
+
+  /** A request on `socket` answered (or dropped): idle once none is open. */
+  closed(socket: Socket): void {
+    const open = (this.#open.get(socket) ?? 1) - 1;
+    if (open > 0) this.#open.set(socket, open);
+    else {
+      this.#open.delete(socket);
+      this.setState(socket, 'idle');
+    }
   }
 
   admitted(socket: Socket): boolean {
@@ -273,6 +326,74 @@ class Connections {
     for (const [socket, state] of this.#states) if (state !== 'answering') return socket;
     return undefined;
   }
+}
+
+/**
+ * Turns per caller: at most `limit` requests of one caller at once, the others in arrival order.
+ * A turn passes on from one request to the next on a later turn of the event loop, so that I/O
+ * waiting meanwhile (a `/healthz`, another caller's request) is served between them.
+ */
+class CallerTurns {
+  readonly #running = new Map<string, number>();
+  readonly #waiting = new Map<string, (() => void)[]>();
+  readonly #limit: number;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** Resolves with the function that ends the turn, or with undefined when `signal` aborts first (no turn taken). */
+  take(caller: string, signal: AbortSignal): Promise<(() => void) | undefined> {
+    const running = this.#running.get(caller) ?? 0;
+    if (running < this.#limit) {
+      this.#running.set(caller, running + 1);
+      return Promise.resolve(this.#ender(caller));
+    }
+    return new Promise((resolve) => {
+      const queue = this.#waiting.get(caller) ?? [];
+      this.#waiting.set(caller, queue);
+      const start = (): void => {
+        signal.removeEventListener('abort', giveUp);
+        resolve(this.#ender(caller));
+      };
+      const giveUp = (): void => {
+        queue.splice(queue.indexOf(start), 1);
+        if (queue.length === 0 && this.#waiting.get(caller) === queue) this.#waiting.delete(caller);
+        resolve(undefined);
+      };
+      if (signal.aborted) return giveUp();
+      signal.addEventListener('abort', giveUp, { once: true });
+      queue.push(start);
+    });
+  }
+
+  #ender(caller: string): () => void {
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      setImmediate(() => {
+        const queue = this.#waiting.get(caller);
+        const next = queue?.shift();
+        if (queue?.length === 0) this.#waiting.delete(caller);
+        // The turn passes to the next request as it is (the count stays), or the caller has one less.
+        if (next !== undefined) next();
+        else {
+          const running = (this.#running.get(caller) ?? 1) - 1;
+          if (running > 0) this.#running.set(caller, running);
+          else this.#running.delete(caller);
+        }
+      });
+    };
+  }
+}
+
+/** Aborts when `socket` closes (the client went away, or the connection was let go to make room). */
+function closedSignal(socket: Socket): AbortSignal {
+  const controller = new AbortController();
+  if (socket.destroyed) controller.abort();
+  else socket.once('close', () => controller.abort());
+  return controller.signal;
 }
 
 /** Node checks the header and request timeouts on an interval (30 s by default): keep it well below them. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { MAX_PIPELINED_REQUESTS, startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import type { ToolRegistrar } from '../../server/tools/deps.js';
 import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, tempDir, writeAtomic, writeManifest } from './helpers.js';
 
@@ -129,6 +129,82 @@ describe('slow clients', () => {
     expect(lifetime).toBeLessThan(6_000);
     expect(slow.received()).toMatch(/^HTTP\/1\.1 408/);
   }, 20_000);
+
+  /** A `hold` tool that answers once `release()` is called, and counts the calls it started. */
+  function holdTool(): { registrar: ToolRegistrar; started: () => number; release: () => void } {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const registrar: ToolRegistrar = (server) => {
+      server.registerTool('hold', { inputSchema: z.object({}).strict() }, async () => {
+        started += 1;
+        await released;
+        return { content: [{ type: 'text', text: 'released' }] };
+      });
+    };
+    return { registrar, started: () => started, release };
+  }
+
+  const mcpRequest = (key: string, method: string, params: Record<string, unknown>): string =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params });
+  const post = (url: string, key: string, body: string): Promise<Response> =>
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Connection: 'close' },
+      body,
+    });
+  const holdCall = (url: string, key: string): Promise<Response> => post(url, key, mcpRequest(key, 'tools/call', { name: 'hold', arguments: {} }));
+
+  it("answers one caller's requests a few at a time, the rest in turn, while other callers and /healthz are answered", async () => {
+    const hold = holdTool();
+    http = await startHttpServer(runtime, { port: 0, callerConcurrency: 2, extraRegistrars: [hold.registrar] });
+    const url = http.url;
+    const held = [1, 2, 3, 4, 5].map(() => holdCall(url, 'key-bob-all'));
+    await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(2);
+    // Another caller, and the health check, are not behind bob's requests.
+    const other = await post(url, 'key-carol-calendar', mcpRequest('key-carol-calendar', 'tools/list', {}));
+    expect(other.status).toBe(200);
+    expect(await health(url)).toBe(200);
+    // Still two of bob's: the other three wait their turn, not refused.
+    expect(hold.started()).toBe(2);
+    hold.release();
+    for (const response of await Promise.all(held)) expect(response.status).toBe(200);
+    expect(hold.started()).toBe(5);
+  }, 30_000);
+
+  it('answers 429 with Retry-After to a request that waited longer than its turn may take', async () => {
+    const hold = holdTool();
+    http = await startHttpServer(runtime, { port: 0, callerConcurrency: 1, turnWaitMs: 300, extraRegistrars: [hold.registrar] });
+    const url = http.url;
+    const first = holdCall(url, 'key-bob-all');
+    await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(1);
+    const waited = await holdCall(url, 'key-bob-all');
+    expect(waited.status).toBe(429);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(await waited.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Too many requests from this caller at once: retry shortly' },
+      id: null,
+    });
+    hold.release();
+    expect((await first).status).toBe(200);
+    expect(hold.started()).toBe(1);
+  }, 30_000);
+
+  it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests at once`, async () => {
+    const hold = holdTool();
+    http = await startHttpServer(runtime, { port: 0, extraRegistrars: [hold.registrar] });
+    const body = mcpRequest('key-bob-all', 'tools/call', { name: 'hold', arguments: {} });
+    const one =
+      'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
+      `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const pipelined = slowClient(http.url, one.repeat(MAX_PIPELINED_REQUESTS + 1), '', 60_000);
+    // Closed at once (the request timeout would have taken 30 s), before any answer: the held calls were never released.
+    expect(await pipelined.closed).toBeLessThan(10_000);
+    expect(pipelined.received()).toBe('');
+    hold.release();
+    expect(await health(http.url)).toBe(200);
+  }, 30_000);
 
   it('answers a quick 503 past the cap when every connection is being answered, and serves again after', async () => {
     let release!: () => void;
