@@ -19,6 +19,12 @@ import type { CatalogListing } from './catalog.js';
 export const MAX_CACHED_VIEWS = 64;
 /** Answers kept (their hits: at most 50 each, an id, a score and the matched fields), keyed by visible set and request. */
 export const MAX_CACHED_ANSWERS = 4096;
+/**
+ * User capabilities' analyses kept, by the text of their catalog facts (at most this many characters
+ * of it in all): an owner's save changes its catalogVersion, and the next search then analyzes only
+ * the capability that changed, not all of the owner's (up to 100 of 50 triggers each).
+ */
+export const MAX_CACHED_USER_ANALYSIS_CHARS = 32 * 1024 * 1024;
 /** Longest stretch `prepare()` keeps the event loop before letting requests run. */
 export const PREPARE_SLICE_MS = 10;
 
@@ -75,6 +81,8 @@ export class CatalogSearch {
   /** Every capability of the manifest, indexed once; views choose what counts. */
   #segment: Segment | undefined;
   readonly #views = new LRUCache<string, ScopeView>({ max: MAX_CACHED_VIEWS });
+  /** Views being made by prepareView, by catalogVersion. */
+  readonly #building = new Map<string, Promise<void>>();
   /** Each view's term scores, under its catalogVersion (DEFAULT_TERM_SCORES document scores in all). */
   readonly #termScores = new TermScoreCache();
   /**
@@ -83,6 +91,10 @@ export class CatalogSearch {
    * stream of new requests does not fill the heap with answers that will not be asked again.
    */
   readonly #answers = new LRUCache<string, readonly SearchHit[]>({ max: MAX_CACHED_ANSWERS });
+  readonly #userAnalyzed = new LRUCache<string, AnalyzedCapability>({
+    maxSize: MAX_CACHED_USER_ANALYSIS_CHARS,
+    sizeCalculation: (_, facts) => Math.max(1, facts.length),
+  });
 
   constructor(manifest: Manifest) {
     for (const capability of manifest.capabilities) this.#capabilities.set(capability.id, capability);
@@ -185,19 +197,71 @@ export class CatalogSearch {
     return { structured, text };
   }
 
-  /** The view of one visible set, made on its first search and kept while it is used. */
+  /**
+   * Make the view of `scope` ahead of answer(), in slices of at most PREPARE_SLICE_MS with other
+   * requests run between them: the segment of an owner's user capabilities is built on their first
+   * search after each save, and it may hold up to 100 capabilities of 50 triggers each. One build per
+   * visible set at a time (concurrent searches of the same set wait for it).
+   */
+  async prepareView(scope: SearchScope): Promise<void> {
+    if (scope.user.length === 0 || this.#views.has(scope.catalogVersion)) return;
+    let building = this.#building.get(scope.catalogVersion);
+    if (building === undefined) {
+      building = this.#buildView(scope).finally(() => this.#building.delete(scope.catalogVersion));
+      this.#building.set(scope.catalogVersion, building);
+    }
+    await building;
+  }
+
+  async #buildView(scope: SearchScope): Promise<void> {
+    let until = performance.now() + PREPARE_SLICE_MS;
+    const analyzed: AnalyzedCapability[] = [];
+    for (const entry of scope.user) {
+      analyzed.push(this.#analyzedUser(entry));
+      if (performance.now() < until) continue;
+      await yieldToRequests();
+      until = performance.now() + PREPARE_SLICE_MS;
+    }
+    const steps = Segment.build(analyzed);
+    let step = steps.next();
+    while (step.done !== true) {
+      if (performance.now() >= until) {
+        await yieldToRequests();
+        until = performance.now() + PREPARE_SLICE_MS;
+      }
+      step = steps.next();
+    }
+    this.#views.set(scope.catalogVersion, this.#viewOf(scope, step.value));
+  }
+
+  /** The view of one visible set, made on its first search (when prepareView did not) and kept while it is used. */
   #view(scope: SearchScope): ScopeView {
     const cached = this.#views.get(scope.catalogVersion);
     if (cached !== undefined) return cached;
+    const built = this.#viewOf(scope, scope.user.length > 0 ? Segment.of(scope.user.map((entry) => this.#analyzedUser(entry))) : undefined);
+    this.#views.set(scope.catalogVersion, built);
+    return built;
+  }
+
+  /** A view over the platform's segment and, when the caller has user capabilities, their own segment (all of it visible). */
+  #viewOf(scope: SearchScope, user: Segment | undefined): ScopeView {
     const entries = new Map<string, CatalogEntry>();
     for (const entry of scope.platform.capabilities) entries.set(entry.id, entry);
     for (const entry of scope.user) entries.set(entry.id, entry);
     const parts: ViewPart[] = [{ segment: this.#platformSegment(), visible: scope.platform.capabilities.map((entry) => entry.id) }];
-    // The caller's own user capabilities: a small segment of their catalog facts, all visible.
-    if (scope.user.length > 0) parts.push({ segment: Segment.of(scope.user.map((entry) => analyzeCapability({ ...entry, protocolText: '' }))) });
-    const built = { index: CapabilityIndex.view(parts, { cache: this.#termScores, key: scope.catalogVersion }), entries };
-    this.#views.set(scope.catalogVersion, built);
-    return built;
+    if (user !== undefined) parts.push({ segment: user });
+    return { index: CapabilityIndex.view(parts, { cache: this.#termScores, key: scope.catalogVersion }), entries };
+  }
+
+  /** A user capability's catalog facts, analyzed (only they are indexed: its protocol is not). */
+  #analyzedUser(entry: CatalogEntry): AnalyzedCapability {
+    const facts = JSON.stringify(entry);
+    let analyzed = this.#userAnalyzed.get(facts);
+    if (analyzed === undefined) {
+      analyzed = analyzeCapability({ ...entry, protocolText: '' });
+      this.#userAnalyzed.set(facts, analyzed);
+    }
+    return analyzed;
   }
 
   #platformSegment(): Segment {

@@ -70,6 +70,7 @@ export function registerFindCapabilitiesTool(server: McpServer, deps: ToolDeps):
         scope = { catalogVersion: listing.catalogVersion, platform: listing.platform, user: listing.user };
         warning = listing.unavailable;
       }
+      await catalog.search.prepareView(scope);
       const answer = catalog.search.answer(scope, { query, lifecyclePhase, tags, limit: limit ?? DEFAULT_LIMIT }, warning);
       return jsonResult({ ...answer.structured }, answer.text);
     },

@@ -22,6 +22,11 @@ ruleTable(userFrontmatter, {
       errors: [{ messageId: 'problem', line: 2, column: 1, message: 'unknown field "id"', file: MINE }],
     },
     {
+      name: 'a trigger over 200 characters (an owner indexes up to 100 capabilities of 50 triggers each)',
+      files: user(`name: Mine\ndescription: My workflow.\nwhenToUse:\n  - ${'x'.repeat(201)}\nuses: [work-reporting]\n`),
+      errors: [{ messageId: 'problem', line: 5, column: 5, file: MINE }],
+    },
+    {
       name: 'YAML that does not parse',
       files: user('name: [unclosed\n'),
       errors: [{ messageId: 'problem', line: 2, column: 16, file: MINE }],

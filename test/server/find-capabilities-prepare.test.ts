@@ -1,7 +1,7 @@
 // find_capabilities off the request path: CatalogSearch.prepare() analyzes every capability after
 // activation in bounded slices; answers are the same whether it ran, ran partly or did not run.
 import { describe, expect, it } from 'vitest';
-import { toolNames } from '../../compiler/contract.js';
+import { catalogEntry, toolNames } from '../../compiler/contract.js';
 import { Catalog } from '../../server/catalog.js';
 import { Grants } from '../../server/permissions.js';
 import { makeManifest } from './helpers.js';
@@ -73,4 +73,52 @@ describe('CatalogSearch.prepare', () => {
     await running;
     expect(during).toEqual(answers(new Catalog(manifest, names), new Grants(['reports:read'])));
   });
+});
+
+describe('CatalogSearch.prepareView', () => {
+  // An owner at the limits: 100 user capabilities of 50 triggers of 200 characters, words no one else uses.
+  let seed = 7;
+  const word = (): string => {
+    seed = (seed * 48271) % 2147483647;
+    return seed.toString(36).slice(0, 6);
+  };
+  const trigger = (): string => Array.from({ length: 28 }, word).join(' ').slice(0, 200);
+  const user = Array.from({ length: 100 }, (_, index) =>
+    catalogEntry(
+      {
+        id: `user:c${index}`,
+        name: `Mine ${index}`,
+        description: 'My own workflow.',
+        whenToUse: Array.from({ length: 50 }, trigger),
+        protocolVersion: `r${index}`,
+      },
+      'get_capability_protocol',
+    ),
+  );
+  const query = { query: `${user[42]!.whenToUse[3]!.split(' ').slice(0, 3).join(' ')} weekly report`, limit: 10 };
+
+  it("makes an owner's view in slices, other work running between them, and answers as the view made at once", async () => {
+    const catalog = new Catalog(manifest, names);
+    await catalog.search.prepare();
+    const platform = catalog.visibleCapabilities(new Grants(['reports:read']));
+    const scope = { catalogVersion: 'sha256:owner', platform, user };
+    let turns = 0;
+    let done = false;
+    const tick = (): void => {
+      turns += 1;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const started = performance.now();
+    await Promise.all([catalog.search.prepareView(scope), catalog.search.prepareView(scope)]);
+    done = true;
+    // ~1 MB of triggers takes many 10 ms slices: the loop ran between them.
+    expect(performance.now() - started).toBeGreaterThan(20);
+    expect(turns).toBeGreaterThan(1);
+
+    const answered = catalog.search.search(scope, query);
+    expect(answered[0]?.id).toBe('user:c42');
+    const atOnce = new Catalog(manifest, names);
+    expect(answered).toEqual(atOnce.search.search(scope, query));
+  }, 60_000);
 });
