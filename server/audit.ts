@@ -41,6 +41,17 @@ export type AuditRecorder = (handout: Handout) => void;
 /** Ids are short; a caller may send anything (1 MB of text), which the log must not copy. */
 export const MAX_AUDITED_ID_LENGTH = 256;
 
+/**
+ * What the caller asked for, as the record holds it: a string as is (cut by the recorder), anything
+ * else by its JSON type only (`<array>`, `<missing>`), never serialized: a caller may send a value
+ * nested so deep that serializing it overflows the stack.
+ */
+export function askedFor(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '<missing>';
+  return `<${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}>`;
+}
+
 export function principalOf(caller: Caller): string | null {
   return caller.authenticated ? caller.owner : null;
 }

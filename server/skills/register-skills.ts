@@ -5,6 +5,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, ReadResourceRequestSchema, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { askedFor } from '../audit.js';
 import { readCapability } from '../resources/capability-resource.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
@@ -46,7 +47,7 @@ function toMcpError(error: unknown): never {
 /** Looks the skill up for the caller now, and records the handout in the audit log (if any). */
 async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<ServedSkill> {
   const revision = deps.catalog().revision;
-  const asked = typeof uri === 'string' ? uri : (JSON.stringify(uri) ?? '');
+  const asked = askedFor(uri);
   try {
     const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri);
     const { metadata } = skill.entry.frontmatter;

@@ -359,6 +359,23 @@ describe('the Skills extension: audit', () => {
       { via: 'skills/get', capabilityId: 'skill://personal-automation/SKILL.md', outcome: 'uniform-error', revision: harness.runtime.catalog().revision },
     ]);
   });
+
+  it('refuses and records a deeply nested or missing URI like any other, by its type only', async () => {
+    const handouts: Handout[] = [];
+    const connection = await connect(KEYS.alice, (handout) => handouts.push(handout));
+    let deep: unknown = [];
+    for (let depth = 0; depth < 10_000; depth++) deep = [deep];
+    const uniform = await errorBody(connection, 'skills/get', { uri: 'skill://no-such-skill/SKILL.md' });
+    expect(await errorBody(connection, 'skills/get', { uri: deep })).toBe(uniform);
+    expect(await errorBody(connection, 'skills/get', { uri: { a: 'skill://work-reporting/SKILL.md' } })).toBe(uniform);
+    expect(await errorBody(connection, 'skills/get', {})).toBe(uniform);
+    expect(handouts.map((handout) => [handout.via, handout.capabilityId, handout.outcome])).toEqual([
+      ['skills/get', 'skill://no-such-skill/SKILL.md', 'uniform-error'],
+      ['skills/get', '<array>', 'uniform-error'],
+      ['skills/get', '<object>', 'uniform-error'],
+      ['skills/get', '<missing>', 'uniform-error'],
+    ]);
+  });
 });
 
 describe('the Skills extension over HTTP and the spawned stdio bin', () => {
