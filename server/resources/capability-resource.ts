@@ -2,8 +2,10 @@
 // list and every read are authorized against the caller at that moment, like the tools. Every read
 // that yields no protocol (unknown, forbidden, malformed or traversing URI) gets the same -32602.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, ReadResourceRequestSchema, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
 import { CAPABILITY_SCHEME } from '../../compiler/contract.js';
+import { askedFor } from '../audit.js';
 import type { CatalogListing } from '../catalog.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
@@ -12,6 +14,15 @@ import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 const CAPABILITY_URI_PREFIX = `${CAPABILITY_SCHEME}//`;
 /** The resource's registered name, also its label in the request metrics. */
 const CAPABILITY_RESOURCE = 'capability-protocol';
+
+// Params are taken loosely and checked here: the SDK's ReadResourceRequestSchema answers a missing or
+// non-string `uri` with -32603 and its own validation dump instead of the uniform error.
+export const LooseReadResourceRequestSchema = z.object({ method: z.literal('resources/read'), params: z.unknown().optional() });
+
+/** `params.uri` of a read as the caller sent it: anything, or nothing. */
+function requestedUri(params: unknown): unknown {
+  return typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['uri'] : undefined;
+}
 
 export function capabilityUri(id: string): string {
   return `${CAPABILITY_URI_PREFIX}${id}`;
@@ -22,15 +33,15 @@ function capabilityIdOf(uri: string): string | undefined {
   return uri.startsWith(CAPABILITY_URI_PREFIX) ? uri.slice(CAPABILITY_URI_PREFIX.length) : undefined;
 }
 
-export function readCapability(deps: ToolDeps, uri: string): ReadResourceResult {
+export function readCapability(deps: ToolDeps, uri: unknown): ReadResourceResult {
   const done = deps.metrics?.startRequest('resources/read', CAPABILITY_RESOURCE);
-  const id = capabilityIdOf(uri);
+  const id = typeof uri === 'string' ? capabilityIdOf(uri) : undefined;
   const catalog = deps.catalog();
   const capability = id === undefined ? undefined : catalog.accessibleCapability(deps.caller().grants, id);
   deps.audit?.({
     via: 'resources/read',
-    // The URI as asked when it names no capability id (another scheme, a malformed URI).
-    capabilityId: id ?? uri,
+    // The URI as asked when it names no capability id (another scheme, a malformed URI, no string).
+    capabilityId: id ?? askedFor(uri),
     revision: catalog.revision,
     ...(capability ? { outcome: 'served', protocolVersion: capability.protocolVersion, digest: capability.digest } : { outcome: 'uniform-error' }),
   });
@@ -73,5 +84,5 @@ export function registerCapabilityResource(server: McpServer, deps: ToolDeps): v
   );
   // Replaces the SDK's read handler, which parses the URI with `new URL` first (a malformed one was
   // an internal error, -32603) and names the URI in its own not-found message. Lists stay the SDK's.
-  server.server.setRequestHandler(ReadResourceRequestSchema, (request) => readCapability(deps, request.params.uri));
+  server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => readCapability(deps, requestedUri(request.params)));
 }

@@ -3,10 +3,10 @@
 // up on every request; every URI that yields no skill gets the one -32602 error of
 // `capability://` reads, byte for byte.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, ReadResourceRequestSchema, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { askedFor } from '../audit.js';
-import { readCapability } from '../resources/capability-resource.js';
+import { LooseReadResourceRequestSchema, readCapability } from '../resources/capability-resource.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 import { isSkillUri, Skills, SkillsError, skillsPage, SKILLS_TTL_MS, type ServedSkill } from './skills.js';
@@ -86,8 +86,10 @@ export function registerSkills(server: McpServer, deps: ToolDeps): void {
     const skill = await servedSkill(deps, param(request.params, 'uri'), 'skills/get');
     return { resultType: 'complete', skill: skill.entry, ...CACHE_FIELDS };
   });
-  // Skill files are read with resources/read; other URIs keep the capability resource's answers.
-  server.server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-    isSkillUri(request.params.uri) ? readSkill(deps, request.params.uri) : readCapability(deps, request.params.uri),
-  );
+  // Skill files are read with resources/read; anything else (non-strings too) keeps the capability
+  // resource's answers.
+  server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => {
+    const uri = param(request.params, 'uri');
+    return typeof uri === 'string' && isSkillUri(uri) ? readSkill(deps, uri) : readCapability(deps, uri);
+  });
 }

@@ -85,6 +85,33 @@ describe('--audit-log', () => {
     expect(fs.readFileSync(file, 'utf8')).not.toContain('key-alice-reports');
   });
 
+  it('records a missing, non-string or deeply nested URI by its type, refused with the uniform -32602', async () => {
+    const file = path.join(dir, 'audit-malformed.jsonl');
+    const served = start(['--audit-log', file], { CAPREG_API_KEY: 'key-alice-reports' });
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    served.child.stdin.end(
+      INIT +
+        rpc(2, 'resources/read', { uri: 5 }) +
+        rpc(3, 'resources/read', {}) +
+        `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":${deep}}}\n` +
+        `{"jsonrpc":"2.0","id":5,"method":"skills/get","params":{"uri":${deep}}}\n`,
+    );
+    expect(await served.exit).toBe(0);
+    const answers = served
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; error?: unknown });
+    const uniform = { code: -32602, message: 'MCP error -32602: capability not found or not accessible' };
+    expect(answers.filter((answer) => answer.id > 1).sort((a, b) => a.id - b.id)).toEqual([2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, error: uniform })));
+    expect(records(file).map((line) => [line['via'], line['capabilityId'], line['outcome']])).toEqual([
+      ['resources/read', '<number>', 'uniform-error'],
+      ['resources/read', '<missing>', 'uniform-error'],
+      ['resources/read', '<array>', 'uniform-error'],
+      ['skills/get', '<array>', 'uniform-error'],
+    ]);
+  });
+
   it('over HTTP: the principal of each request, transport http', async () => {
     const file = path.join(dir, 'audit-http.jsonl');
     const served = start(['--http', '--port', '0', '--audit-log', file]);

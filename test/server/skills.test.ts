@@ -295,9 +295,10 @@ describe('the Skills extension: capreg visibility and the uniform error', () => 
     const bodies = new Set<string>();
     for (const uri of uris) {
       bodies.add(await errorBody(connection, 'skills/get', { uri }));
-      if (typeof uri === 'string') bodies.add(await errorBody(connection, 'resources/read', { uri }));
+      bodies.add(await errorBody(connection, 'resources/read', { uri }));
     }
     bodies.add(await errorBody(connection, 'skills/get', {}));
+    bodies.add(await errorBody(connection, 'resources/read', {}));
     expect([...bodies]).toEqual(['{"code":-32602,"message":"MCP error -32602: capability not found or not accessible"}']);
     // The same bytes as a capability:// read of a forbidden capability.
     expect(await errorBody(connection, 'resources/read', { uri: 'capability://personal-automation' })).toBe([...bodies][0]);
