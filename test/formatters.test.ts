@@ -93,7 +93,7 @@ describe('formatters', () => {
     expect(rule?.shortDescription.text).toBe(GATE_RULE_DESCRIPTIONS[GATE_RULES.versionBump]);
   });
 
-  it('stylish: grouped by file, aligned, with the related place and a summary', () => {
+  it('stylish: grouped by file, aligned, with the related place and a summary; a line break in a message shown as an escape', () => {
     expect(formatStylish(REPORT)).toBe(
       [
         'capabilities/alpha/PROTOCOL.md',
@@ -102,7 +102,7 @@ describe('formatters', () => {
         '                 ↳ first written here: capabilities/beta/PROTOCOL.md:14:1',
         '',
         'capabilities/odd,name:x/PROTOCOL.md',
-        '  1:1  error  100% wrong: line one\r\nline two, with: colons  registry-files',
+        '  1:1  error  100% wrong: line one\\r\\nline two, with: colons  registry-files',
         '',
         'capabilities/toolsets.yaml',
         '  3:5  warning  工具 "x" 不存在  toolsets-schema',

@@ -1,5 +1,6 @@
 // `capreg eval` output: stylish (for a terminal), json (one object) and markdown (a pull-request
 // comment). Pure: a report in, the exact text out.
+import { markdownCode, markdownText, plainText } from '../formatters/escape.js';
 import type { EvalReport, EvalScores, RequestResult } from './run.js';
 
 export const EVAL_FORMATS = ['stylish', 'json', 'markdown'] as const;
@@ -29,15 +30,15 @@ export function missText(result: RequestResult): string {
 
 function stylish(report: EvalReport): string {
   const lines: string[] = [];
-  const width = Math.max(10, ...report.capabilities.map((capability) => capability.id.length));
+  const width = Math.max(10, ...report.capabilities.map((capability) => plainText(capability.id).length));
   for (const capability of report.capabilities) {
     const counts = `${capability.shouldMatch} + ${capability.shouldNotMatch} requests`;
-    lines.push(`${capability.id.padEnd(width)}  ${scoreLine(capability)}  ${counts}${capability.failed > 0 ? `  ${capability.failed} failed` : ''}`);
+    lines.push(`${plainText(capability.id).padEnd(width)}  ${scoreLine(capability)}  ${counts}${capability.failed > 0 ? `  ${capability.failed} failed` : ''}`);
   }
   const misses = report.requests.filter((result) => !result.passed);
   if (misses.length > 0) lines.push('');
   for (const miss of misses) {
-    lines.push(`${miss.file}:${miss.line}:${miss.column}  ${JSON.stringify(miss.request)}`, `  ${missText(miss)}`);
+    lines.push(`${plainText(miss.file)}:${miss.line}:${miss.column}  ${plainText(JSON.stringify(miss.request))}`, `  ${plainText(missText(miss))}`);
   }
   const { total } = report;
   lines.push(
@@ -45,11 +46,6 @@ function stylish(report: EvalReport): string {
     `${total.shouldMatch + total.shouldNotMatch} requests of ${report.capabilities.length} capabilities: ${scoreLine(total)}; ${total.failed === 0 ? 'every expectation met' : `${total.failed} failed`}`,
   );
   return `${lines.join('\n')}\n`;
-}
-
-/** A table cell: no pipes or line breaks may leak into the table syntax. */
-function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 
 function markdown(report: EvalReport): string {
@@ -60,7 +56,8 @@ function markdown(report: EvalReport): string {
     '| Capability | Requests | recall@1 | recall@3 | MRR | Failed |',
     '| --- | --- | --- | --- | --- | --- |',
     ...report.capabilities.map(
-      (c) => `| \`${c.id}\` | ${c.shouldMatch} + ${c.shouldNotMatch} | ${ratio(c.recallAt1)} | ${ratio(c.recallAt3)} | ${ratio(c.mrr)} | ${c.failed} |`,
+      (c) =>
+        `| ${markdownCode(c.id, { cell: true })} | ${c.shouldMatch} + ${c.shouldNotMatch} | ${ratio(c.recallAt1)} | ${ratio(c.recallAt3)} | ${ratio(c.mrr)} | ${c.failed} |`,
     ),
     `| **all** | ${total.shouldMatch} + ${total.shouldNotMatch} | ${ratio(total.recallAt1)} | ${ratio(total.recallAt3)} | ${ratio(total.mrr)} | ${total.failed} |`,
     '',
@@ -68,7 +65,8 @@ function markdown(report: EvalReport): string {
   const misses = report.requests.filter((result) => !result.passed);
   if (misses.length > 0) {
     lines.push('| Request | Capability | What happened |', '| --- | --- | --- |');
-    for (const miss of misses) lines.push(`| ${cell(miss.request)} | \`${miss.capabilityId}\` | ${cell(missText(miss))} |`);
+    for (const miss of misses)
+      lines.push(`| ${markdownText(miss.request)} | ${markdownCode(miss.capabilityId, { cell: true })} | ${markdownText(missText(miss))} |`);
     lines.push('');
   }
   return `${lines.join('\n')}`;

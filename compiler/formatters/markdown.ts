@@ -3,13 +3,14 @@
 // every eval request whose first answer moved; then every problem.
 import type { CapabilityChange } from '../gate/compare.js';
 import type { RoutingSummary } from '../gate/routing.js';
+import { markdownCode, markdownMessage, markdownText } from './escape.js';
 import type { Formatter } from './types.js';
 
 const MAX_PROBLEMS = 50;
 
-/** A table cell: no pipes or line breaks may leak into the table syntax. */
-function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+/** A name in a table cell: a code span. */
+function code(text: string): string {
+  return markdownCode(text, { cell: true });
 }
 
 function versionCell(change: CapabilityChange): string {
@@ -27,11 +28,11 @@ function requiredCell(change: CapabilityChange): string {
 }
 
 function reasonsCell(change: CapabilityChange): string {
-  if (change.kind === 'added') return change.renamedFrom ? `new capability (renamed from \`${change.renamedFrom}\`)` : 'new capability';
-  if (change.kind === 'removed') return change.renamedTo ? `folder renamed to \`${change.renamedTo}\`` : 'capability removed';
+  if (change.kind === 'added') return change.renamedFrom ? `new capability (renamed from ${code(change.renamedFrom)})` : 'new capability';
+  if (change.kind === 'removed') return change.renamedTo ? `folder renamed to ${code(change.renamedTo)}` : 'capability removed';
   if (change.notCompared) return 'not compared (see the problems below)';
   if (change.required.reasons.length === 0) return 'version fields only';
-  return change.required.reasons.map((reason) => reason.text).join('; ');
+  return change.required.reasons.map((reason) => markdownMessage(reason.text, { cell: true })).join('; ');
 }
 
 function verdictCell(change: CapabilityChange): string {
@@ -44,7 +45,7 @@ function verdictCell(change: CapabilityChange): string {
 const MAX_MOVED = 100;
 
 function firstCell(id: string | null): string {
-  return id === null ? 'nothing' : `\`${id}\``;
+  return id === null ? 'nothing' : code(id);
 }
 
 /** The routing section: one row per request whose first answer moved, or one sentence. */
@@ -61,7 +62,7 @@ function routingLines(routing: RoutingSummary): string[] {
   ];
   for (const moved of routing.moved.slice(0, MAX_MOVED)) {
     const verdict = moved.lost ? '❌ moved away' : moved.kind === 'shouldMatch' ? 'ℹ️ moved' : 'ℹ️ moved (shouldNotMatch)';
-    lines.push(`| \`${moved.capabilityId}\` | ${cell(moved.request)} | ${firstCell(moved.before)} → ${firstCell(moved.after)} | ${verdict} |`);
+    lines.push(`| ${code(moved.capabilityId)} | ${markdownText(moved.request)} | ${firstCell(moved.before)} → ${firstCell(moved.after)} | ${verdict} |`);
   }
   if (routing.moved.length > MAX_MOVED) lines.push('', `… and ${routing.moved.length - MAX_MOVED} more (\`--format json\` lists them all).`);
   return [...lines, ''];
@@ -79,20 +80,20 @@ export const formatMarkdown: Formatter = (report) => {
   if (gate) {
     const count = (kind: CapabilityChange['kind']): number => gate.changes.filter((change) => change.kind === kind).length;
     lines.push(
-      `Compared with \`${cell(gate.against)}\` (\`${gate.baseCommit.slice(0, 12)}\`): ${count('changed')} changed, ${count('added')} added, ${count('removed')} removed, ${count('unchanged')} unchanged.`,
+      `Compared with ${markdownCode(gate.against)} (\`${gate.baseCommit.slice(0, 12)}\`): ${count('changed')} changed, ${count('added')} added, ${count('removed')} removed, ${count('unchanged')} unchanged.`,
       '',
     );
     const listed = gate.changes.filter((change) => change.kind !== 'unchanged');
     if (listed.length > 0) {
       lines.push('| Capability | Version | Required | Reasons | Verdict |', '| --- | --- | --- | --- | --- |');
       for (const change of listed) {
-        lines.push(`| \`${change.id}\` | ${cell(versionCell(change))} | ${requiredCell(change)} | ${cell(reasonsCell(change))} | ${verdictCell(change)} |`);
+        lines.push(`| ${code(change.id)} | ${markdownText(versionCell(change))} | ${requiredCell(change)} | ${reasonsCell(change)} | ${verdictCell(change)} |`);
       }
       lines.push('');
     } else {
       lines.push('No capability changed.', '');
     }
-    const cosmetic = gate.changes.filter((change) => change.servedUnchanged).map((change) => `\`${change.id}\``);
+    const cosmetic = gate.changes.filter((change) => change.servedUnchanged).map((change) => markdownCode(change.id));
     if (cosmetic.length > 0) {
       lines.push(`Changed only in line endings or YAML layout, so no bump needed: ${cosmetic.join(', ')}.`, '');
     }
@@ -102,7 +103,7 @@ export const formatMarkdown: Formatter = (report) => {
   if (report.diagnostics.length > 0) {
     lines.push('**Problems**', '');
     for (const d of report.diagnostics.slice(0, MAX_PROBLEMS)) {
-      lines.push(`- **${d.severity}** \`${d.file}:${d.line}:${d.column}\` ${d.message.replace(/\r?\n/g, ' ')} (\`${d.ruleId}\`)`);
+      lines.push(`- **${d.severity}** ${markdownCode(`${d.file}:${d.line}:${d.column}`)} ${markdownMessage(d.message)} (${markdownCode(d.ruleId)})`);
     }
     if (report.diagnostics.length > MAX_PROBLEMS) lines.push(`- … and ${report.diagnostics.length - MAX_PROBLEMS} more`);
     lines.push('');

@@ -1,5 +1,7 @@
 // `--format stylish` (default): ESLint's layout, grouped by file, aligned columns, a summary line.
-// Plain text (no colours): it is read in terminals, CI logs and golden tests alike.
+// Plain text (no colours): it is read in terminals, CI logs and golden tests alike; names and
+// messages show control characters escaped (escape.ts), so one diagnostic is one line.
+import { plainText } from './escape.js';
 import type { Formatter } from './types.js';
 
 function plural(count: number, word: string): string {
@@ -16,13 +18,16 @@ export const formatStylish: Formatter = (report) => {
   }
   const lines: string[] = [];
   for (const [file, diagnostics] of byFile) {
-    lines.push(file);
-    const rows = diagnostics.map((d) => [`${d.line}:${d.column}`, d.severity === 'error' ? 'error' : 'warning', d.message, d.ruleId]);
+    lines.push(plainText(file));
+    const rows = diagnostics.map((d) => [`${d.line}:${d.column}`, d.severity === 'error' ? 'error' : 'warning', plainText(d.message), d.ruleId]);
     const widths = [0, 1].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
     for (const [index, row] of rows.entries()) {
       lines.push(`  ${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padEnd(widths[1]!)}  ${row[2]}  ${row[3]}`);
       const related = diagnostics[index]?.related;
-      if (related) lines.push(`  ${''.padEnd(widths[0]!)}  ${''.padEnd(widths[1]!)}  ↳ ${related.message}: ${related.file}:${related.line}:${related.column}`);
+      if (related) {
+        const place = `${plainText(related.file)}:${related.line}:${related.column}`;
+        lines.push(`  ${''.padEnd(widths[0]!)}  ${''.padEnd(widths[1]!)}  ↳ ${plainText(related.message)}: ${place}`);
+      }
     }
     lines.push('');
   }
