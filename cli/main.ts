@@ -6,6 +6,7 @@
 import { asksForHelp, commandHelp, commandSuggestion, COMMANDS, generalHelp, isCommandName } from './command-table.js';
 import { processContext, UsageError, type CliContext } from './context.js';
 import { CAPREG_VERSION } from '../compiler/contract.js';
+import { plainText } from '../compiler/formatters/escape.js';
 
 function unknownCommand(name: string, context: CliContext): number {
   context.stderr(`capreg: unknown command "${name}"${commandSuggestion(name)}\n\n${generalHelp()}`);
@@ -46,7 +47,7 @@ export async function main(argv: string[], context: CliContext = processContext(
     return await run(rest, context);
   } catch (error) {
     if (error instanceof UsageError) {
-      context.stderr(`capreg ${name}: ${error.message}\n`);
+      context.stderr(`capreg ${name}: ${plainText(error.message)}\n`);
       return 2;
     }
     context.stderr(`capreg ${name}: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -13,6 +13,7 @@ import { CompileSession, type SessionCompile, type SessionOptions } from './comp
 import type { CliContext } from './context.js';
 import { loadConfig } from './load-config.js';
 import { RegistryBudget } from './read-registry.js';
+import { plainText } from '../compiler/formatters/escape.js';
 
 /** Changes this close together are compiled together (a save of several files, a `git checkout`). */
 const SETTLE_MS = 25;
@@ -166,7 +167,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
         watchLinkTargets();
         await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
-        context.stderr(`${options.command}: ${error instanceof Error ? error.message : String(error)}\n`);
+        context.stderr(`${options.command}: ${plainText(error instanceof Error ? error.message : String(error))}\n`);
       }
       if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
     });

@@ -15,6 +15,7 @@ import { defaultManifestFile } from '../build-outputs.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
 import { existingFile, findRegistryRoot } from '../root.js';
+import { plainText } from '../../compiler/formatters/escape.js';
 
 export const EXPORT_FORMATS = ['agent-skills'] as const;
 /** Written into every export, so a later export may replace the folder and nothing else. */
@@ -39,7 +40,7 @@ export const exportCommand: Command = async (argv, context) => {
   );
   const plan = planAgentSkillsExport(manifest, capabilities, { marketplace: values.marketplace === true });
   if (!plan.ok) {
-    for (const problem of plan.problems) context.stderr(`capreg export: ${problem}\n`);
+    for (const problem of plan.problems) context.stderr(`capreg export: ${plainText(problem)}\n`);
     context.stderr('capreg export: nothing was written\n');
     return 1;
   }
