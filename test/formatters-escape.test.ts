@@ -80,3 +80,11 @@ describe('escaping author text', () => {
     );
   });
 });
+
+describe('markdownCode on a long text', () => {
+  it('fences 200,000 runs of backticks without overflowing the stack', () => {
+    const code = markdownCode('a`'.repeat(200_000) + 'b``c');
+    expect(code.startsWith('``` ')).toBe(false);
+    expect(code.startsWith('```a`')).toBe(true);
+  });
+});

@@ -48,7 +48,8 @@ export function markdownCode(text: string, options: { cell?: boolean } = {}): st
   let code = markdownLine(text);
   if (code === '') return '';
   if (options.cell) code = code.replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
-  const longestRun = Math.max(0, ...(code.match(/`+/g) ?? []).map((run) => run.length));
+  // A reduce, not Math.max(...runs): a text of 200,000 runs would overflow the call's arguments.
+  const longestRun = (code.match(/`+/g) ?? []).reduce((longest, run) => Math.max(longest, run.length), 0);
   const fence = '`'.repeat(longestRun + 1);
   const pad = /^`|`$/.test(code) || (/^ /.test(code) && / $/.test(code) && /[^ ]/.test(code)) ? ' ' : '';
   return `${fence}${pad}${code}${pad}${fence}`;
