@@ -31,6 +31,11 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_CALLER_CONCURRENCY = 4;
 /** The longest a request waits for its caller's turn; then a 429 with Retry-After. */
 export const DEFAULT_TURN_WAIT_MS = 10_000;
+/**
+ * How deep a request body may nest arrays and objects. No MCP message of this server's tools comes
+ * near it; parsing and validating a body nested 100,000 deep recurses past the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
 /** Requests one connection may have open at once (HTTP/1.1 pipelining); past it the connection is closed. */
 export const MAX_PIPELINED_REQUESTS = 8;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -423,12 +428,36 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: nu
     refuseTooLarge(req, res, limit);
     return undefined;
   }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32600, message: `Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels` }, id: null });
+    return undefined;
+  }
   try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+    return { value: JSON.parse(text) };
   } catch {
     sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
     return undefined;
   }
+}
+
+/** Whether `text`, read as JSON, opens more than `max` arrays or objects inside each other (brackets in strings do not count). */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c)
+        i += 1; // a backslash: the next character is escaped
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (code === 0x5d || code === 0x7d) depth -= 1;
+  }
+  return false;
 }
 
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {

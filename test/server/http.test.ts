@@ -7,7 +7,7 @@ import path from 'node:path';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { MAX_JSON_DEPTH, startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import {
   PRINCIPALS,
   STANDARD_CAPABILITIES,
@@ -350,6 +350,26 @@ describe('HTTP surface', () => {
       duplex: 'half',
     } as RequestInit);
     expect(streamed.status).toBe(413);
+  });
+
+  it(`refuses a body nesting deeper than ${MAX_JSON_DEPTH} levels with one clear error, brackets inside strings not counted`, async () => {
+    const deep = (levels: number): string =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_capability_protocol","arguments":{"capabilityId":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
+    for (const body of [deep(100_000), `[${deep(MAX_JSON_DEPTH)}]`]) {
+      const response = await post(body, { Authorization: 'Bearer key-alice-reports' });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: `Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels` },
+        id: null,
+      });
+    }
+    // At the limit, and with brackets in a string: read as usual (an invalid argument, answered as such).
+    const inString = rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: `${'['.repeat(1000)}\\"{` } });
+    for (const body of [deep(MAX_JSON_DEPTH - 4), inString]) {
+      const response = await post(body, { Authorization: 'Bearer key-alice-reports' });
+      expect(response.status).toBe(200);
+    }
   });
 
   it('answers a body that is not JSON with a parse error', async () => {
