@@ -63,8 +63,9 @@ export function createLogger(options: LogOptions = {}): Logger {
 
 /**
  * The `(line) => void` callback the server's parts log through, as structured records: the line is
- * the message, minus the `capreg serve: ` prefix that plain stderr lines carried.
+ * the message, minus the `capreg serve: ` prefix that plain stderr lines carried. `info` unless the
+ * part says `warn` (the user store, for an outage that starts).
  */
-export function lineLogger(logger: Logger): (line: string) => void {
-  return (line) => logger.info(line.replace(/^capreg (serve|user store): /, ''));
+export function lineLogger(logger: Logger): (line: string, level?: 'info' | 'warn') => void {
+  return (line, level = 'info') => logger[level](line.replace(/^capreg (serve|user store): /, ''));
 }

@@ -127,7 +127,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ? new UserCapabilities({
         store: userStore,
         names,
-        log,
+        // No `log`: the store logs its own outages (a failed write until a write succeeds), once
+        // each; lines from here too would come and go with every save that fails between two reads.
         ...(options.userCompile ? { compile: options.userCompile } : {}),
         ...(metrics ? { onStoreError: () => metrics.storeError() } : {}),
       })
@@ -181,7 +182,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const lastReloadError = errors.length > 0 ? errors.join('; ') : null;
       const store = userStore?.health();
       return {
-        status: lastReloadError === null && store?.status !== 'unavailable' ? 'ok' : 'degraded',
+        status: lastReloadError === null && (store === undefined || store.status === 'ok') ? 'ok' : 'degraded',
         revision: snapshot.value.manifest.revision,
         capabilities: snapshot.value.catalog.size,
         loadedAt: snapshot.loadedAt,

@@ -38,9 +38,9 @@ export interface OpenUserStoreOptions extends UserStoreOptions {
 
 /**
  * Opens the store `spec` names (the default SQLite file when undefined). Throws only for a spec
- * that is wrong (`invalid-config`). A database that cannot be reached is logged and the store is
- * still returned: its calls fail with `store-unavailable` until the database is back, while the
- * rest of the server (the Git catalog) keeps serving.
+ * that is wrong (`invalid-config`). A database that cannot be reached is logged (by the store, as
+ * every outage) and the store is still returned: its calls fail with `store-unavailable` until the
+ * database is back, while the rest of the server (the Git catalog) keeps serving.
  */
 export async function openUserStore(spec: string | undefined, options: OpenUserStoreOptions): Promise<UserCapabilityStore> {
   const location = parseUserStoreSpec(spec, options.root);
@@ -50,7 +50,6 @@ export async function openUserStore(spec: string | undefined, options: OpenUserS
     await store.ping();
   } catch (error) {
     if (!isUserStoreError(error, 'store-unavailable')) throw error;
-    options.log?.(`capreg serve: ${error.message}; user-defined capabilities are unavailable until it answers`);
   }
   return store;
 }

@@ -13,6 +13,7 @@ import {
   resolveMaxPerOwner,
   RetryingInit,
   StaleRevisionError,
+  StoreHealth,
   StoreUnavailableError,
   type ToolBinding,
   type UserCapabilityData,
@@ -22,6 +23,7 @@ import {
   UserStoreError,
   type UserStoreHealth,
   type UserStoreOptions,
+  type StoreLog,
   newRevision,
   newUserCapabilityId,
 } from './store.js';
@@ -164,10 +166,10 @@ export class PostgresUserStore implements UserCapabilityStore {
   readonly #pool: pg.Pool;
   readonly #schema: string | undefined;
   readonly #maxPerOwner: number;
-  readonly #log: (line: string) => void;
+  readonly #log: StoreLog;
   readonly #secrets: string[];
   readonly #ready: RetryingInit;
-  #health: UserStoreHealth = { status: 'ok' };
+  readonly #health: StoreHealth;
   #closed = false;
 
   /** Opens no connection: the first query (or `ping()`) connects and migrates. */
@@ -176,6 +178,7 @@ export class PostgresUserStore implements UserCapabilityStore {
     this.#secrets = passwordSpellings(connectionString);
     this.#maxPerOwner = resolveMaxPerOwner(options.maxPerOwner);
     this.#log = options.log ?? (() => {});
+    this.#health = new StoreHealth(this.#log);
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new UserStoreError('invalid-config', `schema name ${JSON.stringify(options.schema)} must match ${String(SCHEMA_NAME)}`);
     }
@@ -263,40 +266,48 @@ export class PostgresUserStore implements UserCapabilityStore {
     });
   }
 
-  async #use<T>(operation: () => Promise<T>): Promise<T> {
+  async #use<T>(operation: () => Promise<T>, kind: 'read' | 'write' = 'read'): Promise<T> {
     if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
+    // Set while the write runs, once connected and migrated: what fails then is the write.
+    let writing = false;
     try {
       await this.#ready.run();
+      writing = kind === 'write';
       const result = await operation();
-      this.#health = { status: 'ok' };
+      this.#health.answered(kind === 'write');
       return result;
     } catch (error) {
       if (error instanceof UserStoreError) {
-        this.#health = { status: 'ok' };
+        this.#health.answered(false);
         throw error;
       }
       const unavailable = this.#unavailable(error);
-      this.#health = { status: 'unavailable', reason: unavailable.reason };
+      // A write the database refused (a full disk, a read-only server after a failover, a missing
+      // grant), while reads may well work, stays reported until a write succeeds; a connection
+      // that failed fails reads as well.
+      this.#health.failed(unavailable, writing && error instanceof pg.DatabaseError);
       throw unavailable;
     }
   }
 
   create(ownerId: string, data: UserCapabilityData): Promise<UserCapabilityRecord> {
-    return this.#use(() =>
-      this.#transaction(async (client) => {
-        // Serialises creates of one owner across replicas, so the count cannot be passed twice.
-        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE_OWNER, ownerId]);
-        const counted = await client.query<{ count: number }>('SELECT count(*)::int AS count FROM user_capabilities WHERE owner_id = $1', [ownerId]);
-        if (counted.rows[0]!.count >= this.#maxPerOwner) throw new LimitExceededError(this.#maxPerOwner);
-        const inserted = await client.query<Row>(
-          `INSERT INTO user_capabilities
+    return this.#use(
+      () =>
+        this.#transaction(async (client) => {
+          // Serialises creates of one owner across replicas, so the count cannot be passed twice.
+          await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE_OWNER, ownerId]);
+          const counted = await client.query<{ count: number }>('SELECT count(*)::int AS count FROM user_capabilities WHERE owner_id = $1', [ownerId]);
+          if (counted.rows[0]!.count >= this.#maxPerOwner) throw new LimitExceededError(this.#maxPerOwner);
+          const inserted = await client.query<Row>(
+            `INSERT INTO user_capabilities
             (id, owner_id, markdown, name, description, when_to_use, uses, dependencies, tool_bindings, revision, created_at, updated_at)
           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), now())
           RETURNING *`,
-          [newUserCapabilityId(), ownerId, ...dataParameters(data), newRevision()],
-        );
-        return toRecord(inserted.rows[0]!);
-      }),
+            [newUserCapabilityId(), ownerId, ...dataParameters(data), newRevision()],
+          );
+          return toRecord(inserted.rows[0]!);
+        }),
+      'write',
     );
   }
 
@@ -318,14 +329,14 @@ export class PostgresUserStore implements UserCapabilityStore {
         if (owned.rowCount) throw new StaleRevisionError(id, expectedRevision);
       }
       throw new NotFoundError(id);
-    });
+    }, 'write');
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {
     return this.#use(async () => {
       const deleted = await this.#pool.query('DELETE FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
       return (deleted.rowCount ?? 0) > 0;
-    });
+    }, 'write');
   }
 
   get(id: string): Promise<UserCapabilityRecord | undefined> {
@@ -369,7 +380,7 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   health(): UserStoreHealth {
-    return this.#health;
+    return this.#health.current;
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ import {
   errorCode,
   resolveMaxPerOwner,
   StaleRevisionError,
+  StoreHealth,
   StoreUnavailableError,
   type UserCapabilityData,
   type UserCapabilityRecord,
@@ -216,7 +217,7 @@ export class SqliteUserStore implements UserCapabilityStore {
    * silently recreated empty (which would hide every owner's capabilities and take new saves).
    */
   #hadDatabase = false;
-  #health: UserStoreHealth = { status: 'ok' };
+  readonly #health: StoreHealth;
   readonly #lockTimeoutMs: number;
   #closed = false;
 
@@ -225,6 +226,7 @@ export class SqliteUserStore implements UserCapabilityStore {
     this.file = path.resolve(file);
     this.#maxPerOwner = resolveMaxPerOwner(options.maxPerOwner);
     this.#log = options.log ?? (() => {});
+    this.#health = new StoreHealth(this.#log);
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   }
 
@@ -308,13 +310,17 @@ export class SqliteUserStore implements UserCapabilityStore {
     const deadline = Date.now() + this.#lockTimeoutMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_RETRY_MS)) {
       if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
+      // Set while a write runs on a file that opened and checked out: what fails then is the write.
+      let writing = false;
       try {
         if (this.#open) this.#verify(this.#open);
         this.#open ??= this.#connect();
         const open = this.#open;
+        writing = kind === 'write';
         const result = operation(open);
+        writing = false;
         if (kind === 'write') this.#verify(open);
-        this.#health = { status: 'ok' };
+        this.#health.answered(kind === 'write');
         return result;
       } catch (error) {
         // BUSY means the statement or transaction was rolled back: trying again cannot write twice.
@@ -322,14 +328,14 @@ export class SqliteUserStore implements UserCapabilityStore {
           await new Promise((resolve) => setTimeout(resolve, pause));
           continue;
         }
-        throw this.#failure(error);
+        throw this.#failure(error, writing);
       }
     }
   }
 
-  #failure(error: unknown): UserStoreError {
+  #failure(error: unknown, writing: boolean): UserStoreError {
     if (error instanceof UserStoreError && !(error instanceof StoreUnavailableError)) {
-      this.#health = { status: 'ok' };
+      this.#health.answered(false);
       return error;
     }
     const unavailable =
@@ -341,7 +347,9 @@ export class SqliteUserStore implements UserCapabilityStore {
           });
     // A driver error may leave the connection on a damaged file: the next call reopens and re-checks.
     if (!(error instanceof UserStoreError) && !isBusy(error)) this.#drop();
-    this.#health = { status: 'unavailable', reason: unavailable.reason };
+    // A write the file refuses (full, read-only) is refused again until something changes; a lock
+    // held too long passes by itself, and a file that is gone fails reads as well.
+    this.#health.failed(unavailable, writing && !isBusy(error));
     return unavailable;
   }
 
@@ -401,10 +409,10 @@ export class SqliteUserStore implements UserCapabilityStore {
       try {
         this.#verify(this.#open);
       } catch (error) {
-        this.#health = { status: 'unavailable', reason: (error as StoreUnavailableError).reason };
+        this.#health.failed(error as StoreUnavailableError, false);
       }
     }
-    return this.#health;
+    return this.#health.current;
   }
 
   close(): Promise<void> {

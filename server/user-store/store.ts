@@ -61,12 +61,17 @@ export interface UserCapabilityStore {
   /**
    * The state as last seen (SQLite also re-checks its file, cheaply), for `/healthz`: never a
    * path, host or password. Issues no query, so an unauthenticated probe cannot load the database.
+   * A failed write is reported until a write succeeds, whatever reads do meanwhile (StoreHealth).
    */
   health(): UserStoreHealth;
   close(): Promise<void>;
 }
 
-export type UserStoreHealth = { status: 'ok' } | { status: 'unavailable'; reason: string };
+/**
+ * `unavailable`: the last call failed. `writes-failing`: calls work, but the last write failed and
+ * none has succeeded since (a full disk, a read-only database): saved capabilities are still served.
+ */
+export type UserStoreHealth = { status: 'ok' } | { status: 'unavailable' | 'writes-failing'; reason: string };
 
 export const DEFAULT_MAX_PER_OWNER = 100;
 
@@ -127,12 +132,15 @@ export function isUserStoreError(error: unknown, code?: UserStoreErrorCode): err
   return error instanceof UserStoreError && (code === undefined || error.code === code);
 }
 
+/** Where a store's lines go; `warn` for an outage that starts, `info` (the default) otherwise. */
+export type StoreLog = (line: string, level?: 'info' | 'warn') => void;
+
 /** Options both backends take. */
 export interface UserStoreOptions {
   /** Per-owner limit on the number of user capabilities (default 100). */
   maxPerOwner?: number;
-  /** Where warnings go (an unreachable database, an idle connection lost); stderr in the server. */
-  log?: (line: string) => void;
+  /** Where warnings go (an outage, once when it starts and once when it ends; an idle connection lost); stderr in the server. */
+  log?: StoreLog;
 }
 
 export function resolveMaxPerOwner(value: number | undefined): number {
@@ -201,6 +209,63 @@ export class RetryingInit {
       },
     );
     return this.#pending;
+  }
+}
+
+const OK: UserStoreHealth = { status: 'ok' };
+
+/**
+ * What a store reports in `health()`, and logs when it changes. Two states: the last call's, and
+ * the last write's. A full disk or a read-only database fails every save while reads still work,
+ * so a failed write is cleared only by a write that succeeds, never by a read: `/healthz` stays
+ * degraded for as long as saves fail. Each change is logged once (an outage at `warn` when it
+ * starts, `info` when it ends), not once per call.
+ */
+export class StoreHealth {
+  #call: UserStoreHealth = OK;
+  #write: UserStoreHealth = OK;
+  #reported: UserStoreHealth = OK;
+
+  constructor(private readonly log: StoreLog) {}
+
+  get current(): UserStoreHealth {
+    return this.#reported;
+  }
+
+  /** The database answered (a refusal such as stale-revision included); `wrote`: a write succeeded. */
+  answered(wrote: boolean): void {
+    this.#call = OK;
+    if (wrote) this.#write = OK;
+    this.#report(undefined);
+  }
+
+  /**
+   * A call failed. `write`: a write the database refused, reported until a write succeeds; any
+   * other failure (a read, a lock another process held for too long) until the next call answers.
+   */
+  failed(error: StoreUnavailableError, write: boolean): void {
+    if (write) this.#write = { status: 'writes-failing', reason: error.reason };
+    else this.#call = { status: 'unavailable', reason: error.reason };
+    this.#report(error.message);
+  }
+
+  #report(detail: string | undefined): void {
+    const previous = this.#reported;
+    const next = this.#call.status === 'ok' ? this.#write : this.#call;
+    this.#reported = next;
+    if (next.status === previous.status) return;
+    if (next.status === 'unavailable') {
+      this.log(`capreg user store: ${detail}; user-defined capabilities are unavailable, the platform catalog keeps serving`, 'warn');
+    } else if (next.status === 'writes-failing') {
+      this.log(
+        detail === undefined
+          ? `capreg user store: the user store answers again, but saves still fail (${next.reason}) until one succeeds`
+          : `capreg user store: a save failed: ${detail}; saves fail until one succeeds, saved user capabilities are still served`,
+        'warn',
+      );
+    } else {
+      this.log(previous.status === 'writes-failing' ? 'capreg user store: saves succeed again' : 'capreg user store: the user store answers again');
+    }
   }
 }
 

@@ -3,10 +3,14 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openUserStore } from '../../server/user-store/open.js';
 import { PostgresUserStore } from '../../server/user-store/postgres.js';
 import { SqliteUserStore } from '../../server/user-store/sqlite.js';
+import { structured } from '../server/helpers.js';
 import { closedPort } from '../support/postgres.js';
+import { startHarness, userEntries, WEEKLY_DIGEST } from '../user-capabilities/harness.js';
 import { sampleData } from './contract.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'capreg-store-health-'));
@@ -27,6 +31,39 @@ describe('user store health', () => {
     expect(await store.countByOwner('key:alice')).toBe(1);
     expect(store.health()).toEqual({ status: 'ok' });
     await store.close();
+  });
+
+  it('SQLite: saves the database refuses keep the server degraded until one succeeds, while reads serve; logged once, at warn', async () => {
+    const file = path.join(scratch, 'refusing.db');
+    const lines: { line: string; level: string }[] = [];
+    const log = (line: string, level = 'info'): void => void lines.push({ line, level });
+    const harness = await startHarness(() => openUserStore(`sqlite:${file}`, { root: scratch, log }), { log });
+    try {
+      const alice = await harness.session('key-alice');
+      const saved = await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST });
+      expect(saved).toMatchObject({ success: true });
+      // Stands in for a full disk or a read-only file (root, as CI may run, writes those anyway):
+      // SQLite refuses every insert while reads work.
+      const db = new Database(file);
+      db.exec("CREATE TRIGGER refuse BEFORE INSERT ON user_capabilities BEGIN SELECT RAISE(ABORT, 'refused'); END");
+      for (let n = 0; n < 3; n += 1) {
+        expect(structured(await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST }))).toMatchObject({ code: 'store-unavailable' });
+        // The saved capability is still served, and the probe after that read still says saves fail.
+        expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id)).toEqual([saved['capabilityId']]);
+        expect(harness.runtime.health()).toMatchObject({ status: 'degraded', userStore: { status: 'writes-failing', reason: 'SQLITE_CONSTRAINT_TRIGGER' } });
+      }
+      expect(JSON.stringify(harness.runtime.health())).not.toContain(scratch);
+      // One line when it starts, at warn: not one (or two) per save.
+      expect(lines).toEqual([{ line: expect.stringContaining('a save failed') as unknown, level: 'warn' }]);
+
+      db.exec('DROP TRIGGER refuse');
+      db.close();
+      expect(await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST })).toMatchObject({ success: true });
+      expect(harness.runtime.health()).toMatchObject({ status: 'ok', userStore: { status: 'ok' } });
+      expect(lines.slice(1)).toEqual([{ line: 'capreg user store: saves succeed again', level: 'info' }]);
+    } finally {
+      await harness.close();
+    }
   });
 
   it('PostgreSQL: reports the failure code of the last call, without host or password', async () => {

@@ -199,6 +199,32 @@ if (!url) {
       }
     });
 
+    it('reports saves the database refuses until one succeeds, while reads serve; logged once, at warn', async () => {
+      const schema = schemaForTest();
+      const lines: { line: string; level: string }[] = [];
+      const store = new PostgresUserStore(databaseUrl, { schema, log: (line, level = 'info') => void lines.push({ line, level }) });
+      try {
+        const kept = await store.create('alice', sampleData('kept'));
+        // Stands in for a full disk: every insert is refused with its SQLSTATE, reads work.
+        await admin.query(
+          `CREATE FUNCTION ${schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'full' USING ERRCODE = 'disk_full'; END $$`,
+        );
+        await admin.query(`CREATE TRIGGER refuse BEFORE INSERT ON ${schema}.user_capabilities FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse()`);
+        for (let n = 0; n < 3; n += 1) {
+          await expect(store.create('alice', sampleData(String(n)))).rejects.toMatchObject({ code: 'store-unavailable' });
+          expect((await store.listByOwner('alice')).map((r) => r.id)).toEqual([kept.id]);
+          expect(store.health()).toEqual({ status: 'writes-failing', reason: '53100' });
+        }
+        expect(lines).toEqual([{ line: expect.stringContaining('a save failed') as unknown, level: 'warn' }]);
+        await admin.query(`DROP TRIGGER refuse ON ${schema}.user_capabilities`);
+        await store.create('alice', sampleData('after'));
+        expect(store.health()).toEqual({ status: 'ok' });
+        expect(lines.slice(1)).toEqual([{ line: 'capreg user store: saves succeed again', level: 'info' }]);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('migrates once when several replicas start together', async () => {
       const schema = schemaForTest();
       const replicas = Array.from({ length: 5 }, () => new PostgresUserStore(databaseUrl, { schema }));
