@@ -220,6 +220,7 @@ export class UserCapabilities {
       }
       // Off the event loop, within a time budget: one author's save never stalls other callers.
       const outcome = await this.#compiler.compile({
+        owner: caller.owner,
         markdown: input.markdown,
         maxBytes: this.#maxBytes,
         manifest: catalog.manifest,

@@ -1,8 +1,9 @@
 // Compiles user capabilities off the event loop (SPEC §8): a small pool of worker threads
 // (server/user-compile-worker.ts) with a bounded queue and a hard time budget per save. A compile
 // that overruns its budget, or a worker that dies (e.g. out of memory), terminates that worker and
-// comes back as a diagnostic on the save; a full queue answers `busy`. Meanwhile the server keeps
-// answering every other call. No MCP SDK code here.
+// comes back as a diagnostic on the save; a full queue answers `busy`, and so does an owner who
+// already has `perOwner` saves queued or compiling, so that one author cannot fill the queue and
+// lock the others out. Meanwhile the server keeps answering every other call. No MCP SDK code here.
 //
 // Each worker is sent the catalog stand-ins (the manifest's capabilities without their protocols,
 // the toolsets and the rule settings) once per manifest; a save then sends only the Markdown and the
@@ -15,6 +16,7 @@ import { budgetDiagnostic, compileUserCapability, visibleCatalog, type UserCompi
 
 export const DEFAULT_COMPILE_WORKERS = 1;
 export const DEFAULT_COMPILE_QUEUE = 8;
+export const DEFAULT_COMPILE_PER_OWNER = 2;
 export const DEFAULT_COMPILE_BUDGET_MS = 5_000;
 /** Heap of one worker; a save is at most 64 KiB, so only a runaway compile comes near it. */
 const WORKER_HEAP_MB = 256;
@@ -24,6 +26,8 @@ export interface UserCompilePoolOptions {
   workers?: number;
   /** Saves waiting for a worker; past it a save answers `busy` (default 8). */
   queue?: number;
+  /** Saves of one owner queued or compiling; past it that owner's save answers `busy` (default 2). */
+  perOwner?: number;
   /** Wall-clock budget of one compile in a ready worker, in ms (default 5,000). */
   budgetMs?: number;
   /** The compiled worker module; by default the one next to this file. */
@@ -37,6 +41,8 @@ export interface UserCompilePoolOptions {
 
 /** The manifest a save is compiled against, and the capability ids the author may use in it. */
 export interface CompileRequest {
+  /** Who saves: counted against `perOwner`. */
+  owner: string;
   markdown: string;
   maxBytes: number;
   manifest: Manifest;
@@ -84,6 +90,9 @@ function standInsOf(manifest: Manifest): StandIn[] {
 export class UserCompilePool {
   readonly #size: number;
   readonly #queueLimit: number;
+  readonly #perOwner: number;
+  /** Owner → saves of theirs queued or compiling. */
+  readonly #owners = new Map<string, number>();
   readonly #budgetMs: number;
   readonly #workerUrl: URL;
   readonly #testRulesModule: URL | undefined;
@@ -97,6 +106,7 @@ export class UserCompilePool {
   constructor(options: UserCompilePoolOptions = {}) {
     this.#size = Math.max(1, options.workers ?? DEFAULT_COMPILE_WORKERS);
     this.#queueLimit = Math.max(0, options.queue ?? DEFAULT_COMPILE_QUEUE);
+    this.#perOwner = Math.max(1, options.perOwner ?? DEFAULT_COMPILE_PER_OWNER);
     this.#budgetMs = options.budgetMs ?? DEFAULT_COMPILE_BUDGET_MS;
     this.#workerUrl = options.workerUrl ?? new URL('./user-compile-worker.js', import.meta.url);
     this.#testRulesModule = options.testRulesModule;
@@ -118,13 +128,25 @@ export class UserCompilePool {
       });
       return Promise.resolve({ kind: 'compiled', result });
     }
-    return new Promise<PoolOutcome>((resolve, reject) => {
+    const { owner } = request;
+    const held = this.#owners.get(owner) ?? 0;
+    if (held >= this.#perOwner) return Promise.resolve({ kind: 'busy' });
+    const slot = this.#idleSlot();
+    if (slot === undefined && this.#queue.length >= this.#queueLimit) return Promise.resolve({ kind: 'busy' });
+    this.#owners.set(owner, held + 1);
+    const outcome = new Promise<PoolOutcome>((resolve, reject) => {
       const job: Job = { request, resolve, reject };
-      const slot = this.#idleSlot();
-      if (slot !== undefined) return void this.#run(slot, job);
-      if (this.#queue.length >= this.#queueLimit) return resolve({ kind: 'busy' });
-      this.#queue.push(job);
+      if (slot !== undefined) void this.#run(slot, job);
+      else this.#queue.push(job);
     });
+    // However the job ends (compiled, timed out, worker lost, pool closed), the owner's turn is given back.
+    const release = (): void => {
+      const left = (this.#owners.get(owner) ?? 1) - 1;
+      if (left > 0) this.#owners.set(owner, left);
+      else this.#owners.delete(owner);
+    };
+    outcome.then(release, release);
+    return outcome;
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 // Saves are compiled off the event loop (server/user-compile-pool.ts): over real HTTP, a save whose
 // compile spins (a test-only rule loaded through the pool's documented `testRulesModule` hook, in
 // the real compiled worker from lib/) must not delay /healthz or list_capabilities, answers the
-// budget diagnostic, and a full queue answers `busy`. The worker is replaced after a timeout.
+// budget diagnostic, and a full queue answers `busy`, as does an owner past their share of it. The
+// worker is replaced after a timeout.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -106,10 +107,12 @@ describe('saving a user capability compiles off the event loop', () => {
   it('answers busy past the queue, and serves the queued save once the worker is free', { timeout: 30_000 }, async () => {
     await start({ workers: 1, queue: 1 });
     const alice = await as('key-alice');
+    const bob = await as('key-bob');
     expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
     const running = alice.call('save_user_capability', { markdown: SLOW });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const queued = alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
+    // Another owner's: alice is within her share, the queue is what is full.
+    const queued = bob.call('save_user_capability', { markdown: WEEKLY_DIGEST });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refused = await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
     expect(refused.isError).toBe(true);
@@ -120,5 +123,20 @@ describe('saving a user capability compiles off the event loop', () => {
     });
     expect(structured(await running)['diagnostics']).toHaveLength(1);
     expect(structured(await queued)['success']).toBe(true);
+  });
+
+  it("keeps queue room for other owners: one owner's saves past two at a time answer busy", { timeout: 60_000 }, async () => {
+    // Room for three saves (one compiling, two waiting), so that alice alone could fill it.
+    await start({ workers: 1, queue: 2, budgetMs: 3_000 });
+    const alice = await as('key-alice');
+    const bob = await as('key-bob');
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+    const flood = Array.from({ length: 3 }, () => alice.call('save_user_capability', { markdown: SLOW }));
+    // In whatever order the four saves arrive, alice holds at most two of the three places.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await bob.call('save_user_capability', { markdown: WEEKLY_DIGEST });
+    expect(structured(other)['success']).toBe(true);
+    const codes = (await Promise.all(flood)).map((result) => structured(result)['code']);
+    expect(codes.filter((code) => code === 'busy')).toHaveLength(1);
   });
 });
