@@ -8,7 +8,7 @@
 // and another process truncating that file kills this one with SIGBUS.
 // better-sqlite3 is synchronous; each call is short, and the async interface keeps the backends
 // interchangeable.
-import { mkdirSync, type Stats, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { API_KEY_OWNER_PREFIX } from '../identity.js';
@@ -296,6 +296,19 @@ export class SqliteUserStore implements UserCapabilityStore {
       : this.#unavailable('database-replaced', 'the file was replaced while serving; the new file is opened on the next call');
   }
 
+  /**
+   * Refuses a write to a file this process may not write (immutable, or read-only for its user)
+   * before SQLite starts it: the rollback journal it would leave could not be rolled back, and that
+   * hot journal would fail every read (SQLITE_READONLY_ROLLBACK) instead of serving the last good state.
+   */
+  #checkWritable(): void {
+    try {
+      accessSync(this.file, constants.W_OK);
+    } catch (error) {
+      throw this.#unavailable(errorCode(error), 'the file cannot be written (read-only or immutable); reads go on');
+    }
+  }
+
   #drop(): void {
     this.#open?.db.close();
     this.#open = undefined;
@@ -317,6 +330,7 @@ export class SqliteUserStore implements UserCapabilityStore {
         this.#open ??= this.#connect();
         const open = this.#open;
         writing = kind === 'write';
+        if (writing) this.#checkWritable();
         const result = operation(open);
         writing = false;
         if (kind === 'write') this.#verify(open);

@@ -2,6 +2,7 @@
 // serving. Whatever happens, a save the store acknowledged is in the file at the path (checked by
 // reopening it, as a restart does), and a database that is gone is refused, never recreated empty.
 import { chmodSync, copyFileSync, existsSync, linkSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -17,6 +18,19 @@ const stores: SqliteUserStore[] = [];
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
+
+/** `chattr` on a file; false where it is not allowed (not root) or not supported (the file system). */
+function chattr(flag: '+i' | '-i', file: string): boolean {
+  return spawnSync('chattr', [flag, file], { stdio: 'ignore' }).status === 0;
+}
+
+const immutableFiles = (() => {
+  const probe = path.join(scratch, 'chattr-probe');
+  writeFileSync(probe, '');
+  const supported = chattr('+i', probe) && chattr('-i', probe);
+  rmSync(probe);
+  return supported;
+})();
 
 function freshFile(): string {
   counter += 1;
@@ -148,6 +162,29 @@ describe('SQLite user store: the database file changes under a running store', (
       chmodSync(path.dirname(file), 0o755);
       chmodSync(file, 0o644);
     }
+  });
+
+  // Read-only even for root and for the descriptor already open; needs root and chattr.
+  it.skipIf(!immutableFiles)('keeps serving the last good state when the file is made immutable, and saves after', async () => {
+    const file = freshFile();
+    const store = open(file);
+    const kept = await store.create('key:alice', sampleData('kept'));
+    chattr('+i', file);
+    try {
+      for (let n = 0; n < 2; n += 1) {
+        await unavailable(store.create('key:alice', sampleData(String(n))));
+        // No hot journal left behind, so reads need no rollback they could not do.
+        expect(existsSync(`${file}-journal`)).toBe(false);
+        expect((await store.listByOwner('key:alice')).map((r) => r.id)).toEqual([kept.id]);
+        expect(await store.get(kept.id)).toMatchObject({ id: kept.id });
+        expect(store.health()).toEqual({ status: 'writes-failing', reason: 'EPERM' });
+      }
+    } finally {
+      chattr('-i', file);
+    }
+    const after = await store.create('key:alice', sampleData('after'));
+    expect(store.health()).toEqual({ status: 'ok' });
+    expect(idsOnDisk(file).sort()).toEqual([kept.id, after.id].sort());
   });
 
   it('keeps every acknowledged save across a restart', async () => {
