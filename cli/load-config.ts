@@ -2,7 +2,8 @@ import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CONFIG_FILE, ConfigError, defaultConfig, parseConfig, type ResolvedConfig } from '../compiler/config.js';
 import { UsageError } from './context.js';
-import { decodeTextFile, linkRefusal } from './read-registry.js';
+import { linkRefusal } from './link-refusal.js';
+import { decodeTextFile } from './read-registry.js';
 
 /** A configuration file is a few dozen lines; this bounds what is read before it is parsed. */
 const MAX_CONFIG_BYTES = 1024 * 1024;

@@ -11,10 +11,11 @@ import path from 'node:path';
 import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
 import { LIMITS, type ReadLimits } from '../compiler/limits.js';
-import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
+import { linkRefusal } from './link-refusal.js';
 
 export interface ReadOptions extends Partial<ReadLimits> {
   maxFileBytes: number;
@@ -166,11 +167,6 @@ export function folderTooDeep(relative: string): string {
   return `folder is ${pathDepth(relative)} levels deep under capabilities/, over the limit of ${MAX_FOLDER_DEPTH}; nothing in it is read: move its files up`;
 }
 
-function isInside(root: string, target: string): boolean {
-  const relative = path.relative(root, target);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
-
 export function isTextInput(relativePath: string): boolean {
   return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
@@ -194,20 +190,6 @@ export function readSourceFile(absolute: string, relative: string, options: Read
       problem: `file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable UTF-8 text file`,
     };
   }
-}
-
-/**
- * Why a symbolic link whose real target is `target` is refused, or undefined when it may be
- * followed: it must stay inside the registry root, and out of hidden files and folders, which are
- * never part of a registry (`.git/config` can hold a CI token; a YAML error would quote it).
- */
-export function linkRefusal(realRoot: string, target: string, what: 'file' | 'folder' = 'file'): string | undefined {
-  if (!isInside(realRoot, target)) return `symbolic link points outside the registry root (to ${target}); refused: put the ${what} itself inside the registry`;
-  const inside = path.relative(realRoot, target);
-  if (isHiddenPath(inside.split(path.sep).join('/'))) {
-    return `symbolic link points to a hidden file or folder (${inside}); refused: put the ${what} itself inside the registry`;
-  }
-  return undefined;
 }
 
 export function readRegistry(root: string, readOptions: ReadOptions): RegistryInput {
