@@ -1,12 +1,14 @@
 // capreg new <id>: scaffold capabilities/<id>/PROTOCOL.md that passes lint.
 // Imports nothing of the parser or the rules: scaffolding is a couple of file writes and should take
 // a node start-up, not a compiler load.
-import { mkdir, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
+import { linkRefusal } from '../link-refusal.js';
 import { builtAtFrom } from '../options.js';
 import { findRegistryRoot } from '../root.js';
 
@@ -25,24 +27,75 @@ export const newCommand: Command = async (argv, context) => {
     throw new UsageError(`"${id}" cannot be a capability id: ${TOOLSETS_FOLDER}/ holds split toolsets files; choose another id`);
   }
   const root = findRegistryRoot(context.cwd, values.root);
-  const folder = path.join(root, 'capabilities', id);
   const today = (builtAtFrom(context.env) ?? new Date().toISOString()).slice(0, 10);
-  await mkdir(folder, { recursive: true });
-  try {
-    await writeFile(path.join(folder, 'PROTOCOL.md'), scaffoldProtocol(id, today), { flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`capabilities/${id}/PROTOCOL.md already exists`);
-    throw error;
+  const folder = await capabilityFolder(root, id);
+  // 'wx' creates the file or fails: it never follows a link (or opens a FIFO) already there.
+  if (!(await create(path.join(folder, 'PROTOCOL.md'), `capabilities/${id}/PROTOCOL.md`, scaffoldProtocol(id, today)))) {
+    throw new UsageError(`capabilities/${id}/PROTOCOL.md already exists`);
   }
   context.stdout(`created capabilities/${id}/PROTOCOL.md\n`);
   // A registry without toolsets.yaml fails lint; a fresh registry gets an empty one so the
   // scaffold passes as promised.
-  try {
-    await writeFile(path.join(root, TOOLSETS_FILE), EMPTY_TOOLSETS, { flag: 'wx' });
-    context.stdout(`created ${TOOLSETS_FILE} (no toolsets yet)\n`);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  if (await create(path.join(root, TOOLSETS_FILE), TOOLSETS_FILE, EMPTY_TOOLSETS)) context.stdout(`created ${TOOLSETS_FILE} (no toolsets yet)\n`);
   context.stdout('next: fill it in, then run `capreg lint`\n');
   return 0;
 };
+
+/**
+ * The folder to write capabilities/<id>/PROTOCOL.md in, made when missing. What is in the way is a
+ * usage error, and a link is followed only on the terms of the registry reader (inside the root,
+ * not hidden): the scaffold must not land where `capreg lint` refuses to look.
+ */
+async function capabilityFolder(root: string, id: string): Promise<string> {
+  const folder = path.join(root, 'capabilities', id);
+  const realRoot = await realpath(root);
+  const capabilities = linkRefusal(realRoot, await realpath(path.join(root, 'capabilities')), 'folder');
+  if (capabilities !== undefined) throw new UsageError(`capabilities/: ${capabilities}`);
+  let info: Stats;
+  try {
+    info = await lstat(folder);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw new UsageError(`cannot read capabilities/${id}: ${errorCode(error)}`);
+    try {
+      await mkdir(folder);
+    } catch (mkdirError) {
+      throw new UsageError(`cannot create capabilities/${id}/: ${errorCode(mkdirError)}`);
+    }
+    return folder;
+  }
+  if (info.isSymbolicLink()) {
+    let target: string;
+    try {
+      target = await realpath(folder);
+    } catch {
+      throw new UsageError(`capabilities/${id} is a broken symbolic link: its target does not exist; remove it or choose another id`);
+    }
+    const refusal = linkRefusal(realRoot, target, 'folder');
+    if (refusal !== undefined) throw new UsageError(`capabilities/${id}: ${refusal}`);
+    info = await stat(target);
+  }
+  if (!info.isDirectory()) throw new UsageError(`capabilities/${id} exists and is not a folder (${kindOf(info)}); remove it or choose another id`);
+  return folder;
+}
+
+/** Writes a new file; false when something of that name is already there. */
+async function create(file: string, name: string, text: string): Promise<boolean> {
+  try {
+    await writeFile(file, text, { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return false;
+    throw new UsageError(`cannot create ${name}: ${errorCode(error)}`);
+  }
+}
+
+function kindOf(info: Stats): string {
+  if (info.isFile()) return 'a file';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}

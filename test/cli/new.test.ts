@@ -1,9 +1,10 @@
 // `capreg new <id>`: a scaffold that lints with zero diagnostics under the real rule set, and clear
 // usage errors for an id that exists or is malformed.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanProtocol, lintJson, run, tempRegistry } from './helpers.js';
+import { BIN, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry } from './helpers.js';
 
 describe('capreg new', () => {
   it('scaffolds a capability that lints with zero diagnostics', async () => {
@@ -103,5 +104,69 @@ describe('capreg new', () => {
     const root = tempRegistry();
     const result = await run(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: 'yesterday' } });
     expect(result).toEqual({ code: 2, stdout: '', stderr: 'capreg new: SOURCE_DATE_EPOCH must be a whole number of seconds, not "yesterday"\n' });
+  });
+
+  it('refuses what is in the way of the folder with a one-line usage error (a file, a FIFO, a broken link)', () => {
+    const root = tempRegistry({ 'capabilities/afile': 'x' });
+    expect(spawnSync('mkfifo', [path.join(root, 'capabilities/apipe')]).status).toBe(0);
+    fs.symlinkSync(path.join(root, 'missing'), path.join(root, 'capabilities/gone'));
+    const refused = (id: string, why: string) => ({ code: 2, stdout: '', stderr: `capreg new: capabilities/${id} ${why}; remove it or choose another id\n` });
+    expect(runBin(['new', 'afile'], { cwd: root })).toEqual(refused('afile', 'exists and is not a folder (a file)'));
+    expect(runBin(['new', 'apipe'], { cwd: root })).toEqual(refused('apipe', 'exists and is not a folder (a FIFO)'));
+    expect(runBin(['new', 'gone'], { cwd: root })).toEqual(refused('gone', 'is a broken symbolic link: its target does not exist'));
+    expect(fs.readFileSync(path.join(root, 'capabilities/afile'), 'utf8')).toBe('x');
+    expect(fs.existsSync(path.join(root, 'missing'))).toBe(false);
+  });
+
+  it('refuses a folder link that leaves the root or leads into a hidden folder, and writes nothing there; follows one inside', () => {
+    const root = tempRegistry({ '.git/hooks/keep': '', 'shared/alpha/notes.md': 'x', 'capabilities/linked/keep': '' });
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(root, 'capabilities/out'));
+    fs.symlinkSync(path.join(root, 'shared/alpha'), path.join(root, 'capabilities/alpha'));
+    // Nor is a link named PROTOCOL.md written through.
+    fs.symlinkSync(path.join(outside, 'PROTOCOL.md'), path.join(root, 'capabilities/linked/PROTOCOL.md'));
+    fs.symlinkSync(path.join(root, '.git/hooks'), path.join(root, 'capabilities/hooks'));
+    expect(runBin(['new', 'out'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `capreg new: capabilities/out: symbolic link points outside the registry root (to ${outside}); refused: put the folder itself inside the registry\n`,
+    });
+    expect(runBin(['new', 'hooks'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'capreg new: capabilities/hooks: symbolic link points to a hidden file or folder (.git/hooks); refused: put the folder itself inside the registry\n',
+    });
+    expect(runBin(['new', 'linked'], { cwd: root })).toEqual({ code: 2, stdout: '', stderr: 'capreg new: capabilities/linked/PROTOCOL.md already exists\n' });
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.readdirSync(path.join(root, '.git/hooks'))).toEqual(['keep']);
+    expect(runBin(['new', 'alpha'], { cwd: root }).code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'shared/alpha/PROTOCOL.md'))).toBe(true);
+  });
+
+  it('refuses capabilities/ itself as a link out of the root', () => {
+    const root = tempDir();
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(root, 'capabilities'));
+    expect(runBin(['new', 'first'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `capreg new: capabilities/: symbolic link points outside the registry root (to ${outside}); refused: put the folder itself inside the registry\n`,
+    });
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it('says why a folder cannot be made, without a stack trace', () => {
+    const root = tempRegistry();
+    // Permissions do not hold back root: run as nobody then.
+    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    fs.chmodSync(root, 0o755);
+    fs.chmodSync(path.join(root, 'capabilities'), 0o555);
+    const result = spawnSync(process.execPath, [BIN, 'new', 'first'], { cwd: root, env: { PATH: process.env.PATH }, encoding: 'utf8', ...asUser });
+    expect({ code: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg new: cannot create capabilities/first/: EACCES\n',
+    });
   });
 });
