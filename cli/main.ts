@@ -34,6 +34,10 @@ export async function main(argv: string[], context: CliContext = processContext(
     return 0;
   }
   if (name === '--version' || name === '-v') {
+    if (rest.length > 0) {
+      context.stderr(`capreg ${name}: unexpected argument ${JSON.stringify(rest[0])}: usage: capreg --version\n`);
+      return 2;
+    }
     context.stdout(`${CAPREG_VERSION}\n`);
     return 0;
   }

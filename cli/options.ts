@@ -1,5 +1,4 @@
-// Option values shared by the lint, build and check commands (the flags themselves are declared in
-// command-table.ts).
+// Option values shared by the commands (the flags themselves are declared in command-table.ts).
 import { FORMATS, formatNames, type Formatter } from '../compiler/formatters/index.js';
 import { UsageError } from './context.js';
 
@@ -11,19 +10,34 @@ export async function pickFormatter(name: string | undefined, options: { gate: b
   throw new UsageError(`unknown --format "${name}"; expected one of ${offered.join(', ')}`);
 }
 
+/** The last second a JavaScript Date holds: 100,000,000 days after 1970. */
+const MAX_EPOCH_SECONDS = 8_640_000_000_000;
+
 /** `SOURCE_DATE_EPOCH` as an ISO time (reproducible builds), or undefined when unset. */
 export function builtAtFrom(env: NodeJS.ProcessEnv): string | undefined {
   const epoch = env.SOURCE_DATE_EPOCH;
   if (epoch === undefined || epoch === '') return undefined;
   if (!/^\d+$/.test(epoch)) throw new UsageError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not "${epoch}"`);
-  return new Date(Number(epoch) * 1000).toISOString();
+  const date = new Date(Number(epoch) * 1000);
+  if (Number.isNaN(date.getTime())) throw new UsageError(`SOURCE_DATE_EPOCH ${epoch} is past the last date a timestamp can hold (${MAX_EPOCH_SECONDS})`);
+  return date.toISOString();
 }
 
+/**
+ * A whole-number flag: digits only, from `min` to `max`. `Number()` alone would take `1e3`, `0x10`,
+ * ` 5` or `1.0`, and round a number past 2^53 to another one.
+ */
+export function wholeNumber(flag: string, value: string, min: number, max: number): number {
+  const number = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(number >= min && number <= max)) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${value}"`);
+  return number;
+}
+
+/** More warnings than any registry within limits.maxFiles could have. */
+export const MAX_MAX_WARNINGS = 1_000_000_000;
+
 export function parseMaxWarnings(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new UsageError(`--max-warnings must be a whole number, not "${value}"`);
-  return parsed;
+  return value === undefined ? undefined : wholeNumber('--max-warnings', value, 0, MAX_MAX_WARNINGS);
 }
 
 /** Most parse worker threads `--jobs` may ask for. */
@@ -31,10 +45,7 @@ export const MAX_JOBS = 256;
 
 /** `--jobs N`: how many parse worker threads at most; undefined (the cores available) when absent. */
 export function parseJobs(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > MAX_JOBS) throw new UsageError(`--jobs must be a whole number from 1 to ${MAX_JOBS}, not "${value}"`);
-  return parsed;
+  return value === undefined ? undefined : wholeNumber('--jobs', value, 1, MAX_JOBS);
 }
 
 /** 0 clean, 1 errors or too many warnings. */

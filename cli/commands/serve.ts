@@ -21,6 +21,7 @@ import { isUserStoreError } from '../../server/user-store/store.js';
 import { defaultManifestFile } from '../build-outputs.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
+import { wholeNumber } from '../options.js';
 import { existingFile, findRegistryRoot } from '../root.js';
 import { CAPREG_BIN, DEMO_KEY, DEMO_PRINCIPALS_FILE } from '../version.js';
 
@@ -258,12 +259,6 @@ function parseConnectionLimits(
     );
   }
   return limits;
-}
-
-function wholeNumber(flag: string, value: string, min: number, max: number): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < min || number > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${value}"`);
-  return number;
 }
 
 /** A duration in seconds (decimals allowed, e.g. 0.5), from 0.1 s to one hour; returned in milliseconds. */

@@ -18,6 +18,44 @@ describe('bin/capreg.js', () => {
     expect(runBin(['--version'], { cwd: REPO_ROOT })).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
   });
 
+  it('refuses an argument after --version, as every command refuses one it does not take', () => {
+    expect(runBin(['--version', 'extra'], { cwd: REPO_ROOT })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg --version: unexpected argument "extra": usage: capreg --version\n',
+    });
+    expect(runBin(['-v', '--help'], { cwd: REPO_ROOT })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg -v: unexpected argument "--help": usage: capreg --version\n',
+    });
+  });
+
+  it('reads every whole-number flag strictly: no exponent, hex or value past its range', () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    const refused = (command: string, flag: string, range: string, value: string) => ({
+      code: 2,
+      stdout: '',
+      stderr: `capreg ${command}: ${flag} must be a whole number from ${range}, not "${value}"\n`,
+    });
+    expect(runBin(['build', '--max-warnings', '1e3'], { cwd: root })).toEqual(refused('build', '--max-warnings', '0 to 1000000000', '1e3'));
+    expect(runBin(['check', '--against', 'HEAD', '--max-warnings', '0x10'], { cwd: root })).toEqual(
+      refused('check', '--max-warnings', '0 to 1000000000', '0x10'),
+    );
+    expect(runBin(['lint', '--jobs', '1e1'], { cwd: root })).toEqual(refused('lint', '--jobs', '1 to 256', '1e1'));
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
+
+  it('refuses a SOURCE_DATE_EPOCH past the last date a timestamp can hold instead of crashing', () => {
+    const root = tempRegistry();
+    expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: '99999999999999999999' } })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg new: SOURCE_DATE_EPOCH 99999999999999999999 is past the last date a timestamp can hold (8640000000000)\n',
+    });
+    expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: '8640000000000' } }).code).toBe(0);
+  });
+
   it('reports problems with exit 1, as stylish text by default', () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha', { version: 'latest' }), 'capabilities/empty/.keep': '' });
     const result = runBin(['lint'], { cwd: root });

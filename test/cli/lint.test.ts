@@ -491,9 +491,9 @@ describe('capreg lint --max-warnings', () => {
 
   it('a value that is not a whole number is a usage error', async () => {
     const root = tempRegistry(files);
-    for (const value of ['-1', 'many', '1.5']) {
+    for (const value of ['-1', 'many', '1.5', '1e3', '0x10', ' 5', '99999999999999999999', '1000000001']) {
       const result = await run(['lint', `--max-warnings=${value}`], { cwd: root });
-      expect(result).toEqual({ code: 2, stdout: '', stderr: `capreg lint: --max-warnings must be a whole number, not "${value}"\n` });
+      expect(result).toEqual({ code: 2, stdout: '', stderr: `capreg lint: --max-warnings must be a whole number from 0 to 1000000000, not "${value}"\n` });
     }
   });
 });
