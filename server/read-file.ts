@@ -20,6 +20,13 @@ export type ReadResult = { ok: true; text: string; identity: string } | { ok: fa
  */
 export const DEFAULT_READ_LIMITS: ReadLimits = { maxBytes: 256 * 1024 * 1024, timeoutMs: 5_000 };
 
+/**
+ * A key file named on the command line (`build --sign-key`, `serve --verify-key`, `--jwt-jwks`,
+ * `--jwt-public-key`): a PEM key or a JWK is a few hundred bytes, a JWKS of several keys with their
+ * certificate chains some KB; 64 KiB leaves room and refuses `/dev/zero` or a file given by mistake.
+ */
+export const KEY_FILE_LIMITS: ReadLimits = { maxBytes: 64 * 1024, timeoutMs: 5_000 };
+
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK_BYTES = 1024 * 1024;
 

@@ -3,10 +3,11 @@
 // The compiler is imported only when the build cache cannot answer: a rebuild with nothing changed
 // loads none of it (see build-cache.ts).
 import { existsSync, realpathSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
 import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
+import { KEY_FILE_LIMITS, readBounded } from '../../server/read-file.js';
 import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { BUILD_OUTPUTS, DEFAULT_OUT_DIR } from '../build-outputs.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
@@ -166,14 +167,10 @@ export const buildCommand: Command = async (argv, context) => {
 
 /** The `--sign-key` file, read once at start: a missing or unusable key is a usage error (exit 2). */
 async function readSigningKey(file: string): Promise<SigningKey> {
-  let text: string;
+  const read = await readBounded(file, KEY_FILE_LIMITS);
+  if (!read.ok) throw new UsageError(`--sign-key: cannot read ${file}: ${read.reason}`);
   try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--sign-key: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  try {
-    return parseSigningKey(text);
+    return parseSigningKey(read.text);
   } catch (error) {
     if (error instanceof SigningKeyError) throw new UsageError(`--sign-key ${file}: ${error.message}`);
     throw error;

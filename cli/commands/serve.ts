@@ -8,7 +8,7 @@ import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../server/runtime.js';
 import { isManifestUrl } from '../../server/manifest-source.js';
-import { readBoundedSync } from '../../server/read-file.js';
+import { KEY_FILE_LIMITS, readBoundedSync } from '../../server/read-file.js';
 import { parseVerificationKeys, SigningKeyError } from '../../server/signature.js';
 import { TOOL_PREFIX_RULE, isValidToolPrefix } from '../../compiler/contract.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS, MCP_PATH, startHttpServer } from '../../server/transports/http.js';
@@ -139,9 +139,6 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   ];
   return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs, manifestSource, ...observabilitySettings(values, context.cwd) };
 }
-
-/** A JWKS of a few keys is a few hundred bytes. */
-const KEY_FILE_LIMITS = { maxBytes: 1024 * 1024, timeoutMs: 5_000 };
 
 /**
  * Signature keys and URL settings (docs/server.md, "Signed manifests"). Fail closed: once a key is

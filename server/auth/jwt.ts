@@ -2,10 +2,10 @@
 // public key file; `exp` required, `nbf`, `iss` and `aud` checked; scopes from `scope` (space
 // separated) or `scp` (list or space separated); principal id from `sub`. No MCP SDK code here.
 import { createPublicKey } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import { authenticatedCaller, type Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
+import { KEY_FILE_LIMITS, readBounded } from '../read-file.js';
 
 export interface JwtOptions {
   /** A JWKS as an `https://` URL (`http://` only on loopback) or a file path. */
@@ -61,14 +61,10 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
     throw new JwtConfigError('give exactly one of --jwt-jwks and --jwt-public-key');
   }
   if (options.publicKeyFile !== undefined) {
-    let pem: string;
+    const read = await readBounded(options.publicKeyFile, KEY_FILE_LIMITS);
+    if (!read.ok) throw new JwtConfigError(`cannot read --jwt-public-key ${options.publicKeyFile}: ${read.reason}`);
     try {
-      pem = await readFile(options.publicKeyFile, 'utf8');
-    } catch (error) {
-      throw new JwtConfigError(`cannot read --jwt-public-key ${options.publicKeyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-    try {
-      const key = createPublicKey(pem);
+      const key = createPublicKey(read.text);
       if (key.type !== 'public') throw new Error('not a public key');
       return key;
     } catch (error) {
@@ -89,9 +85,11 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
     }
     return createRemoteJWKSet(url);
   }
+  const read = await readBounded(source, KEY_FILE_LIMITS);
+  if (!read.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source}: ${read.reason}`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(source, 'utf8'));
+    parsed = JSON.parse(read.text);
   } catch (error) {
     throw new JwtConfigError(`cannot read --jwt-jwks ${source} as a JSON Web Key Set: ${(error as Error).message}`);
   }

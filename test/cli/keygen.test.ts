@@ -86,4 +86,21 @@ describe('capreg build --sign-key', () => {
     expect(missing.stderr).toMatch(/--sign-key: cannot read .*ENOENT/);
     expect(fs.existsSync(path.join(fresh, 'dist/manifest.json'))).toBe(false);
   });
+
+  it('reads --sign-key bounded: a device or a file over 64 KiB is refused in one line (exit 2, nothing written)', () => {
+    const root = registry();
+    const big = path.join(tempDir(), 'big.jwk');
+    fs.writeFileSync(big, ' '.repeat(64 * 1024 + 1));
+    expect(runBin(['build', '--sign-key', '/dev/zero'], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'capreg build: --sign-key: cannot read /dev/zero: it is a device, not a regular file\n',
+    });
+    expect(runBin(['build', '--sign-key', big], { cwd: root })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `capreg build: --sign-key: cannot read ${big}: it is 65537 bytes, over the limit of 65536\n`,
+    });
+    expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+  });
 });

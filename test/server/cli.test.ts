@@ -107,6 +107,26 @@ describe('capreg serve arguments', () => {
     });
   }
 
+  for (const flag of ['--jwt-public-key', '--jwt-jwks']) {
+    it(`reads ${flag} bounded: a file over 64 KiB is refused (exit 2)`, async () => {
+      fs.writeFileSync(path.join(dir, 'big.key'), ' '.repeat(64 * 1024 + 1));
+      const ctx = context();
+      const argv = ['--manifest', 'manifest.json', '--http', flag, 'big.key', '--jwt-issuer', 'i', '--jwt-audience', 'a'];
+      expect(await serveCommand(argv, ctx)).toBe(2);
+      expect(ctx.err.join('')).toBe(
+        'capreg serve: no registry root, so no user store: user-defined capabilities are off (pass --user-store or --root)\n' +
+          `capreg serve: cannot read ${flag} ${path.join(dir, 'big.key')}: it is 65537 bytes, over the limit of 65536\n`,
+      );
+    });
+  }
+
+  it('reads --verify-key bounded: a file over 64 KiB is refused', async () => {
+    fs.writeFileSync(path.join(dir, 'big.jwks'), ' '.repeat(64 * 1024 + 1));
+    expect(await refusal(['--manifest', 'manifest.json', '--verify-key', 'big.jwks'])).toBe(
+      `--verify-key: cannot read ${path.join(dir, 'big.jwks')}: it is 65537 bytes, over the limit of 65536`,
+    );
+  });
+
   const invalid: { label: string; text: () => string; message: RegExp }[] = [
     { label: 'not JSON', text: () => '{"schemaVersion": 1,', message: /not valid JSON/ },
     {
