@@ -127,8 +127,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ? new UserCapabilities({
         store: userStore,
         names,
-        // No `log`: the store logs its own outages (a failed write until a write succeeds), once
-        // each; lines from here too would come and go with every save that fails between two reads.
         ...(options.userCompile ? { compile: options.userCompile } : {}),
         ...(metrics ? { onStoreError: () => metrics.storeError() } : {}),
       })

@@ -90,8 +90,6 @@ export interface UserCapabilitiesOptions {
   names: ToolNames;
   /** Largest Markdown accepted, in UTF-8 bytes (default 64 KiB). */
   maxMarkdownBytes?: number;
-  /** Where store outages are reported (stderr in the server), once when they start and when they end. */
-  log?: (line: string) => void;
   /** The worker pool saves are compiled in (workers, queue, time budget). */
   compile?: UserCompilePoolOptions;
   /** Called for every call the store could not answer (counted in the metrics). */
@@ -121,18 +119,15 @@ export class UserCapabilities {
   readonly #store: UserCapabilityStore;
   readonly #names: ToolNames;
   readonly #maxBytes: number;
-  readonly #log: (line: string) => void;
   readonly #onStoreError: () => void;
   readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
   readonly #rendered = new LRUCache<string, string>({ max: RENDERED_CACHE_SIZE });
-  #outage = false;
 
   constructor(options: UserCapabilitiesOptions) {
     this.#store = options.store;
     this.#names = options.names;
     this.#maxBytes = options.maxMarkdownBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
-    this.#log = options.log ?? (() => {});
     this.#onStoreError = options.onStoreError ?? (() => {});
     this.#compiler = new UserCompilePool(options.compile);
   }
@@ -153,7 +148,6 @@ export class UserCapabilities {
     let records: UserCapabilitySummary[];
     try {
       records = await this.#store.listSummariesByOwner(caller.owner);
-      this.#recovered();
     } catch (error) {
       this.#failed(error);
       return { platform, user: [], catalogVersion: platform.catalogVersion, unavailable: STORE_UNAVAILABLE_MESSAGE };
@@ -176,7 +170,6 @@ export class UserCapabilities {
     let record: UserCapabilityRecord | undefined;
     try {
       record = await this.#store.get(id);
-      this.#recovered();
     } catch (error) {
       this.#failed(error);
       return { kind: 'failed', code: 'store-unavailable', message: STORE_UNAVAILABLE_MESSAGE };
@@ -235,7 +228,6 @@ export class UserCapabilities {
         capabilityId === undefined
           ? await this.#store.create(caller.owner, data)
           : await this.#store.update(caller.owner, capabilityId, data, expectedRevision);
-      this.#recovered();
       return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings: compiled.diagnostics.map(toToolDiagnostic) };
     } catch (error) {
       return this.#writeFailure(error);
@@ -248,7 +240,6 @@ export class UserCapabilities {
     if (!isUserCapabilityId(capabilityId)) return { kind: 'not-accessible' };
     try {
       const deleted = await this.#store.delete(caller.owner, capabilityId);
-      this.#recovered();
       return deleted ? { kind: 'deleted' } : { kind: 'not-accessible' };
     } catch (error) {
       return this.#writeFailure(error);
@@ -281,19 +272,10 @@ export class UserCapabilities {
     return protocol;
   }
 
-  /** The detail (host, database) goes to the log, once per outage; callers get the plain message. */
+  /** Counted; callers get the plain message. The store itself logs the detail (host, database), once per outage. */
   #failed(error: unknown): void {
     if (!isUserStoreError(error, 'store-unavailable')) throw error;
     this.#onStoreError();
-    if (this.#outage) return;
-    this.#outage = true;
-    this.#log(`capreg serve: ${error.message}; user-defined capabilities are unavailable, the platform catalog keeps serving`);
-  }
-
-  #recovered(): void {
-    if (!this.#outage) return;
-    this.#outage = false;
-    this.#log('capreg serve: the user store answers again');
   }
 }
 
