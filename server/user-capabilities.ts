@@ -216,6 +216,7 @@ export class UserCapabilities {
         owner: caller.owner,
         markdown: input.markdown,
         maxBytes: this.#maxBytes,
+        protocolTool: this.#names.getCapabilityProtocol,
         manifest: catalog.manifest,
         visible: visibleIds(catalog, caller.grants),
       });
@@ -228,6 +229,9 @@ export class UserCapabilities {
         capabilityId === undefined
           ? await this.#store.create(caller.owner, data)
           : await this.#store.update(caller.owner, capabilityId, data, expectedRevision);
+      // Rendered in the worker: the first load of this revision here does not parse it on the event
+      // loop (64 KiB of blank lines take seconds to parse).
+      this.#rendered.set(renderedKey(record), compiled.capability.protocol);
       return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings: compiled.diagnostics.map(toToolDiagnostic) };
     } catch (error) {
       return this.#writeFailure(error);
@@ -263,7 +267,7 @@ export class UserCapabilities {
   }
 
   #protocol(record: UserCapabilityRecord): string {
-    const key = `${record.id}\n${record.revision}`;
+    const key = renderedKey(record);
     let protocol = this.#rendered.get(key);
     if (protocol === undefined) {
       protocol = renderBody(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol).replace(/^\n+/, '');
@@ -277,6 +281,11 @@ export class UserCapabilities {
     if (!isUserStoreError(error, 'store-unavailable')) throw error;
     this.#onStoreError();
   }
+}
+
+/** The key of a revision's rendered protocol: safe across replicas, every write makes a new revision. */
+function renderedKey(record: { id: string; revision: string }): string {
+  return `${record.id}\n${record.revision}`;
 }
 
 /** Visible iff every delivered dependency is a capability these grants may use in this catalog now. */

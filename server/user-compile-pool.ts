@@ -45,6 +45,8 @@ export interface CompileRequest {
   owner: string;
   markdown: string;
   maxBytes: number;
+  /** The name the server serves protocols under: the body's `capability:` links are rendered with it. */
+  protocolTool: string;
   manifest: Manifest;
   visible: readonly string[];
 }
@@ -57,7 +59,7 @@ export type StandIn = Omit<ManifestCapability, 'protocol'>;
 /** Messages between the pool and a worker. */
 export type ToWorker =
   | { type: 'catalog'; key: string; capabilities: StandIn[]; toolsets: Manifest['toolsets']; settings: Manifest['rules'] }
-  | { type: 'compile'; job: number; key: string; visible: readonly string[]; markdown: string; maxBytes: number };
+  | { type: 'compile'; job: number; key: string; visible: readonly string[]; markdown: string; maxBytes: number; protocolTool: string };
 export type FromWorker = { type: 'ready' } | { type: 'compiled'; job: number; result: UserCompileResult } | { type: 'failed'; job: number; message: string };
 
 interface Job {
@@ -124,6 +126,7 @@ export class UserCompilePool {
       const catalog = visibleCatalog(request.manifest, (id) => visible.has(id));
       const result = compileUserCapability(request.markdown, catalog, {
         maxBytes: request.maxBytes,
+        protocolTool: request.protocolTool,
         ...(request.manifest.rules ? { settings: request.manifest.rules } : {}),
       });
       return Promise.resolve({ kind: 'compiled', result });
@@ -224,14 +227,14 @@ export class UserCompilePool {
       return; // died() answered the job
     }
     if (slot.dead || slot.job?.id !== id) return;
-    const { manifest, visible, markdown, maxBytes } = job.request;
+    const { manifest, visible, markdown, maxBytes, protocolTool } = job.request;
     const key = manifest.integrity;
     if (slot.catalogKey !== key) {
       const catalog: ToWorker = { type: 'catalog', key, capabilities: standInsOf(manifest), toolsets: manifest.toolsets, settings: manifest.rules };
       slot.worker.postMessage(catalog);
       slot.catalogKey = key;
     }
-    slot.worker.postMessage({ type: 'compile', job: id, key, visible, markdown, maxBytes } satisfies ToWorker);
+    slot.worker.postMessage({ type: 'compile', job: id, key, visible, markdown, maxBytes, protocolTool } satisfies ToWorker);
     slot.job.timer = setTimeout(() => {
       if (slot.job?.id !== id) return;
       this.#finish(slot);

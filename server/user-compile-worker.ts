@@ -25,6 +25,7 @@ if (port) {
         visibleCatalog(catalog, (id) => visible.has(id)),
         {
           maxBytes: message.maxBytes,
+          protocolTool: message.protocolTool,
           ...(catalog.settings ? { settings: catalog.settings } : {}),
           ...(extraRules ? { extraRules } : {}),
         },

@@ -77,6 +77,8 @@ export function compileUserCapability(
   catalog: CatalogContext,
   options: {
     maxBytes?: number;
+    /** The name protocols are served under, for the rendered `capability:` links (PROTOCOL_TOOL by default). */
+    protocolTool?: string;
     /** The registry's settings as the manifest carries them (`Manifest.rules`); defaults otherwise. */
     settings?: Readonly<Record<string, ManifestRuleSetting>>;
     /** Checked after the user rules (the compile pool's test hook for a slow rule). */
@@ -115,7 +117,7 @@ export function compileUserCapability(
       uses: data.uses,
       dependencies,
       toolBindings: data.toolBindings ?? [],
-      protocol: renderBody(document).replace(/^\n+/, ''),
+      protocol: renderBody(document, options.protocolTool).replace(/^\n+/, ''),
     },
   };
 }

@@ -396,6 +396,30 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       expect(got['protocol']).toContain('call `yi_get_capability_protocol` with `{"capabilityId": "work-reporting"}`');
     });
 
+    it('serves a saved revision as the worker rendered it at save, and a replica that renders it at load serves the same bytes', async () => {
+      await start({ toolPrefix: 'yi_' });
+      // 60 KB of blank lines: seconds of parsing, which the first load of the revision no longer does on the event loop.
+      const markdown = WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(60 * 1024);
+      const answer = structured(await alice.call('yi_save_user_capability', { markdown }));
+      const capabilityId = answer['capabilityId'] as string;
+      const began = performance.now();
+      const here = await alice.json('yi_get_capability_protocol', { capabilityId });
+      const loadMs = performance.now() - began;
+      expect(here['protocol']).toContain('call `yi_get_capability_protocol` with `{"capabilityId": "work-reporting"}`');
+      // A replica on the same database, which did not see the save, renders the revision itself.
+      const replica = await startHarness(() => backend.open(), { toolPrefix: 'yi_' });
+      try {
+        const parseBegan = performance.now();
+        const there = await (await replica.session('key-alice')).json('yi_get_capability_protocol', { capabilityId });
+        const parseMs = performance.now() - parseBegan;
+        expect(there).toEqual(here);
+        // The load that parses takes seconds; the one served from the save's rendering a fraction of it.
+        expect(loadMs).toBeLessThan(parseMs / 4);
+      } finally {
+        await replica.close();
+      }
+    }, 60_000);
+
     it('lets exactly one of several concurrent updates with the same expectedRevision win', async () => {
       await start();
       const { capabilityId, revision } = await saved(alice, WEEKLY_DIGEST);
