@@ -10,6 +10,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** The registry's capreg.config.yaml, or the defaults when there is none. A broken file is a usage error. */
 export async function loadConfig(root: string): Promise<ResolvedConfig> {
+  await refuseNearMiss(root);
   const text = await readConfigText(root);
   if (text === undefined) return defaultConfig();
   try {
@@ -17,6 +18,20 @@ export async function loadConfig(root: string): Promise<ResolvedConfig> {
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`invalid configuration: ${error.message}`);
     throw error;
+  }
+}
+
+/** Names a configuration is easily saved under that capreg does not read. */
+const NEAR_MISSES = ['capreg.config.yml', 'capreg.config.json', 'capreg.yaml', 'capreg.yml'];
+
+/** A configuration under a name capreg does not read would be skipped without a word (its limits, its rule levels): refused. */
+async function refuseNearMiss(root: string): Promise<void> {
+  for (const name of NEAR_MISSES) {
+    const present = await lstat(path.join(root, name)).then(
+      () => true,
+      () => false,
+    );
+    if (present) throw new UsageError(`${name} is not read: capreg reads its configuration from ${CONFIG_FILE}; rename it, or remove it`);
   }
 }
 

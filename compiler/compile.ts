@@ -1,6 +1,7 @@
 // The pipeline, in the order the data flows: parse -> validate + lint (rules) -> emit.
 // Pure over in-memory files: the CLI reads the registry from disk or Git and hands it in here.
 import { defaultConfig, type ResolvedConfig } from './config.js';
+import { isProtocolFile } from './layout.js';
 import { createLintRegistry, runRules } from './lint.js';
 import { buildManifest, type ManifestOptions } from './manifest.js';
 import { parseCapability } from './parse.js';
@@ -20,9 +21,7 @@ export interface CompileResult {
   config: ResolvedConfig;
 }
 
-export function isProtocolFile(path: string): boolean {
-  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path);
-}
+export { isProtocolFile } from './layout.js';
 
 /** The protocol files of a registry that can be parsed (readable text). */
 export function protocolFiles(input: RegistryInput): (SourceFile & { content: string })[] {

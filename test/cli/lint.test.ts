@@ -181,6 +181,18 @@ describe('capreg lint: bad input', () => {
     expect((await run(['lint'], { cwd: root })).code).toBe(0);
   });
 
+  it('refuses a configuration saved under a name capreg does not read, rather than lint without it', async () => {
+    for (const name of ['capreg.config.yml', 'capreg.config.json', 'capreg.yaml', 'capreg.yml']) {
+      // It would refuse every file if it were read.
+      const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), [name]: 'limits:\n  maxFileBytes: 10\n' });
+      expect(await run(['lint'], { cwd: root })).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: `capreg lint: ${name} is not read: capreg reads its configuration from capreg.config.yaml; rename it, or remove it\n`,
+      });
+    }
+  });
+
   it('a symbolic link inside the root is followed', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'shared/beta.md': cleanProtocol('beta') });
     fs.mkdirSync(path.join(root, 'capabilities/beta'));

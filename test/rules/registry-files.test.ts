@@ -91,3 +91,29 @@ describe('rule registry-files: files the CLI refused to read', () => {
     expect(diagnostics.map((d) => d.severity)).toEqual(['warning']);
   });
 });
+
+describe('rule registry-files: files named nearly as one capreg reads', () => {
+  it('warns at each, naming the file capreg reads instead; names it reads, and other files, are left alone', () => {
+    const input = registryInput({
+      [A]: protocol({ id: 'alpha' }),
+      'capabilities/alpha/evals.yml': 'shouldMatch: [x]\n',
+      'capabilities/alpha/EVALS.yaml': 'shouldMatch: [x]\n',
+      'capabilities/alpha/references/PROTOCOL.md': 'A reference.\n',
+      'capabilities/alpha/references/evals.yml': 'not a capability folder\n',
+      'capabilities/alpha/references/notes.md': 'Notes.\n',
+      'capabilities/beta/protocol.md': 'lower case\n',
+      'capabilities/toolsets.yml': 'x: {}\n',
+      'capabilities/toolsets/billing.yml': 'x: {}\n',
+      'capabilities/toolsets/README.md': 'About the toolsets.\n',
+    });
+    const found = lintWith(registryFiles, input).filter((d) => d.messageId !== 'noProtocol');
+    expect(found.map((d) => `${d.file} ${d.severity} ${d.message}`)).toEqual([
+      'capabilities/alpha/EVALS.yaml warning capreg does not read this file: it reads capabilities/alpha/evals.yaml; rename it, or remove it',
+      'capabilities/alpha/evals.yml warning capreg does not read this file: it reads capabilities/alpha/evals.yaml; rename it, or remove it',
+      'capabilities/alpha/references/PROTOCOL.md warning a PROTOCOL.md below a capability folder is not a capability and is not read: only capabilities/<id>/PROTOCOL.md is; move it there, or give it another name if it is a reference',
+      'capabilities/beta/protocol.md warning capreg does not read this file: it reads capabilities/beta/PROTOCOL.md; rename it, or remove it',
+      'capabilities/toolsets.yml warning capreg does not read this file: it reads capabilities/toolsets.yaml; rename it, or remove it',
+      'capabilities/toolsets/billing.yml warning capreg does not read this file: it reads capabilities/toolsets/billing.yaml; rename it, or remove it',
+    ]);
+  });
+});
