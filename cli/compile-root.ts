@@ -13,22 +13,14 @@ import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
 import { readRegistry } from './read-registry.js';
 import { byKey } from '../compiler/order.js';
 
-/** A registry at a root, read and parsed: everything a compile needs before its rules. */
-export interface ParsedRoot {
+export interface RootCompilation {
   config: ResolvedConfig;
-  /** The files as read, with any protocol over the parse budget refused (see refuseOverBudget). */
   input: RegistryInput;
-  /** The parsed protocols, in file order (none for a file over the budget). */
-  documents: CapabilityDocument[];
-  prepared: PreparedInput;
+  result: CompileResult;
   /** Protocol files that could not be parsed within `config.maxParseMs` (reported by registry-files). */
   overBudget: string[];
   /** Protocol files whose document was taken from the parse cache. */
   fromCache: ReadonlySet<string>;
-}
-
-export interface RootCompilation extends Omit<ParsedRoot, 'documents' | 'prepared'> {
-  result: CompileResult;
 }
 
 export interface CompileRootOptions {
@@ -37,8 +29,7 @@ export interface CompileRootOptions {
   jobs?: number;
 }
 
-/** Read the config and the registry, then parse the protocols (through the cache, under the parse budget). */
-export async function parseRoot(root: string, options: CompileRootOptions): Promise<ParsedRoot> {
+export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
   const fromCache = new Set<string>();
@@ -47,13 +38,8 @@ export async function parseRoot(root: string, options: CompileRootOptions): Prom
   // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
   // evals files meanwhile.
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
-  // Over-budget protocols only change protocol files, which prepareInput does not read.
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
-  return { config, input, documents, prepared, overBudget, fromCache };
-}
-
-export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
-  const { config, input, documents, prepared, overBudget, fromCache } = await parseRoot(root, options);
+  // Over-budget protocols only change protocol files, which prepareInput does not read.
   const result = compileRegistry(input, { config, documents, prepared });
   return { config, input, result, overBudget, fromCache };
 }

@@ -1,9 +1,7 @@
-// The gate's routing on worker threads: after the plan (compiler/gate/routing.ts: the requests, each
-// tree's analyzed catalog), one worker indexes and searches the base tree and another the new tree,
-// while this thread runs the new tree's lint rules. The result is the one compareRouting gives in
-// one thread (the same pure functions on the same data). The search starts before lint has said
-// whether the new tree has errors (routing is then not compared): a check that fails lint ends the
-// workers unheard.
+// The gate's routing on two threads: after the plan (compiler/gate/routing.ts: the requests, each
+// tree's analyzed catalog), a worker thread indexes and searches the base tree while this thread
+// does the new tree, so the two halves of the searching run side by side on two cores. The result
+// is the one compareRouting gives in one thread (the same pure functions on the same data).
 // Running from TypeScript sources (in-process tests) there is no compiled worker: both sides run here.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,68 +17,30 @@ export interface RoutingWork {
   queries: readonly string[];
 }
 
-/** One tree's first answers, being searched. */
-interface Answers {
-  answers: Promise<(string | null)[]>;
-  /** End the search; `answers` then never settles. */
-  stop(): void;
-}
-
 const WORKER_URL = new URL('./routing-worker.js', import.meta.url);
 
 /** firstAnswers in a worker thread; in this thread when there is no compiled worker. */
-function answersInWorker(work: RoutingWork): Answers {
-  if (!existsSync(fileURLToPath(WORKER_URL))) {
-    const answers = firstAnswers(work.catalog, work.queries);
-    return { answers: Promise.resolve(answers), stop: () => {} };
-  }
-  const worker = new Worker(WORKER_URL, { workerData: work });
-  let stopped = false;
-  const answers = new Promise<(string | null)[]>((resolve, reject) => {
+function answersInWorker(work: RoutingWork): Promise<(string | null)[]> {
+  if (!existsSync(fileURLToPath(WORKER_URL))) return Promise.resolve(firstAnswers(work.catalog, work.queries));
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, { workerData: work });
     let answered = false;
-    worker.once('message', (found: (string | null)[]) => {
+    worker.once('message', (answers: (string | null)[]) => {
       answered = true;
-      resolve(found);
+      resolve(answers);
     });
-    worker.once('error', (error) => {
-      if (!stopped) reject(error);
-    });
+    worker.once('error', reject);
     worker.once('exit', (code) => {
-      if (!answered && !stopped) reject(new Error(`routing worker exited with code ${code} without answering`));
+      if (!answered) reject(new Error(`routing worker exited with code ${code} without answering`));
     });
   });
-  return {
-    answers,
-    stop: () => {
-      stopped = true;
-      void worker.terminate();
-    },
-  };
 }
 
-/** The routing comparison under way: its result, or stopped unheard. */
-export interface RoutingInProgress {
-  result(): Promise<RoutingResult>;
-  stop(): void;
-}
-
-/**
- * Plan the routing comparison here and search both trees in worker threads. The caller either
- * awaits `result()` or calls `stop()`; a worker that fails is reported by `result()` only.
- */
-export function startRouting(base: LintRegistry, head: LintRegistry, against: string): RoutingInProgress {
+export async function compareRoutingThreaded(base: LintRegistry, head: LintRegistry, against: string): Promise<RoutingResult> {
   const plan = planRouting(base, head);
-  if ('result' in plan) return { result: () => Promise.resolve(plan.result), stop: () => {} };
+  if ('result' in plan) return plan.result;
   const before = answersInWorker({ catalog: plan.base, queries: plan.queries });
-  const after = answersInWorker({ catalog: plan.head, queries: plan.queries });
-  const judged = Promise.all([before.answers, after.answers]).then(([was, now]) => judgeRouting(plan, was, now, against));
-  // Not awaited when the check ends before it (lint errors, or a throw): never an unhandled rejection.
-  judged.catch(() => {});
-  return {
-    result: () => judged,
-    stop: () => {
-      before.stop();
-      after.stop();
-    },
-  };
+  // Synchronous: the worker runs meanwhile on the other core.
+  const after = firstAnswers(plan.head, plan.queries);
+  return judgeRouting(plan, await before, after, against);
 }

@@ -62,12 +62,7 @@ export function compileRegistry(input: RegistryInput, options: CompileOptions = 
   const documents = options.documents ?? parseDocuments(input);
   const { toolsets, evals } = options.prepared ?? prepareInput(input);
   const registry = createLintRegistry(documents, toolsets, input, evals, options.derived);
-  return lintRegistry(registry, config, options.rules);
-}
-
-/** Validate + lint: the rules over a registry made by createLintRegistry. */
-export function lintRegistry(registry: LintRegistry, config: ResolvedConfig, rules: readonly AnyRule[] = allRules): CompileResult {
-  const diagnostics = runRules(registry, rules, config.rules);
+  const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
   return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };
 }

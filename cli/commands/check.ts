@@ -13,13 +13,12 @@ import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
 import { compareRegistries, compareRouting, idNotFolder, type GateReport, type GateResult, type RoutingResult } from '../../compiler/gate/index.js';
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
-import { lintRegistry } from '../../compiler/compile.js';
 import { isToolsetsFile, toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
 import { isEvalsFile, parseEvalsFiles } from '../../compiler/evals/file.js';
 import type { LintRegistry } from '../../compiler/rule.js';
 import type { CapabilityDocument, Diagnostic, Range, RegistryInput } from '../../compiler/types.js';
-import { parseRoot } from '../compile-root.js';
+import { compileRoot } from '../compile-root.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
@@ -27,7 +26,7 @@ import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
-import { startRouting, type RoutingInProgress } from '../routing-threads.js';
+import { compareRoutingThreaded } from '../routing-threads.js';
 
 /** Base documents parsed ahead, by `path\0sha256`; undefined for one over the parse budget. */
 export type EarlyDocuments = ReadonlyMap<string, CapabilityDocument | undefined>;
@@ -215,18 +214,6 @@ function toolsetsUnreadable(input: RegistryInput, toolsets: ParsedToolsets): boo
   return toolsets.problems.length > 0 || input.files.some((file) => file.problem !== undefined && isToolsetsFile(file.path));
 }
 
-/**
- * startRouting before lint has run: a new tree with lint errors may not plan (the plan reads the
- * catalog those errors leave unknown), so a failure to plan is kept and thrown only if lint finds no error.
- */
-function startRoutingEarly(base: LintRegistry, head: LintRegistry, against: string): RoutingInProgress {
-  try {
-    return startRouting(base, head, against);
-  } catch (error) {
-    return { result: () => Promise.reject(error instanceof Error ? error : new Error(String(error))), stop: () => {} };
-  }
-}
-
 /** One clause for the stderr line: what the routing comparison found. */
 function describeRouting(routing: RoutingResult): string {
   if (routing.status === 'unchanged') return 'routing unchanged (no name, description, trigger or tag changed)';
@@ -271,7 +258,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     );
   }
   const baseRead = base.read(readLimits(config));
-  const headParse = parseRoot(root, { cache: !values['no-cache'], jobs });
+  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).
   // Git's diff is asked only once the base is read within the limits: on a tree of millions of
@@ -287,18 +274,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       return parsing;
     })
     .catch((): EarlyDocuments => new Map());
-  const [baseInput, head] = await Promise.all([baseRead, headParse]);
-  const { input: headInput, overBudget, fromCache } = head;
-  const headRegistry = createLintRegistry(head.documents, head.prepared.toolsets, headInput, head.prepared.evals);
-  await verifyCachedChanges(headInput, baseInput, fromCache, headRegistry.capabilities, config.maxParseMs, jobs);
-  const headDocuments = headRegistry.capabilities.map((capability) => capability.document);
+  const [baseInput, { input: headInput, result: lint, overBudget, fromCache }] = await Promise.all([baseRead, headCompile]);
+  await verifyCachedChanges(headInput, baseInput, fromCache, lint.registry.capabilities, config.maxParseMs, jobs);
+  const headDocuments = lint.registry.capabilities.map((capability) => capability.document);
   const baseToolsets = toolsetsSourceOf(baseInput.files);
   const baseParse = await baseDocuments(baseInput, headDocuments, config.maxParseMs, await early, jobs, baseOverMemory);
-  const baseTree = baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, headRegistry);
-  // Routing searches on two worker threads while this one runs the new tree's rules (unless one
-  // thread was asked for); lint errors then mean its answers are not wanted.
-  const routingStarted = jobs === 1 ? undefined : startRoutingEarly(baseTree, headRegistry, values.against);
-  const lint = lintRegistry(headRegistry, head.config);
   // A head file over the parse budget that lint reported (registry-files) is not also "removed". In
   // a registry that turned that rule off, the capability has left the catalog unsaid, as one whose
   // file the reader refused: the gate says it was removed (a warning), rather than nothing.
@@ -329,14 +309,13 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     },
   );
   // Routing needs the new tree's catalog, which lint errors leave unknown (the check fails on them anyway).
-  if (lint.errorCount > 0) routingStarted?.stop();
   const routing: RoutingResult =
     lint.errorCount > 0
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
-      : routingStarted === undefined
+      : jobs === 1
         ? // One thread asked for: both trees' routing on this one.
-          compareRouting(baseTree, headRegistry, values.against)
-        : await routingStarted.result();
+          compareRouting(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against)
+        : await compareRoutingThreaded(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

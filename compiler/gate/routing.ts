@@ -151,7 +151,7 @@ export function judgeRouting(
 
 /**
  * Run the evals of both trees over both catalogs and compare each request's first answer, in this
- * thread (the CLI answers each tree in a worker thread of its own: cli/routing-threads.ts).
+ * thread (the CLI answers the base tree's side in a worker thread: cli/routing-threads.ts).
  */
 export function compareRouting(base: LintRegistry, head: LintRegistry, against: string, options: { maxRequests?: number } = {}): RoutingResult {
   const plan = planRouting(base, head, options);
