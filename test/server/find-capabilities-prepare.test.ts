@@ -24,23 +24,29 @@ function answers(catalog: Catalog, grants: Grants): unknown[] {
   return requests.map((request) => catalog.search.search({ catalogVersion: listing.catalogVersion, platform: listing, user: [] }, request));
 }
 
+/** Counts the turns of the event loop (one setImmediate after another) until stop(). */
+function loopTurns(): { turns: () => number; stop: () => void } {
+  let turns = 0;
+  let done = false;
+  const tick = (): void => {
+    turns += 1;
+    if (!done) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return { turns: () => turns, stop: () => (done = true) };
+}
+
 describe('CatalogSearch.prepare', () => {
   it('yields to other work between slices and changes no answer', async () => {
     const prepared = new Catalog(manifest, names);
-    let turns = 0;
-    let done = false;
-    const tick = (): void => {
-      turns += 1;
-      if (!done) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const loop = loopTurns();
     const started = performance.now();
     await prepared.search.prepare();
-    done = true;
+    loop.stop();
     const took = performance.now() - started;
     // 3,000 capabilities take well over one 10 ms slice: the loop must have run between slices.
     expect(took).toBeGreaterThan(20);
-    expect(turns).toBeGreaterThan(1);
+    expect(loop.turns()).toBeGreaterThan(1);
 
     for (const grants of [new Grants([]), new Grants(['reports:read'])]) {
       expect(answers(prepared, grants)).toEqual(answers(new Catalog(manifest, names), grants));
@@ -102,19 +108,13 @@ describe('CatalogSearch.prepareView', () => {
     await catalog.search.prepare();
     const platform = catalog.visibleCapabilities(new Grants(['reports:read']));
     const scope = { catalogVersion: 'sha256:owner', platform, user };
-    let turns = 0;
-    let done = false;
-    const tick = (): void => {
-      turns += 1;
-      if (!done) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const loop = loopTurns();
     const started = performance.now();
     await Promise.all([catalog.search.prepareView(scope), catalog.search.prepareView(scope)]);
-    done = true;
+    loop.stop();
     // ~1 MB of triggers takes many 10 ms slices: the loop ran between them.
     expect(performance.now() - started).toBeGreaterThan(20);
-    expect(turns).toBeGreaterThan(1);
+    expect(loop.turns()).toBeGreaterThan(1);
 
     const answered = catalog.search.search(scope, query);
     expect(answered[0]?.id).toBe('user:c42');

@@ -145,15 +145,14 @@ describe('slow clients', () => {
     return { registrar, started: () => started, release };
   }
 
-  const mcpRequest = (key: string, method: string, params: Record<string, unknown>): string =>
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params });
+  const mcpRequest = (method: string, params: Record<string, unknown>): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const post = (url: string, key: string, body: string): Promise<Response> =>
     fetch(`${url}/mcp`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Connection: 'close' },
       body,
     });
-  const holdCall = (url: string, key: string): Promise<Response> => post(url, key, mcpRequest(key, 'tools/call', { name: 'hold', arguments: {} }));
+  const holdCall = (url: string, key: string): Promise<Response> => post(url, key, mcpRequest('tools/call', { name: 'hold', arguments: {} }));
 
   it("answers one caller's requests a few at a time, the rest in turn, while other callers and /healthz are answered", async () => {
     const hold = holdTool();
@@ -162,7 +161,7 @@ describe('slow clients', () => {
     const held = [1, 2, 3, 4, 5].map(() => holdCall(url, 'key-bob-all'));
     await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(2);
     // Another caller, and the health check, are not behind bob's requests.
-    const other = await post(url, 'key-carol-calendar', mcpRequest('key-carol-calendar', 'tools/list', {}));
+    const other = await post(url, 'key-carol-calendar', mcpRequest('tools/list', {}));
     expect(other.status).toBe(200);
     expect(await health(url)).toBe(200);
     // Still two of bob's: the other three wait their turn, not refused.
@@ -194,7 +193,7 @@ describe('slow clients', () => {
   it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests at once`, async () => {
     const hold = holdTool();
     http = await startHttpServer(runtime, { port: 0, extraRegistrars: [hold.registrar] });
-    const body = mcpRequest('key-bob-all', 'tools/call', { name: 'hold', arguments: {} });
+    const body = mcpRequest('tools/call', { name: 'hold', arguments: {} });
     const one =
       'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
       `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -207,40 +206,15 @@ describe('slow clients', () => {
   }, 30_000);
 
   it('answers a quick 503 past the cap when every connection is being answered, and serves again after', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let started = 0;
-    const holdTool: ToolRegistrar = (server) => {
-      server.registerTool('hold', { inputSchema: z.object({}).strict() }, async () => {
-        started += 1;
-        await released;
-        return { content: [{ type: 'text', text: 'released' }] };
-      });
-    };
+    const hold = holdTool();
     http = await startHttpServer(runtime, {
       port: 0,
       maxConnections: 2,
-      extraRegistrars: [holdTool],
+      extraRegistrars: [hold.registrar],
     });
     const url = http.url;
-    const call = (): Promise<Response> =>
-      fetch(`${url}/mcp`, {
-        method: 'POST',
-        headers: {
-          Authorization: 'Bearer key-bob-all',
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          Connection: 'close',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'hold', arguments: {} },
-        }),
-      });
-    const held = [call(), call()];
-    await expect.poll(() => started, { timeout: 10_000 }).toBe(2);
+    const held = [holdCall(url, 'key-bob-all'), holdCall(url, 'key-bob-all')];
+    await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(2);
 
     const refused = slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', '', 60_000);
     const began = Date.now();
@@ -248,7 +222,7 @@ describe('slow clients', () => {
     expect(Date.now() - began).toBeLessThan(3_000);
     expect(refused.received()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*too many connections/);
 
-    release();
+    hold.release();
     for (const response of await Promise.all(held)) expect(response.status).toBe(200);
     await expect.poll(() => health(url), { timeout: 10_000 }).toBe(200);
   }, 30_000);
