@@ -21,10 +21,11 @@ export const MAX_CACHED_VIEWS = 64;
 export const MAX_CACHED_ANSWERS = 4096;
 /**
  * User capabilities' analyses kept, by the text of their catalog facts (at most this many characters
- * of it in all): an owner's save changes its catalogVersion, and the next search then analyzes only
- * the capability that changed, not all of the owner's (up to 100 of 50 triggers each).
+ * of it in all; an analysis takes a few times its text in memory): an owner's save changes its
+ * catalogVersion, and the next search then analyzes only the capability that changed, not all of
+ * the owner's (up to 100 of 50 triggers each).
  */
-export const MAX_CACHED_USER_ANALYSIS_CHARS = 32 * 1024 * 1024;
+export const MAX_CACHED_USER_ANALYSIS_CHARS = 8 * 1024 * 1024;
 /** Longest stretch `prepare()` keeps the event loop before letting requests run. */
 export const PREPARE_SLICE_MS = 10;
 

@@ -189,6 +189,22 @@ describe('formatters', () => {
       ].join('\n'),
     );
     expect(formatGithub(countsOf([]))).toBe('');
+    // ESC and a bidi override in an author's name reach the Actions log as escapes, not as themselves.
+    const hostile = countsOf([
+      {
+        file: 'capabilities/x\u001b[31mred\u202e/PROTOCOL.md',
+        line: 1,
+        column: 1,
+        endLine: 1,
+        endColumn: 1,
+        severity: 'error',
+        ruleId: 'registry-files',
+        message: 'a\u001b[0m b',
+      },
+    ]);
+    expect(formatGithub(hostile)).toBe(
+      '::error file=capabilities/x\\u001b[31mred\\u202e/PROTOCOL.md,line=1,col=1,endLine=1,endColumn=1,title=registry-files::a\\u001b[0m b\n',
+    );
   });
 
   it('sarif: a valid SARIF 2.1.0 log', () => {

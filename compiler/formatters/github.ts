@@ -1,9 +1,15 @@
 // `--format github`: GitHub Actions workflow commands, one annotation per diagnostic.
-// Property values and messages are escaped as the runner expects (%, CR, LF, and , : in properties).
+// Property values and messages are escaped as the runner expects (%, CR, LF, and , : in properties);
+// other control characters (ESC, bidi overrides) are shown as escapes, as stylish shows them.
+import { plainText } from './escape.js';
 import type { Formatter } from './types.js';
 
 function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  const shown = text
+    .split(/(\r|\n)/)
+    .map((part) => (part === '\r' || part === '\n' ? part : plainText(part)))
+    .join('');
+  return shown.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 
 function escapeProperty(text: string): string {

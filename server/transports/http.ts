@@ -190,14 +190,15 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     const caller = auth.caller;
     // While it waits its turn the connection may be let go to make room for another (as an idle one).
     connections.setState(req.socket, 'waiting');
-    const release = await turns.take(caller.authenticated ? caller.owner : '', AbortSignal.any([AbortSignal.timeout(turnWaitMs), closedSignal(req.socket)]));
+    const release = await turns.take(caller.authenticated ? caller.owner : '', req.socket, turnWaitMs);
     if (release === undefined) {
       if (req.socket.destroyed) return;
       res.setHeader('Retry-After', '1');
       sendJson(res, 429, { jsonrpc: '2.0', error: { code: -32000, message: 'Too many requests from this caller at once: retry shortly' }, id: null });
       return;
     }
-    res.once('close', release);
+    whenDone(req, res, release);
+    if (req.socket.destroyed) return;
     connections.setState(req.socket, 'receiving');
     const body = await readJsonBody(req, res, bodyLimit);
     connections.setState(req.socket, 'answering');
@@ -215,7 +216,7 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
+    whenDone(req, res, () => {
       void transport.close().catch(() => undefined);
       void cleanup().catch(() => undefined);
     });
@@ -324,7 +325,10 @@ class Connections {
   }
 
   setState(socket: Socket, state: ConnectionState): void {
-    if (this.#states.has(socket)) this.#states.set(socket, state);
+    if (!this.#states.has(socket)) return;
+    // A pipelined request waiting or receiving does not make a connection whose earlier request is being answered spare.
+    if (state !== 'answering' && this.#states.get(socket) === 'answering' && (this.#open.get(socket) ?? 0) > 1) return;
+    this.#states.set(socket, state);
   }
 
   #oldestIdle(): Socket | undefined {
@@ -347,8 +351,12 @@ class CallerTurns {
     this.#limit = limit;
   }
 
-  /** Resolves with the function that ends the turn, or with undefined when `signal` aborts first (no turn taken). */
-  take(caller: string, signal: AbortSignal): Promise<(() => void) | undefined> {
+  /**
+   * Resolves with the function that ends the turn, or with undefined (no turn taken) when `socket`
+   * closes or `timeoutMs` passes first. Nothing is left on the socket once it resolves.
+   */
+  take(caller: string, socket: Socket, timeoutMs: number): Promise<(() => void) | undefined> {
+    if (socket.destroyed) return Promise.resolve(undefined);
     const running = this.#running.get(caller) ?? 0;
     if (running < this.#limit) {
       this.#running.set(caller, running + 1);
@@ -357,17 +365,20 @@ class CallerTurns {
     return new Promise((resolve) => {
       const queue = this.#waiting.get(caller) ?? [];
       this.#waiting.set(caller, queue);
-      const start = (): void => {
-        signal.removeEventListener('abort', giveUp);
-        resolve(this.#ender(caller));
+      const settle = (ender: (() => void) | undefined): void => {
+        clearTimeout(timer);
+        socket.off('close', giveUp);
+        resolve(ender);
       };
+      const start = (): void => settle(this.#ender(caller));
       const giveUp = (): void => {
-        queue.splice(queue.indexOf(start), 1);
+        const at = queue.indexOf(start);
+        if (at !== -1) queue.splice(at, 1);
         if (queue.length === 0 && this.#waiting.get(caller) === queue) this.#waiting.delete(caller);
-        resolve(undefined);
+        settle(undefined);
       };
-      if (signal.aborted) return giveUp();
-      signal.addEventListener('abort', giveUp, { once: true });
+      const timer = setTimeout(giveUp, timeoutMs);
+      socket.once('close', giveUp);
       queue.push(start);
     });
   }
@@ -393,12 +404,21 @@ class CallerTurns {
   }
 }
 
-/** Aborts when `socket` closes (the client went away, or the connection was let go to make room). */
-function closedSignal(socket: Socket): AbortSignal {
-  const controller = new AbortController();
-  if (socket.destroyed) controller.abort();
-  else socket.once('close', () => controller.abort());
-  return controller.signal;
+/**
+ * Run `done` once, when the answer to `req` is finished or its connection closes, whichever comes
+ * first: Node never closes the queued answer of a pipelined request whose socket closed. Nothing
+ * stays on the (keep-alive) socket after.
+ */
+function whenDone(req: IncomingMessage, res: ServerResponse, done: () => void): void {
+  const socket = req.socket;
+  const once = (): void => {
+    res.off('close', once);
+    socket.off('close', once);
+    done();
+  };
+  if (socket.destroyed) return once();
+  res.once('close', once);
+  socket.once('close', once);
 }
 
 /** Node checks the header and request timeouts on an interval (30 s by default): keep it well below them. */

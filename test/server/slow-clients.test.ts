@@ -3,6 +3,7 @@
 // server keeps answering /healthz, closes slow sockets once their timeout passes, and never holds
 // more connections than its cap.
 import fs from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -131,12 +132,12 @@ describe('slow clients', () => {
   }, 20_000);
 
   /** A `hold` tool that answers once `release()` is called, and counts the calls it started. */
-  function holdTool(): { registrar: ToolRegistrar; started: () => number; release: () => void } {
+  function holdTool(name = 'hold'): { registrar: ToolRegistrar; started: () => number; release: () => void } {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let started = 0;
     const registrar: ToolRegistrar = (server) => {
-      server.registerTool('hold', { inputSchema: z.object({}).strict() }, async () => {
+      server.registerTool(name, { inputSchema: z.object({}).strict() }, async () => {
         started += 1;
         await released;
         return { content: [{ type: 'text', text: 'released' }] };
@@ -152,7 +153,7 @@ describe('slow clients', () => {
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Connection: 'close' },
       body,
     });
-  const holdCall = (url: string, key: string): Promise<Response> => post(url, key, mcpRequest('tools/call', { name: 'hold', arguments: {} }));
+  const holdCall = (url: string, key: string, name = 'hold'): Promise<Response> => post(url, key, mcpRequest('tools/call', { name, arguments: {} }));
 
   it("answers one caller's requests a few at a time, the rest in turn, while other callers and /healthz are answered", async () => {
     const hold = holdTool();
@@ -192,7 +193,8 @@ describe('slow clients', () => {
 
   it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests at once`, async () => {
     const hold = holdTool();
-    http = await startHttpServer(runtime, { port: 0, extraRegistrars: [hold.registrar] });
+    const later = holdTool('hold_later');
+    http = await startHttpServer(runtime, { port: 0, extraRegistrars: [hold.registrar, later.registrar] });
     const body = mcpRequest('tools/call', { name: 'hold', arguments: {} });
     const one =
       'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
@@ -203,6 +205,55 @@ describe('slow clients', () => {
     expect(pipelined.received()).toBe('');
     hold.release();
     expect(await health(http.url)).toBe(200);
+    // The turns its requests held came back when it closed: four of bob's requests are answered at once again.
+    const after = [1, 2, 3, 4].map(() => holdCall(http!.url, 'key-bob-all', 'hold_later'));
+    await expect.poll(() => later.started(), { timeout: 10_000 }).toBe(4);
+    later.release();
+    expect((await Promise.all(after)).map((response) => response.status)).toEqual([200, 200, 200, 200]);
+  }, 30_000);
+
+  it('leaves nothing behind on a keep-alive connection from one request to the next', async () => {
+    http = await startHttpServer(runtime, { port: 0 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const { port } = new URL(http.url);
+      const body = mcpRequest('tools/list', {});
+      for (let i = 0; i < 30; i += 1) {
+        const status = await new Promise<number | undefined>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: '127.0.0.1',
+              port: Number(port),
+              path: '/mcp',
+              method: 'POST',
+              agent,
+              headers: {
+                Authorization: 'Bearer key-bob-all',
+                'Content-Type': 'application/json',
+                Accept: 'application/json, text/event-stream',
+                'Content-Length': Buffer.byteLength(body),
+              },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+        expect(status).toBe(200);
+      }
+      agent.destroy();
+      // One listener per request on the socket would pass Node's limit of 10 and say so.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   }, 30_000);
 
   it('answers a quick 503 past the cap when every connection is being answered, and serves again after', async () => {
