@@ -19,9 +19,9 @@ const CAPABILITY_RESOURCE = 'capability-protocol';
 // non-string `uri` with -32603 and its own validation dump instead of the uniform error.
 export const LooseReadResourceRequestSchema = z.object({ method: z.literal('resources/read'), params: z.unknown().optional() });
 
-/** `params.uri` of a read as the caller sent it: anything, or nothing. */
-function requestedUri(params: unknown): unknown {
-  return typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['uri'] : undefined;
+/** `params[key]` of a request taken loosely, as the caller sent it: anything, or nothing. */
+export function requestParam(params: unknown, key: string): unknown {
+  return typeof params === 'object' && params !== null ? (params as Record<string, unknown>)[key] : undefined;
 }
 
 export function capabilityUri(id: string): string {
@@ -84,5 +84,5 @@ export function registerCapabilityResource(server: McpServer, deps: ToolDeps): v
   );
   // Replaces the SDK's read handler, which parses the URI with `new URL` first (a malformed one was
   // an internal error, -32603) and names the URI in its own not-found message. Lists stay the SDK's.
-  server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => readCapability(deps, requestedUri(request.params)));
+  server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => readCapability(deps, requestParam(request.params, 'uri')));
 }

@@ -6,7 +6,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { askedFor } from '../audit.js';
-import { LooseReadResourceRequestSchema, readCapability } from '../resources/capability-resource.js';
+import { LooseReadResourceRequestSchema, readCapability, requestParam } from '../resources/capability-resource.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 import { isSkillUri, Skills, SkillsError, skillsPage, SKILLS_TTL_MS, type ServedSkill } from './skills.js';
@@ -29,10 +29,6 @@ function skillsFor(deps: ToolDeps): Skills {
     skillsByNames.set(deps.names, skills);
   }
   return skills;
-}
-
-function param(params: unknown, key: string): unknown {
-  return typeof params === 'object' && params !== null ? (params as Record<string, unknown>)[key] : undefined;
 }
 
 function toMcpError(error: unknown): never {
@@ -76,20 +72,20 @@ export function registerSkills(server: McpServer, deps: ToolDeps): void {
   server.server.setRequestHandler(ListSkillsRequestSchema, async (request) => {
     try {
       const entries = await skillsFor(deps).list(deps.caller(), deps.catalog(), deps.userCapabilities);
-      const page = skillsPage(entries, param(request.params, 'cursor'));
+      const page = skillsPage(entries, requestParam(request.params, 'cursor'));
       return { resultType: 'complete', ...page, ...CACHE_FIELDS };
     } catch (error) {
       return toMcpError(error);
     }
   });
   server.server.setRequestHandler(GetSkillRequestSchema, async (request) => {
-    const skill = await servedSkill(deps, param(request.params, 'uri'), 'skills/get');
+    const skill = await servedSkill(deps, requestParam(request.params, 'uri'), 'skills/get');
     return { resultType: 'complete', skill: skill.entry, ...CACHE_FIELDS };
   });
   // Skill files are read with resources/read; anything else (non-strings too) keeps the capability
   // resource's answers.
   server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => {
-    const uri = param(request.params, 'uri');
+    const uri = requestParam(request.params, 'uri');
     return typeof uri === 'string' && isSkillUri(uri) ? readSkill(deps, uri) : readCapability(deps, uri);
   });
 }
