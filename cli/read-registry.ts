@@ -8,10 +8,9 @@
 // for the files. Only the command line reads a registry, and nothing else runs on its thread then.
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { isProtocolFile } from '../compiler/compile.js';
 import { isEvalsFile } from '../compiler/evals/file.js';
 import { LIMITS, type ReadLimits } from '../compiler/limits.js';
-import { MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { isProtocolFile, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';

@@ -8,9 +8,8 @@ import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
 import { catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
 import { parseCapability } from '../compiler/parse.js';
-import { renderBody } from '../compiler/render.js';
 import type { Diagnostic } from '../compiler/types.js';
-import { DEFAULT_MAX_USER_MARKDOWN_BYTES, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
+import { DEFAULT_MAX_USER_MARKDOWN_BYTES, servedProtocol, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
 import type { Catalog, CatalogListing } from './catalog.js';
 import type { Caller } from './identity.js';
 import type { Grants } from './permissions.js';
@@ -270,7 +269,7 @@ export class UserCapabilities {
     const key = renderedKey(record);
     let protocol = this.#rendered.get(key);
     if (protocol === undefined) {
-      protocol = renderBody(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol).replace(/^\n+/, '');
+      protocol = servedProtocol(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol);
       this.#rendered.set(key, protocol);
     }
     return protocol;

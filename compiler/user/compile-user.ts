@@ -7,7 +7,7 @@ import { parseCapability } from '../parse.js';
 import { renderBody } from '../render.js';
 import type { AnyRule, ResolvedRuleSetting } from '../rule.js';
 import { rules as registryRules } from '../rules/index.js';
-import type { Diagnostic, ManifestRuleSetting, Toolsets } from '../types.js';
+import type { CapabilityDocument, Diagnostic, ManifestRuleSetting, Toolsets } from '../types.js';
 import { userFrontmatter } from './rules/user-frontmatter.js';
 import { userToolBindings } from './rules/user-tool-bindings.js';
 import { userUses } from './rules/user-uses.js';
@@ -117,9 +117,18 @@ export function compileUserCapability(
       uses: data.uses,
       dependencies,
       toolBindings: data.toolBindings ?? [],
-      protocol: renderBody(document, options.protocolTool).replace(/^\n+/, ''),
+      protocol: servedProtocol(document, options.protocolTool),
     },
   };
+}
+
+/**
+ * A user capability's protocol as `get_capability_protocol` serves it: the body, `capability:` links
+ * rendered as catalog instructions naming `protocolTool`. Made in the compile worker at save, and by
+ * the server for a revision it did not compile; both must give the same bytes.
+ */
+export function servedProtocol(document: CapabilityDocument, protocolTool?: string): string {
+  return renderBody(document, protocolTool).replace(/^\n+/, '');
 }
 
 /**
