@@ -7,13 +7,12 @@
 import { LRUCache } from 'lru-cache';
 import { digestOf } from '../compiler/canonical.js';
 import { catalogEntry, type CatalogEntry, type ToolNames } from '../compiler/contract.js';
-import { parseCapability } from '../compiler/parse.js';
 import type { Diagnostic } from '../compiler/types.js';
-import { DEFAULT_MAX_USER_MARKDOWN_BYTES, servedProtocol, USER_CAPABILITY_FILE } from '../compiler/user/compile-user.js';
+import { DEFAULT_MAX_USER_MARKDOWN_BYTES } from '../compiler/user/compile-user.js';
 import type { Catalog, CatalogListing } from './catalog.js';
 import type { Caller } from './identity.js';
 import type { Grants } from './permissions.js';
-import { UserCompilePool, type UserCompilePoolOptions } from './user-compile-pool.js';
+import { UserCompilePool, type RenderOutcome, type UserCompilePoolOptions } from './user-compile-pool.js';
 import {
   isUserStoreError,
   type ToolBinding,
@@ -71,7 +70,9 @@ export type SaveOutcome =
 export type DeleteOutcome = { kind: 'deleted' } | { kind: 'not-accessible' } | { kind: 'failed'; code: UserCapabilityFailureCode; message: string };
 
 export type LoadOutcome =
-  { kind: 'found'; capability: ServedUserCapability } | { kind: 'not-accessible' } | { kind: 'failed'; code: 'store-unavailable'; message: string };
+  | { kind: 'found'; capability: ServedUserCapability }
+  | { kind: 'not-accessible' }
+  | { kind: 'failed'; code: 'store-unavailable' | 'busy' | 'limit-exceeded'; message: string };
 
 /** What one caller sees: the platform listing (shared by the caller's class) plus their own entries. */
 export interface CallerListing {
@@ -99,6 +100,7 @@ export const STORE_UNAVAILABLE_MESSAGE =
   'user-defined capabilities are unavailable right now (the user store does not answer); the platform catalog still works, try again later';
 
 export const BUSY_MESSAGE = 'the server is checking too many user capabilities right now; save again in a few seconds';
+export const LOAD_BUSY_MESSAGE = 'the server is preparing too many user capabilities right now; load it again in a few seconds';
 const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
 const RENDERED_CACHE_SIZE = 512;
 
@@ -122,6 +124,8 @@ export class UserCapabilities {
   readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
   readonly #rendered = new LRUCache<string, string>({ max: RENDERED_CACHE_SIZE });
+  /** Renders in a worker now, by the same key: concurrent first loads of a revision share one. */
+  readonly #rendering = new Map<string, Promise<RenderOutcome>>();
 
   constructor(options: UserCapabilitiesOptions) {
     this.#store = options.store;
@@ -176,13 +180,19 @@ export class UserCapabilities {
     if (record === undefined || record.ownerId !== caller.owner || !dependenciesVisible(catalog, caller.grants, record.dependencies)) {
       return { kind: 'not-accessible' };
     }
+    const rendered = await this.#protocol(record);
+    if (rendered.kind === 'busy') return { kind: 'failed', code: 'busy', message: LOAD_BUSY_MESSAGE };
+    if (rendered.kind === 'over-budget') {
+      const message = `this user capability could not be prepared within the server's budget (${this.#compiler.budgetMs} ms); save it again shorter or simpler`;
+      return { kind: 'failed', code: 'limit-exceeded', message };
+    }
     return {
       kind: 'found',
       capability: {
         id: record.id,
         revision: record.revision,
         updatedAt: record.updatedAt,
-        protocol: this.#protocol(record),
+        protocol: rendered.protocol,
         dependencies: record.dependencies,
         toolBindings: record.toolBindings,
       },
@@ -265,14 +275,26 @@ export class UserCapabilities {
     return { ...catalogEntry({ ...record, protocolVersion: record.revision }, this.#names.getCapabilityProtocol), isUserDefined: true };
   }
 
-  #protocol(record: UserCapabilityRecord): string {
+  /**
+   * The revision's protocol as served: as the worker rendered it at save, or, for a revision this
+   * server did not save (a replica, a restart), rendered now in a worker, never on the event loop.
+   */
+  async #protocol(record: UserCapabilityRecord): Promise<RenderOutcome> {
     const key = renderedKey(record);
-    let protocol = this.#rendered.get(key);
-    if (protocol === undefined) {
-      protocol = servedProtocol(parseCapability(USER_CAPABILITY_FILE, record.markdown), this.#names.getCapabilityProtocol);
-      this.#rendered.set(key, protocol);
+    const protocol = this.#rendered.get(key);
+    if (protocol !== undefined) return { kind: 'rendered', protocol };
+    let rendering = this.#rendering.get(key);
+    if (rendering === undefined) {
+      rendering = this.#compiler.render(record.ownerId, record.markdown, this.#names.getCapabilityProtocol);
+      this.#rendering.set(key, rendering);
+      void rendering
+        .then((outcome) => {
+          if (outcome.kind === 'rendered') this.#rendered.set(key, outcome.protocol);
+        })
+        .catch(() => undefined)
+        .finally(() => this.#rendering.delete(key));
     }
-    return protocol;
+    return rendering;
   }
 
   /** Counted; callers get the plain message. The store itself logs the detail (host, database), once per outage. */

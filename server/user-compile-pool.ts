@@ -5,6 +5,9 @@
 // already has `perOwner` saves queued or compiling, so that one author cannot fill the queue and
 // lock the others out. Meanwhile the server keeps answering every other call. No MCP SDK code here.
 //
+// The same workers render a stored revision's protocol that this server did not compile (a replica,
+// or after a restart): its parse takes as long as a save's, so it is never done on the event loop.
+//
 // Each worker is sent the catalog stand-ins (the manifest's capabilities without their protocols,
 // the toolsets and the rule settings) once per manifest; a save then sends only the Markdown and the
 // ids the author can see.
@@ -12,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
-import { budgetDiagnostic, compileUserCapability, visibleCatalog, type UserCompileResult } from '../compiler/user/compile-user.js';
+import { budgetDiagnostic, compileUserCapability, renderStoredProtocol, visibleCatalog, type UserCompileResult } from '../compiler/user/compile-user.js';
 
 export const DEFAULT_COMPILE_WORKERS = 1;
 export const DEFAULT_COMPILE_QUEUE = 8;
@@ -53,18 +56,31 @@ export interface CompileRequest {
 
 export type PoolOutcome = { kind: 'compiled'; result: UserCompileResult } | { kind: 'busy' };
 
+/** A stored revision rendered, or why not: the pool was full, or the render overran the budget. */
+export type RenderOutcome = { kind: 'rendered'; protocol: string } | { kind: 'busy' } | { kind: 'over-budget' };
+
 /** A capability as a worker needs it: everything but the protocol, which the rules never read. */
 export type StandIn = Omit<ManifestCapability, 'protocol'>;
 
 /** Messages between the pool and a worker. */
 export type ToWorker =
   | { type: 'catalog'; key: string; capabilities: StandIn[]; toolsets: Manifest['toolsets']; settings: Manifest['rules'] }
-  | { type: 'compile'; job: number; key: string; visible: readonly string[]; markdown: string; maxBytes: number; protocolTool: string };
-export type FromWorker = { type: 'ready' } | { type: 'compiled'; job: number; result: UserCompileResult } | { type: 'failed'; job: number; message: string };
+  | { type: 'compile'; job: number; key: string; visible: readonly string[]; markdown: string; maxBytes: number; protocolTool: string }
+  | { type: 'render'; job: number; markdown: string; protocolTool: string };
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'compiled'; job: number; result: UserCompileResult }
+  | { type: 'rendered'; job: number; protocol: string }
+  | { type: 'failed'; job: number; message: string };
 
+/** A compile or a render, queued or in a worker. */
 interface Job {
-  request: CompileRequest;
-  resolve(outcome: PoolOutcome): void;
+  /** Posts the job to the worker (with the catalog first, when the worker lacks it). */
+  send(slot: Slot, id: number): void;
+  /** The worker's answer. */
+  answered(message: Extract<FromWorker, { type: 'compiled' | 'rendered' }>): void;
+  /** The job overran its budget, or the worker died running it. */
+  overran(): void;
   reject(error: Error): void;
 }
 
@@ -131,18 +147,52 @@ export class UserCompilePool {
       });
       return Promise.resolve({ kind: 'compiled', result });
     }
-    const { owner } = request;
+    const overBudget: PoolOutcome = { kind: 'compiled', result: { ok: false, diagnostics: [budgetDiagnostic(this.#budgetMs)] } };
+    return this.#submit<PoolOutcome>(request.owner, (resolve, reject) => ({
+      send: (slot, id) => {
+        const { manifest, visible, markdown, maxBytes, protocolTool } = request;
+        const key = manifest.integrity;
+        if (slot.catalogKey !== key) {
+          const catalog: ToWorker = { type: 'catalog', key, capabilities: standInsOf(manifest), toolsets: manifest.toolsets, settings: manifest.rules };
+          slot.worker.postMessage(catalog);
+          slot.catalogKey = key;
+        }
+        slot.worker.postMessage({ type: 'compile', job: id, key, visible, markdown, maxBytes, protocolTool } satisfies ToWorker);
+      },
+      answered: (message) => (message.type === 'compiled' ? resolve({ kind: 'compiled', result: message.result }) : reject(new Error('unexpected answer'))),
+      overran: () => resolve(overBudget),
+      reject,
+    }));
+  }
+
+  /**
+   * The protocol of a stored revision as `get_capability_protocol` serves it, rendered in a worker
+   * under the same queue, per-owner share and budget as a save: `owner` is the capability's.
+   */
+  render(owner: string, markdown: string, protocolTool: string): Promise<RenderOutcome> {
+    if (this.#closed) return Promise.reject(new Error('the user compile pool is closed'));
+    if (this.#inline) return Promise.resolve({ kind: 'rendered', protocol: renderStoredProtocol(markdown, protocolTool) });
+    return this.#submit<RenderOutcome>(owner, (resolve, reject) => ({
+      send: (slot, id) => slot.worker.postMessage({ type: 'render', job: id, markdown, protocolTool } satisfies ToWorker),
+      answered: (message) => (message.type === 'rendered' ? resolve({ kind: 'rendered', protocol: message.protocol }) : reject(new Error('unexpected answer'))),
+      overran: () => resolve({ kind: 'over-budget' }),
+      reject,
+    }));
+  }
+
+  /** Queues a job, or answers `busy` when the owner's share or the queue is full. */
+  #submit<T>(owner: string, job: (resolve: (outcome: T) => void, reject: (error: Error) => void) => Job): Promise<T | { kind: 'busy' }> {
     const held = this.#owners.get(owner) ?? 0;
     if (held >= this.#perOwner) return Promise.resolve({ kind: 'busy' });
     const slot = this.#idleSlot();
     if (slot === undefined && this.#queue.length >= this.#queueLimit) return Promise.resolve({ kind: 'busy' });
     this.#owners.set(owner, held + 1);
-    const outcome = new Promise<PoolOutcome>((resolve, reject) => {
-      const job: Job = { request, resolve, reject };
-      if (slot !== undefined) void this.#run(slot, job);
-      else this.#queue.push(job);
+    const outcome = new Promise<T>((resolve, reject) => {
+      const queued = job(resolve, reject);
+      if (slot !== undefined) void this.#run(slot, queued);
+      else this.#queue.push(queued);
     });
-    // However the job ends (compiled, timed out, worker lost, pool closed), the owner's turn is given back.
+    // However the job ends (answered, timed out, worker lost, pool closed), the owner's turn is given back.
     const release = (): void => {
       const left = (this.#owners.get(owner) ?? 1) - 1;
       if (left > 0) this.#owners.set(owner, left);
@@ -193,8 +243,8 @@ export class UserCompilePool {
       const job = slot.job;
       if (job === undefined || job.id !== message.job) return;
       this.#finish(slot);
-      if (message.type === 'compiled') job.resolve({ kind: 'compiled', result: message.result });
-      else job.reject(new Error(`user capability compile failed: ${message.message}`));
+      if (message.type === 'failed') job.reject(new Error(`user capability compile failed: ${message.message}`));
+      else job.answered(message);
     });
     const died = (error: Error): void => {
       if (slot.dead) return;
@@ -208,7 +258,7 @@ export class UserCompilePool {
         // A worker that cannot start is the server's fault; one that dies compiling (out of
         // memory) could not process this Markdown within its bounds.
         if (!slot.isReady) job.reject(new Error(`the user compile worker could not start: ${error.message}`));
-        else job.resolve({ kind: 'compiled', result: { ok: false, diagnostics: [budgetDiagnostic(this.#budgetMs)] } });
+        else job.overran();
       }
       this.#drain();
     };
@@ -227,21 +277,14 @@ export class UserCompilePool {
       return; // died() answered the job
     }
     if (slot.dead || slot.job?.id !== id) return;
-    const { manifest, visible, markdown, maxBytes, protocolTool } = job.request;
-    const key = manifest.integrity;
-    if (slot.catalogKey !== key) {
-      const catalog: ToWorker = { type: 'catalog', key, capabilities: standInsOf(manifest), toolsets: manifest.toolsets, settings: manifest.rules };
-      slot.worker.postMessage(catalog);
-      slot.catalogKey = key;
-    }
-    slot.worker.postMessage({ type: 'compile', job: id, key, visible, markdown, maxBytes, protocolTool } satisfies ToWorker);
+    job.send(slot, id);
     slot.job.timer = setTimeout(() => {
       if (slot.job?.id !== id) return;
       this.#finish(slot);
       slot.dead = true;
       this.#remove(slot);
       void slot.worker.terminate();
-      job.resolve({ kind: 'compiled', result: { ok: false, diagnostics: [budgetDiagnostic(this.#budgetMs)] } });
+      job.overran();
       this.#drain();
     }, this.#budgetMs);
   }

@@ -1,9 +1,10 @@
 // A user-capability compile worker (see user-compile-pool.ts): loads the compiler, says when it is
 // ready, keeps the catalog stand-ins it is sent (once per manifest), and compiles each save against
-// the capabilities the author can see. A compile that throws is reported with its message.
+// the capabilities the author can see, or renders a stored revision's protocol. A compile that
+// throws is reported with its message.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AnyRule } from '../compiler/rule.js';
-import { compileUserCapability, visibleCatalog } from '../compiler/user/compile-user.js';
+import { compileUserCapability, renderStoredProtocol, visibleCatalog } from '../compiler/user/compile-user.js';
 import { loadTokenizer } from '../compiler/tokens.js';
 import type { FromWorker, ToWorker } from './user-compile-pool.js';
 
@@ -18,6 +19,11 @@ if (port) {
       return;
     }
     try {
+      if (message.type === 'render') {
+        const protocol = renderStoredProtocol(message.markdown, message.protocolTool);
+        port.postMessage({ type: 'rendered', job: message.job, protocol } satisfies FromWorker);
+        return;
+      }
       if (catalog?.key !== message.key) throw new Error('no catalog for this manifest');
       const visible = new Set(message.visible);
       const result = compileUserCapability(

@@ -131,6 +131,11 @@ export function servedProtocol(document: CapabilityDocument, protocolTool?: stri
   return renderBody(document, protocolTool).replace(/^\n+/, '');
 }
 
+/** The served protocol of a stored revision (its Markdown was checked when it was saved). */
+export function renderStoredProtocol(markdown: string, protocolTool: string): string {
+  return servedProtocol(parseCapability(USER_CAPABILITY_FILE, markdown), protocolTool);
+}
+
 /**
  * The catalog an author compiles against: the capabilities `visible` allows and the toolsets those
  * name, and nothing else. Links to anything outside it are reported like links to missing ones.

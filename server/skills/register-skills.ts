@@ -57,7 +57,7 @@ async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<S
     });
     return skill;
   } catch (error) {
-    const failed = error instanceof SkillsError && error.code === 'store-unavailable';
+    const failed = error instanceof SkillsError && error.code === 'unavailable';
     deps.audit?.({ via, capabilityId: asked, outcome: failed ? 'failed' : 'uniform-error', revision });
     return toMcpError(error);
   }

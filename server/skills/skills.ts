@@ -41,8 +41,12 @@ export interface ServedSkill {
   text: string;
 }
 
-/** Known failures the adapter turns into JSON-RPC errors; `not-accessible` is the uniform one. */
-export type SkillsErrorCode = 'not-accessible' | 'invalid-cursor' | 'store-unavailable';
+/**
+ * Known failures the adapter turns into JSON-RPC errors; `not-accessible` is the uniform one,
+ * `unavailable` a user skill that cannot be served now (the store does not answer, or the server
+ * cannot prepare it now: the message says which).
+ */
+export type SkillsErrorCode = 'not-accessible' | 'invalid-cursor' | 'unavailable';
 
 export class SkillsError extends Error {
   constructor(
@@ -124,7 +128,7 @@ export class Skills {
     if (id !== undefined && isUserCapabilityId(id)) {
       if (users !== undefined) {
         const listing = await users.listing(caller, catalog);
-        if (listing.unavailable !== undefined) throw new SkillsError('store-unavailable', STORE_UNAVAILABLE_MESSAGE);
+        if (listing.unavailable !== undefined) throw new SkillsError('unavailable', STORE_UNAVAILABLE_MESSAGE);
         const entry = listing.user.find((candidate) => candidate.id === id);
         skill = entry === undefined ? undefined : await this.#userSkill(caller, catalog, users, entry);
       }
@@ -174,7 +178,7 @@ export class Skills {
 
   async #userSkill(caller: Caller, catalog: Catalog, users: UserCapabilities, entry: UserCatalogEntry): Promise<ServedSkill | undefined> {
     const outcome = await users.load(caller, catalog, entry.id);
-    if (outcome.kind === 'failed') throw new SkillsError('store-unavailable', STORE_UNAVAILABLE_MESSAGE);
+    if (outcome.kind === 'failed') throw new SkillsError('unavailable', outcome.message);
     if (outcome.kind === 'not-accessible') return undefined;
     const uri = skillUri(entry.id);
     if (uri === undefined) return undefined;

@@ -25,34 +25,48 @@ let dir: string | undefined;
 let runtime: Runtime | undefined;
 let http: HttpServerHandle | undefined;
 const sessions: Session[] = [];
+/** Replicas started by a test, on the same database as the first server. */
+const replicas: { runtime: Runtime; http: HttpServerHandle }[] = [];
 
 afterEach(async () => {
   for (const session of sessions.splice(0)) await session.close().catch(() => undefined);
+  for (const replica of replicas.splice(0)) {
+    await replica.http.close();
+    await replica.runtime.close();
+  }
   await http?.close();
   await runtime?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
   dir = runtime = http = undefined;
 });
 
-async function start(pool: UserCompilePoolOptions): Promise<void> {
-  dir = tempDir('capreg-compile-pool-');
-  const manifestFile = path.join(dir, 'manifest.json');
-  const principalsFile = path.join(dir, 'principals.yaml');
-  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
-  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
-  const root = dir;
-  runtime = await startRuntime({
-    manifestFile,
-    principalsFile,
+async function serve(root: string, pool: UserCompilePoolOptions): Promise<{ runtime: Runtime; http: HttpServerHandle }> {
+  const served = await startRuntime({
+    manifestFile: path.join(root, 'manifest.json'),
+    principalsFile: path.join(root, 'principals.yaml'),
     watch: false,
     openUserStore: () => openUserStore('sqlite:user-capabilities.db', { root }),
     userCompile: { workerUrl: WORKER, testRulesModule: SLOW_RULE, budgetMs: BUDGET_MS, ...pool },
   });
-  http = await startHttpServer(runtime, { port: 0 });
+  return { runtime: served, http: await startHttpServer(served, { port: 0 }) };
 }
 
-async function as(token: string): Promise<Session> {
-  const client = await httpClient(http!.url, token);
+async function start(pool: UserCompilePoolOptions): Promise<void> {
+  dir = tempDir('capreg-compile-pool-');
+  writeManifest(path.join(dir, 'manifest.json'), makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(path.join(dir, 'principals.yaml'), principalsYaml(PRINCIPALS));
+  ({ runtime, http } = await serve(dir, pool));
+}
+
+/** Another server on the first one's database: it did not see the saves made through the first. */
+async function replica(pool: UserCompilePoolOptions): Promise<string> {
+  const started = await serve(dir!, pool);
+  replicas.push(started);
+  return started.http.url;
+}
+
+async function as(token: string, url: string = http!.url): Promise<Session> {
+  const client = await httpClient(url, token);
   const session = clientSession(client, () => client.close());
   sessions.push(session);
   return session;
@@ -64,7 +78,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
   return { value, ms: performance.now() - started };
 }
 
-const healthz = (): Promise<Response> => fetch(new URL('/healthz', http!.url));
+const healthz = (url: string = http!.url): Promise<Response> => fetch(new URL('/healthz', url));
 
 describe('saving a user capability compiles off the event loop', () => {
   it('keeps /healthz and list_capabilities answering while a save spins, and answers the budget diagnostic', { timeout: 30_000 }, async () => {
@@ -138,5 +152,82 @@ describe('saving a user capability compiles off the event loop', () => {
     expect(structured(other)['success']).toBe(true);
     const codes = (await Promise.all(flood)).map((result) => structured(result)['code']);
     expect(codes.filter((code) => code === 'busy')).toHaveLength(1);
+  });
+});
+
+describe('a revision this server did not save is rendered off the event loop', () => {
+  /** ~60 KB of blank lines: seconds of parsing, as a save's compile has. */
+  const LONG = WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(60 * 1024);
+  const named = (markdown: string, name: string): string => markdown.replace('name: Weekly digest', `name: ${name}`);
+
+  async function savedBy(session: Session, markdown: string): Promise<string> {
+    const answer = await session.json('save_user_capability', { markdown });
+    expect(answer['success']).toBe(true);
+    return answer['capabilityId'] as string;
+  }
+
+  it('keeps /healthz answering on a replica while it renders, and serves the bytes the saving server serves', { timeout: 60_000 }, async () => {
+    await start({ budgetMs: 30_000 });
+    const alice = await as('key-alice');
+    const capabilityId = await savedBy(alice, LONG);
+    const here = await alice.json('get_capability_protocol', { capabilityId });
+
+    const there = await replica({ budgetMs: 30_000 });
+    const aliceThere = await as('key-alice', there);
+    await healthz(there); // the replica's own start is not what is measured
+    const load = timed(() => aliceThere.json('get_capability_protocol', { capabilityId }));
+    let slowest = 0;
+    let pending = true;
+    void load.finally(() => (pending = false));
+    while (pending) {
+      const health = await timed(() => healthz(there));
+      expect(health.value.status).toBe(200);
+      slowest = Math.max(slowest, health.ms);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const { value: loaded, ms } = await load;
+    expect(loaded).toEqual(here);
+    // On the event loop /healthz would wait for the whole render, seconds on this input.
+    expect(slowest).toBeLessThan(ms / 4);
+  });
+
+  it("shares one render among concurrent loads, and counts renders against the owner's share", { timeout: 60_000 }, async () => {
+    await start({ budgetMs: 30_000 });
+    const alice = await as('key-alice');
+    const first = await savedBy(alice, named(LONG, 'Weekly digest one'));
+    const second = await savedBy(alice, named(LONG, 'Weekly digest two'));
+    const third = await savedBy(alice, named(LONG, 'Weekly digest three'));
+
+    const aliceThere = await as('key-alice', await replica({ budgetMs: 30_000, perOwner: 1 }));
+    // Three loads of one revision are one render: alice's share of one is enough for all.
+    const same = await Promise.all([1, 2, 3].map(() => aliceThere.json('get_capability_protocol', { capabilityId: first })));
+    for (const answer of same) expect(answer['success']).toBe(true);
+    // Two revisions at once are two renders: past alice's share, one of them answers busy.
+    const both = (await Promise.all([second, third].map((capabilityId) => aliceThere.call('get_capability_protocol', { capabilityId })))).map(structured);
+    const busy = both.filter((answer) => answer['code'] === 'busy');
+    expect(busy).toEqual([
+      { success: false, code: 'busy', error: expect.stringMatching(/preparing too many user capabilities right now; load it again/) as unknown },
+    ]);
+    expect(both.filter((answer) => answer['success'] === true)).toHaveLength(1);
+    // A rendered revision is served without a turn of the pool; once it is free, the other renders.
+    expect((await aliceThere.json('get_capability_protocol', { capabilityId: first }))['success']).toBe(true);
+    for (const capabilityId of [second, third]) expect((await aliceThere.json('get_capability_protocol', { capabilityId }))['success']).toBe(true);
+  });
+
+  it('answers a render past the budget with limit-exceeded, not with a stall', { timeout: 60_000 }, async () => {
+    await start({ budgetMs: 30_000 });
+    const alice = await as('key-alice');
+    const capabilityId = await savedBy(alice, LONG);
+    const aliceThere = await as('key-alice', await replica({ budgetMs: 100 }));
+    const { value: result, ms } = await timed(() => aliceThere.call('get_capability_protocol', { capabilityId }));
+    expect(result.isError).toBe(true);
+    expect(structured(result)).toEqual({
+      success: false,
+      code: 'limit-exceeded',
+      error: expect.stringContaining("could not be prepared within the server's budget (100 ms)") as unknown,
+    });
+    expect(ms).toBeLessThan(5_000);
+    // The platform catalog is unaffected.
+    expect((await aliceThere.json('get_capability_protocol', { capabilityId: 'work-reporting' }))['success']).toBe(true);
   });
 });
