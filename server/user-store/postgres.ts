@@ -266,7 +266,7 @@ export class PostgresUserStore implements UserCapabilityStore {
     });
   }
 
-  async #use<T>(operation: () => Promise<T>, kind: 'read' | 'write' = 'read'): Promise<T> {
+  async #use<T>(operation: () => Promise<T>, kind: 'read' | 'write' = 'read', wrote: (result: T) => boolean = () => true): Promise<T> {
     if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
     // Set while the write runs, once connected and migrated: what fails then is the write.
     let writing = false;
@@ -274,7 +274,7 @@ export class PostgresUserStore implements UserCapabilityStore {
       await this.#ready.run();
       writing = kind === 'write';
       const result = await operation();
-      this.#health.answered(kind === 'write');
+      this.#health.answered(kind === 'write' && wrote(result));
       return result;
     } catch (error) {
       if (error instanceof UserStoreError) {
@@ -333,10 +333,15 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {
-    return this.#use(async () => {
-      const deleted = await this.#pool.query('DELETE FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
-      return (deleted.rowCount ?? 0) > 0;
-    }, 'write');
+    return this.#use(
+      async () => {
+        const deleted = await this.#pool.query('DELETE FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
+        return (deleted.rowCount ?? 0) > 0;
+        // Deleting nothing wrote nothing: it does not show that saves work again.
+      },
+      'write',
+      (deleted) => deleted,
+    );
   }
 
   get(id: string): Promise<UserCapabilityRecord | undefined> {

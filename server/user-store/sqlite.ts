@@ -319,7 +319,7 @@ export class SqliteUserStore implements UserCapabilityStore {
    * after it committed: one that landed in a file unlinked meanwhile is lost, so not acknowledged.
    * A lock held by another process is waited for off the event loop, up to the lock timeout.
    */
-  async #use<T>(operation: (open: Open) => T, kind: 'read' | 'write' = 'read'): Promise<T> {
+  async #use<T>(operation: (open: Open) => T, kind: 'read' | 'write' = 'read', wrote: (result: T) => boolean = () => true): Promise<T> {
     const deadline = Date.now() + this.#lockTimeoutMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_RETRY_MS)) {
       if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
@@ -334,7 +334,7 @@ export class SqliteUserStore implements UserCapabilityStore {
         const result = operation(open);
         writing = false;
         if (kind === 'write') this.#verify(open);
-        this.#health.answered(kind === 'write');
+        this.#health.answered(kind === 'write' && wrote(result));
         return result;
       } catch (error) {
         // BUSY means the statement or transaction was rolled back: trying again cannot write twice.
@@ -392,7 +392,12 @@ export class SqliteUserStore implements UserCapabilityStore {
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {
-    return this.#use(({ statements }) => statements.delete.run(id, ownerId).changes > 0, 'write');
+    // Deleting nothing wrote nothing: it does not show that saves work again.
+    return this.#use(
+      ({ statements }) => statements.delete.run(id, ownerId).changes > 0,
+      'write',
+      (deleted) => deleted,
+    );
   }
 
   get(id: string): Promise<UserCapabilityRecord | undefined> {

@@ -10,7 +10,7 @@ import { PostgresUserStore } from '../../server/user-store/postgres.js';
 import { SqliteUserStore } from '../../server/user-store/sqlite.js';
 import { structured } from '../server/helpers.js';
 import { closedPort } from '../support/postgres.js';
-import { startHarness, userEntries, WEEKLY_DIGEST } from '../user-capabilities/harness.js';
+import { startHarness, UNIFORM_ERROR_TEXT, userEntries, WEEKLY_DIGEST } from '../user-capabilities/harness.js';
 import { sampleData } from './contract.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'capreg-store-health-'));
@@ -51,6 +51,9 @@ describe('user store health', () => {
         // The saved capability is still served, and the probe after that read still says saves fail.
         expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id)).toEqual([saved['capabilityId']]);
         expect(harness.runtime.health()).toMatchObject({ status: 'degraded', userStore: { status: 'writes-failing', reason: 'SQLITE_CONSTRAINT_TRIGGER' } });
+        // A delete that finds nothing wrote nothing: it does not clear the state either.
+        expect(await alice.text('delete_user_capability', { capabilityId: 'user:no-such-capability' })).toBe(UNIFORM_ERROR_TEXT);
+        expect(harness.runtime.health()).toMatchObject({ status: 'degraded', userStore: { status: 'writes-failing' } });
       }
       expect(JSON.stringify(harness.runtime.health())).not.toContain(scratch);
       // One line when it starts, at warn: not one (or two) per save.

@@ -214,6 +214,9 @@ if (!url) {
           await expect(store.create('alice', sampleData(String(n)))).rejects.toMatchObject({ code: 'store-unavailable' });
           expect((await store.listByOwner('alice')).map((r) => r.id)).toEqual([kept.id]);
           expect(store.health()).toEqual({ status: 'writes-failing', reason: '53100' });
+          // A delete that finds nothing wrote nothing: it does not clear the state either.
+          expect(await store.delete('alice', 'user:no-such-capability')).toBe(false);
+          expect(store.health()).toEqual({ status: 'writes-failing', reason: '53100' });
         }
         expect(lines).toEqual([{ line: expect.stringContaining('a save failed') as unknown, level: 'warn' }]);
         await admin.query(`DROP TRIGGER refuse ON ${schema}.user_capabilities`);
