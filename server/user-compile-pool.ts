@@ -148,7 +148,7 @@ export class UserCompilePool {
       return Promise.resolve({ kind: 'compiled', result });
     }
     const overBudget: PoolOutcome = { kind: 'compiled', result: { ok: false, diagnostics: [budgetDiagnostic(this.#budgetMs)] } };
-    return this.#submit<PoolOutcome>(request.owner, (resolve, reject) => ({
+    return this.#submit<PoolOutcome>(request.owner, this.#queueLimit, (resolve, reject) => ({
       send: (slot, id) => {
         const { manifest, visible, markdown, maxBytes, protocolTool } = request;
         const key = manifest.integrity;
@@ -167,12 +167,14 @@ export class UserCompilePool {
 
   /**
    * The protocol of a stored revision as `get_capability_protocol` serves it, rendered in a worker
-   * under the same queue, per-owner share and budget as a save: `owner` is the capability's.
+   * under the same per-owner share and budget as a save (`owner` is the capability's). A load is
+   * not refused for a full queue: after a restart many owners load at once, and each render is
+   * short. What bounds the renders waiting is the share and the transports' requests in flight.
    */
   render(owner: string, markdown: string, protocolTool: string): Promise<RenderOutcome> {
     if (this.#closed) return Promise.reject(new Error('the user compile pool is closed'));
     if (this.#inline) return Promise.resolve({ kind: 'rendered', protocol: renderStoredProtocol(markdown, protocolTool) });
-    return this.#submit<RenderOutcome>(owner, (resolve, reject) => ({
+    return this.#submit<RenderOutcome>(owner, Infinity, (resolve, reject) => ({
       send: (slot, id) => slot.worker.postMessage({ type: 'render', job: id, markdown, protocolTool } satisfies ToWorker),
       answered: (message) => (message.type === 'rendered' ? resolve({ kind: 'rendered', protocol: message.protocol }) : reject(new Error('unexpected answer'))),
       overran: () => resolve({ kind: 'over-budget' }),
@@ -180,12 +182,12 @@ export class UserCompilePool {
     }));
   }
 
-  /** Queues a job, or answers `busy` when the owner's share or the queue is full. */
-  #submit<T>(owner: string, job: (resolve: (outcome: T) => void, reject: (error: Error) => void) => Job): Promise<T | { kind: 'busy' }> {
+  /** Queues a job, or answers `busy` when the owner's share is full, or the queue is at `queueLimit`. */
+  #submit<T>(owner: string, queueLimit: number, job: (resolve: (outcome: T) => void, reject: (error: Error) => void) => Job): Promise<T | { kind: 'busy' }> {
     const held = this.#owners.get(owner) ?? 0;
     if (held >= this.#perOwner) return Promise.resolve({ kind: 'busy' });
     const slot = this.#idleSlot();
-    if (slot === undefined && this.#queue.length >= this.#queueLimit) return Promise.resolve({ kind: 'busy' });
+    if (slot === undefined && this.#queue.length >= queueLimit) return Promise.resolve({ kind: 'busy' });
     this.#owners.set(owner, held + 1);
     const outcome = new Promise<T>((resolve, reject) => {
       const queued = job(resolve, reject);

@@ -158,6 +158,8 @@ describe('saving a user capability compiles off the event loop', () => {
 describe('a revision this server did not save is rendered off the event loop', () => {
   /** ~60 KB of blank lines: seconds of parsing, as a save's compile has. */
   const LONG = WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(60 * 1024);
+  /** A few hundred milliseconds of parsing: long enough for loads to overlap. */
+  const MEDIUM = WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(16 * 1024);
   const named = (markdown: string, name: string): string => markdown.replace('name: Weekly digest', `name: ${name}`);
 
   async function savedBy(session: Session, markdown: string): Promise<string> {
@@ -194,9 +196,9 @@ describe('a revision this server did not save is rendered off the event loop', (
   it("shares one render among concurrent loads, and counts renders against the owner's share", { timeout: 60_000 }, async () => {
     await start({ budgetMs: 30_000 });
     const alice = await as('key-alice');
-    const first = await savedBy(alice, named(LONG, 'Weekly digest one'));
-    const second = await savedBy(alice, named(LONG, 'Weekly digest two'));
-    const third = await savedBy(alice, named(LONG, 'Weekly digest three'));
+    const first = await savedBy(alice, named(MEDIUM, 'Weekly digest one'));
+    const second = await savedBy(alice, named(MEDIUM, 'Weekly digest two'));
+    const third = await savedBy(alice, named(MEDIUM, 'Weekly digest three'));
 
     const aliceThere = await as('key-alice', await replica({ budgetMs: 30_000, perOwner: 1 }));
     // Three loads of one revision are one render: alice's share of one is enough for all.
@@ -212,6 +214,20 @@ describe('a revision this server did not save is rendered off the event loop', (
     // A rendered revision is served without a turn of the pool; once it is free, the other renders.
     expect((await aliceThere.json('get_capability_protocol', { capabilityId: first }))['success']).toBe(true);
     for (const capabilityId of [second, third]) expect((await aliceThere.json('get_capability_protocol', { capabilityId }))['success']).toBe(true);
+  });
+
+  it('does not refuse first loads for a full queue: owners loading at once after a restart all wait their turn', { timeout: 60_000 }, async () => {
+    await start({ budgetMs: 30_000 });
+    const owners = [await as('key-alice'), await as('key-bob')];
+    const saved = [];
+    for (const owner of owners) {
+      for (const name of ['one', 'two']) saved.push({ owner, capabilityId: await savedBy(owner, named(MEDIUM, `Weekly digest ${name}`)) });
+    }
+    // No room at all for saves waiting: the four renders still queue, two per owner.
+    const there = await replica({ budgetMs: 30_000, queue: 0 });
+    const sessions = new Map(await Promise.all(owners.map(async (owner) => [owner, await as(owner === owners[0] ? 'key-alice' : 'key-bob', there)] as const)));
+    const loads = await Promise.all(saved.map(({ owner, capabilityId }) => sessions.get(owner)!.json('get_capability_protocol', { capabilityId })));
+    expect(loads.map((answer) => answer['success'])).toEqual([true, true, true, true]);
   });
 
   it('answers a render past the budget with limit-exceeded, not with a stall', { timeout: 60_000 }, async () => {
