@@ -150,12 +150,30 @@ export const COMMANDS = {
         help: 'open HTTP connections at most; past it the oldest idle one is closed, else 503 (--http only)',
         default: '512',
       },
+      'caller-concurrency': {
+        type: 'string',
+        value: 'N',
+        help: "MCP requests of one caller answered at once; the caller's others wait their turn (--http only)",
+        default: '4',
+      },
       'headers-timeout': { type: 'string', value: 'SECONDS', help: 'time a client has to send the request headers (--http only)', default: '10' },
       'request-timeout': {
         type: 'string',
         value: 'SECONDS',
         help: 'time a client has to send the whole request, and the most a connection may sit silent (--http only)',
         default: '30',
+      },
+      'user-compile-workers': {
+        type: 'string',
+        value: 'N',
+        help: 'worker threads that check saved user capabilities and render their protocols',
+        default: '1',
+      },
+      'user-compile-budget': {
+        type: 'string',
+        value: 'SECONDS',
+        help: 'time one save may take to check, or one stored revision to render, in a worker',
+        default: '5',
       },
       'user-store': {
         type: 'string',

@@ -11,7 +11,14 @@ import { isManifestUrl } from '../../server/manifest-source.js';
 import { KEY_FILE_LIMITS, readBoundedSync } from '../../server/read-file.js';
 import { parseVerificationKeys, SigningKeyError } from '../../server/signature.js';
 import { TOOL_PREFIX_RULE, isValidToolPrefix } from '../../compiler/contract.js';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS, MCP_PATH, startHttpServer } from '../../server/transports/http.js';
+import {
+  DEFAULT_CALLER_CONCURRENCY,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MCP_PATH,
+  startHttpServer,
+} from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openAuditLog, type AuditLog } from '../../server/audit.js';
 import { DEFAULT_LOG_LEVEL, LOG_LEVELS, createLogger, isLogLevel, lineLogger, type LogLevel } from '../../server/log.js';
@@ -32,11 +39,21 @@ interface ServeSettings {
   principalsFile: string | undefined;
   toolPrefix: string;
   http:
-    | { host: string; port: number; allowedOrigins: string[] | undefined; maxConnections: number; headersTimeoutMs: number; requestTimeoutMs: number }
+    | {
+        host: string;
+        port: number;
+        allowedOrigins: string[] | undefined;
+        maxConnections: number;
+        headersTimeoutMs: number;
+        requestTimeoutMs: number;
+        callerConcurrency: number;
+      }
     | undefined;
   jwt: JwtOptions | undefined;
   /** `--user-store` and the folder its relative `sqlite:` paths start from; undefined: no user store. */
   userStore: { spec: string | undefined; root: string } | undefined;
+  /** `--user-compile-workers`, `--user-compile-budget`. */
+  userCompile: { workers?: number; budgetMs?: number };
   /** The flags that make a stdio server started from anywhere serve the same files (absolute paths). */
   clientArgs: string[];
   /** `--verify-key`, `--poll-interval`, `--manifest-cache`, `--allow-insecure-manifest-url`. */
@@ -82,6 +99,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       'host',
       'allowed-origins',
       'max-connections',
+      'caller-concurrency',
       'headers-timeout',
       'request-timeout',
       'jwt-jwks',
@@ -127,8 +145,16 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       port: parsePort(values.port),
       allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
       ...parseConnectionLimits(values['max-connections'], values['headers-timeout'], values['request-timeout']),
+      callerConcurrency:
+        values['caller-concurrency'] === undefined ? DEFAULT_CALLER_CONCURRENCY : wholeNumber('--caller-concurrency', values['caller-concurrency'], 1, 1_000),
     };
   }
+  const workers = values['user-compile-workers'];
+  const budget = values['user-compile-budget'];
+  const userCompile = {
+    ...(workers !== undefined ? { workers: wholeNumber('--user-compile-workers', workers, 1, 64) } : {}),
+    ...(budget !== undefined ? { budgetMs: seconds('--user-compile-budget', budget) } : {}),
+  };
   const clientArgs = [
     ...(root !== undefined ? ['--root', root] : []),
     ...(values.manifest !== undefined ? ['--manifest', manifestFile] : []),
@@ -137,7 +163,18 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
     ...(toolPrefix !== '' ? ['--tool-prefix', toolPrefix] : []),
     ...(userStore?.spec !== undefined ? ['--user-store', clientUserStore(userStore.spec, userStore.root)] : []),
   ];
-  return { manifestFile, principalsFile, toolPrefix, http, jwt, userStore, clientArgs, manifestSource, ...observabilitySettings(values, context.cwd) };
+  return {
+    manifestFile,
+    principalsFile,
+    toolPrefix,
+    http,
+    jwt,
+    userStore,
+    userCompile,
+    clientArgs,
+    manifestSource,
+    ...observabilitySettings(values, context.cwd),
+  };
 }
 
 /**
@@ -378,6 +415,7 @@ export const serveCommand: Command = async (argv, context) => {
       jwt: settings.jwt,
       // Never throws for a database that is down: that is logged, and its calls answer an error.
       openUserStore: userStore ? () => openUserStore(userStore.spec, { root: userStore.root, log }) : undefined,
+      userCompile: settings.userCompile,
       log,
       metrics: settings.metrics !== undefined,
       audit: auditLog?.sink,

@@ -7,7 +7,19 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, serveArgv, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import { PRINCIPALS as USER_PRINCIPALS, WEEKLY_DIGEST } from '../user-capabilities/harness.js';
+import {
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  httpClient,
+  makeManifest,
+  principalsYaml,
+  serveArgv,
+  structured,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 let dir: string;
 let manifestFile: string;
@@ -218,6 +230,22 @@ describe('capreg serve --http as a process', () => {
       argv: ['--max-connections', '10'],
       message: '--max-connections applies only with --http (stdio takes its key from CAPREG_API_KEY)',
     },
+    {
+      argv: ['--http', '--caller-concurrency', '0'],
+      message: '--caller-concurrency must be a whole number from 1 to 1000, not "0"',
+    },
+    {
+      argv: ['--caller-concurrency', '2'],
+      message: '--caller-concurrency applies only with --http (stdio takes its key from CAPREG_API_KEY)',
+    },
+    {
+      argv: ['--user-compile-workers', '65'],
+      message: '--user-compile-workers must be a whole number from 1 to 64, not "65"',
+    },
+    {
+      argv: ['--user-compile-budget', '0'],
+      message: '--user-compile-budget must be a number of seconds from 0.1 to 3600, not "0"',
+    },
   ];
   for (const { argv, message } of badLimits) {
     it(`refuses ${argv.join(' ')} with exit 2 and one line`, async () => {
@@ -226,6 +254,33 @@ describe('capreg serve --http as a process', () => {
       expect(served.stderr()).toBe(`capreg serve: ${message}\n`);
     });
   }
+
+  it("applies --caller-concurrency and --user-compile-budget: a caller's next request waits for its turn, a save past the budget is refused", async () => {
+    writeAtomic(principalsFile, principalsYaml(USER_PRINCIPALS));
+    const store = `sqlite:${path.join(dir, 'user-capabilities.db')}`;
+    const served = serve(['--http', '--port', '0', '--user-store', store, '--caller-concurrency', '1', '--user-compile-budget', '0.3']);
+    await served.stderrMatches(/"mcpServers"[\s\S]*\n}\n/);
+    const url = /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(served.stderr())?.[1] ?? '';
+    const [alice, bob] = [await httpClient(url, 'key-alice'), await httpClient(url, 'key-bob')];
+    const finished: string[] = [];
+    const call = (client: typeof alice, label: string, name: string, args: Record<string, unknown> = {}): Promise<unknown> =>
+      client.callTool({ name, arguments: args }).then((result) => (finished.push(label), result));
+    // 60 KiB of blank lines take seconds to check: past the 0.3 s budget.
+    const save = call(alice, 'save', 'save_user_capability', { markdown: WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(60 * 1024) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const lists = [call(alice, 'alice list', 'list_capabilities'), call(bob, 'bob list', 'list_capabilities')];
+    const [saved] = await Promise.all([save, ...lists]);
+    // One request of alice's at a time: her list is answered after her save; bob's is not held up.
+    expect(finished.indexOf('alice list')).toBeGreaterThan(finished.indexOf('save'));
+    expect(finished.indexOf('bob list')).toBeLessThan(finished.indexOf('save'));
+    expect(structured(saved)['diagnostics']).toEqual([
+      expect.objectContaining({ message: expect.stringContaining("within the server's budget (300 ms)") as unknown }),
+    ]);
+    await Promise.all([alice.close(), bob.close()]);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stderr()).not.toMatch(/Error| {4}at /);
+  });
 
   it('applies --max-connections and --headers-timeout: slow sockets are closed, /healthz answers', async () => {
     const served = serve(['--http', '--port', '0', '--max-connections', '5', '--headers-timeout', '0.5', '--request-timeout', '1']);
