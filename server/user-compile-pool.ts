@@ -56,7 +56,7 @@ export interface CompileRequest {
 
 export type PoolOutcome = { kind: 'compiled'; result: UserCompileResult } | { kind: 'busy' };
 
-/** A stored revision rendered, or why not: the pool was full, or the render overran the budget. */
+/** A stored revision rendered, or why not: the owner's share was full, or the render overran the budget. */
 export type RenderOutcome = { kind: 'rendered'; protocol: string } | { kind: 'busy' } | { kind: 'over-budget' };
 
 /** A capability as a worker needs it: everything but the protocol, which the rules never read. */

@@ -124,10 +124,10 @@ export function compileUserCapability(
 
 /**
  * A user capability's protocol as `get_capability_protocol` serves it: the body, `capability:` links
- * rendered as catalog instructions naming `protocolTool`. Made in the compile worker at save, and by
- * the server for a revision it did not compile; both must give the same bytes.
+ * rendered as catalog instructions naming `protocolTool`. Made in the compile worker at save, and
+ * from the stored Markdown for a revision the server did not compile; both must give the same bytes.
  */
-export function servedProtocol(document: CapabilityDocument, protocolTool?: string): string {
+function servedProtocol(document: CapabilityDocument, protocolTool?: string): string {
   return renderBody(document, protocolTool).replace(/^\n+/, '');
 }
 
