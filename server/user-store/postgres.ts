@@ -158,6 +158,18 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/**
+ * A statement the database refused (a full disk, a read-only server, a missing grant), as opposed
+ * to a connection it ended under the statement: class 08 (connection exception) and the shutdown
+ * codes 57P01–57P03 (a restart, a failover, `pg_terminate_backend`). Those come as database errors
+ * too, but say nothing about the next save: the next call, on a new connection, is the test.
+ */
+function refusedByDatabase(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return false;
+  const code = error.code ?? '';
+  return !code.startsWith('08') && !['57P01', '57P02', '57P03'].includes(code);
+}
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export class PostgresUserStore implements UserCapabilityStore {
@@ -285,7 +297,7 @@ export class PostgresUserStore implements UserCapabilityStore {
       // A write the database refused (a full disk, a read-only server after a failover, a missing
       // grant), while reads may well work, stays reported until a write succeeds; a connection
       // that failed fails reads as well.
-      this.#health.failed(unavailable, writing && error instanceof pg.DatabaseError);
+      this.#health.failed(unavailable, writing && refusedByDatabase(error));
       throw unavailable;
     }
   }

@@ -228,6 +228,35 @@ if (!url) {
       }
     });
 
+    it('a connection the server ends during a save (a restart, a failover, pg_terminate_backend) is an outage the next answered call ends, not a refused save', async () => {
+      const schema = schemaForTest();
+      const lines: string[] = [];
+      const store = new PostgresUserStore(databaseUrl, { schema, log: (line) => void lines.push(line) });
+      const locker = await admin.connect();
+      try {
+        const kept = await store.create('alice', sampleData('kept'));
+        // The next save waits inside PostgreSQL on a lock, and its backend is terminated there (57P01).
+        await locker.query(`BEGIN; LOCK TABLE ${schema}.user_capabilities IN ACCESS EXCLUSIVE MODE`);
+        const saving = store.create('alice', sampleData('cut')).catch((e: unknown) => e);
+        const waiting = async (): Promise<number[]> =>
+          (await admin.query<{ pid: number }>(`SELECT pid FROM pg_locks WHERE NOT granted AND relation = '${schema}.user_capabilities'::regclass`)).rows.map(
+            (r) => r.pid,
+          );
+        while ((await waiting()).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [await waiting()]);
+        await locker.query('ROLLBACK');
+        expect(await saving).toMatchObject({ code: 'store-unavailable', reason: '57P01' });
+        expect(store.health()).toEqual({ status: 'unavailable', reason: '57P01' });
+        // The database answers again: the outage is over without waiting for someone to save.
+        expect((await store.listByOwner('alice')).map((r) => r.id)).toEqual([kept.id]);
+        expect(store.health()).toEqual({ status: 'ok' });
+        expect(lines.at(-1)).toBe('capreg user store: the user store answers again');
+      } finally {
+        locker.release();
+        await store.close();
+      }
+    });
+
     it('migrates once when several replicas start together', async () => {
       const schema = schemaForTest();
       const replicas = Array.from({ length: 5 }, () => new PostgresUserStore(databaseUrl, { schema }));
