@@ -66,6 +66,13 @@ const LOCK_NAMESPACE_MIGRATIONS = 0x63617073;
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const QUERY_TIMEOUT_MS = 15_000;
+// Bounds, set on each transaction, that the database applies itself. A replica lost in the middle of
+// a save (its host gone, a partition: nothing closes its socket) would otherwise keep its transaction,
+// and the owner's advisory lock, until TCP keepalive gives up (hours), failing that owner's saves on
+// every other replica; and a lock wait cut short only by the client-side query timeout leaves the
+// ROLLBACK queued behind it for as long again, past the caller's request timeout.
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = QUERY_TIMEOUT_MS;
+const LOCK_TIMEOUT_MS = 10_000;
 
 export interface PostgresUserStoreOptions extends UserStoreOptions {
   /**
@@ -160,14 +167,15 @@ function describe(error: unknown): string {
 
 /**
  * A statement the database refused (a full disk, a read-only server, a missing grant), as opposed
- * to a connection it ended under the statement: class 08 (connection exception) and the shutdown
- * codes 57P01–57P03 (a restart, a failover, `pg_terminate_backend`). Those come as database errors
- * too, but say nothing about the next save: the next call, on a new connection, is the test.
+ * to a connection it ended under the statement, class 08 (connection exception) and the shutdown
+ * codes 57P01–57P03 (a restart, a failover, `pg_terminate_backend`), or a lock another session held
+ * past the lock timeout (55P03). Those come as database errors too, but say nothing about the next
+ * save: the next call is the test.
  */
 function refusedByDatabase(error: unknown): boolean {
   if (!(error instanceof pg.DatabaseError)) return false;
   const code = error.code ?? '';
-  return !code.startsWith('08') && !['57P01', '57P02', '57P03'].includes(code);
+  return !code.startsWith('08') && !['57P01', '57P02', '57P03', '55P03'].includes(code);
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -235,7 +243,9 @@ export class PostgresUserStore implements UserCapabilityStore {
     client.on('error', ignore);
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await client.query(
+        `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_TIMEOUT_MS}; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
+      );
       const result = await work(client);
       await client.query('COMMIT');
       return result;

@@ -21,6 +21,7 @@ function uniqueSchema(): string {
 /** A TCP relay to the real server that the test can cut and restore, to play a database outage. */
 class Relay {
   readonly #sockets = new Set<net.Socket>();
+  readonly #pairs: [net.Socket, net.Socket][] = [];
   #server: net.Server | undefined;
 
   constructor(
@@ -40,8 +41,17 @@ class Relay {
         socket.on('close', () => this.#sockets.delete(socket));
       }
       client.pipe(upstream).pipe(client);
+      this.#pairs.push([client, upstream]);
     });
     await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  /** A lost host or a partition: the connections stay open and nothing more gets through. */
+  silence(): void {
+    for (const [client, upstream] of this.#pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+    }
   }
 
   async down(): Promise<void> {
@@ -256,6 +266,51 @@ if (!url) {
         await store.close();
       }
     });
+
+    it("a replica lost in the middle of a save does not hold the owner's saves on the other replicas for long", async () => {
+      const schema = schemaForTest();
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      await relay.up();
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      const lost = new PostgresUserStore(through.toString(), { schema });
+      const other = new PostgresUserStore(databaseUrl, { schema });
+      const locker = await admin.connect();
+      try {
+        await lost.create('alice', sampleData('first'));
+        // The lost replica's save takes the owner's lock, then waits inside PostgreSQL on a table
+        // lock held here; then its network goes silent, its socket still open.
+        await locker.query(`BEGIN; LOCK TABLE ${schema}.user_capabilities IN ACCESS EXCLUSIVE MODE`);
+        void lost.create('alice', sampleData('lost')).catch(() => undefined);
+        const ownerLockHeld = async (): Promise<boolean> =>
+          ((await admin.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1667330162")).rowCount ?? 0) > 0;
+        while (!(await ownerLockHeld())) await new Promise((resolve) => setTimeout(resolve, 20));
+        relay.silence();
+        await locker.query('ROLLBACK');
+
+        // The other replica's saves for that owner: each answered well within a request's 30 s, and
+        // one succeeds once the database has let the lost session go.
+        const started = Date.now();
+        for (;;) {
+          const attempt = Date.now();
+          const error = await other.create('alice', sampleData('other')).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(Date.now() - attempt).toBeLessThan(12_000);
+          if (error === undefined) break;
+          expect(error).toMatchObject({ code: 'store-unavailable' });
+          expect(Date.now() - started).toBeLessThan(25_000);
+        }
+        expect(other.health()).toEqual({ status: 'ok' });
+      } finally {
+        locker.release();
+        await other.close();
+        await relay.down();
+        await lost.close();
+      }
+    }, 60_000);
 
     it('migrates once when several replicas start together', async () => {
       const schema = schemaForTest();
