@@ -28,13 +28,15 @@ const REDACT_PATHS = [
   '*.databaseUrl',
 ];
 
-// `scheme://user:password@host` → `scheme://user:***@host`; `Bearer <token>` → `Bearer ***`.
+// `scheme://user:password@host` → `scheme://user:***@host`; `?password=…` (and `sslpassword`, which
+// pg and libpq take from a URL's query) → `?password=***`; `Bearer <token>` → `Bearer ***`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi;
+const QUERY_PASSWORD = /([?&](?:ssl)?password=)[^&#\s]*/gi;
 // A token is token68 (RFC 7235): letters, digits and -._~+/ then padding.
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9\-._~+/]+=*/gi;
 
 export function scrubSecrets(text: string): string {
-  return text.replace(URL_PASSWORD, '$1***@').replace(BEARER, '$1***');
+  return text.replace(URL_PASSWORD, '$1***@').replace(QUERY_PASSWORD, '$1***').replace(BEARER, '$1***');
 }
 
 export interface LogOptions {

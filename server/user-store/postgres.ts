@@ -82,12 +82,15 @@ export interface PostgresUserStoreOptions extends UserStoreOptions {
   schema?: string;
 }
 
-/** `postgres://user:***@host:port/db`: safe for messages and logs. */
+// Query parameters that pg takes as secrets, as libpq does: `?password=…`, `?sslpassword=…`.
+const SECRET_PARAMETER = /([?&](?:ssl)?password=)[^&#]*/gi;
+
+/** `postgres://user:***@host:port/db` (and `?password=***`): safe for messages and logs. */
 export function redactConnectionString(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    return parsed.toString().replace(SECRET_PARAMETER, '$1***');
   } catch {
     // Unparseable: keep only the scheme rather than risk echoing a password.
     const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? '';
@@ -95,19 +98,19 @@ export function redactConnectionString(url: string): string {
   }
 }
 
-/** The password of a connection URL, in every spelling it could appear in, for scrubbing messages. */
+/** The passwords of a connection URL, in every spelling they could appear in, for scrubbing messages. */
 function passwordSpellings(url: string): string[] {
   try {
-    const raw = new URL(url).password;
-    if (!raw) return [];
-    const decoded = (() => {
+    const parsed = new URL(url);
+    const raws = [parsed.password, ...[...parsed.search.matchAll(SECRET_PARAMETER)].map((match) => match[0].slice(match[1]!.length))];
+    const spellings = raws.flatMap((raw) => {
       try {
-        return decodeURIComponent(raw);
+        return [raw, decodeURIComponent(raw.replace(/\+/g, ' ')), decodeURIComponent(raw)];
       } catch {
-        return raw;
+        return [raw];
       }
-    })();
-    return [...new Set([raw, decoded])];
+    });
+    return [...new Set(spellings.filter((spelling) => spelling !== ''))];
   } catch {
     return [];
   }

@@ -140,4 +140,27 @@ describe('capreg serve: nothing secret in any log line or audit record', () => {
     // Who loaded what: the JWT caller is named by issuer and subject, never by its token.
     expect(fs.readFileSync(audit, 'utf8')).toContain('"principal":"jwt:https://issuer.test#agent-7"');
   });
+
+  it('a database password given as a query parameter (?password=, which pg honours) never reaches stderr or /healthz', async () => {
+    const storeUrl = `postgres://capreg@127.0.0.1:${await closedPort()}/capreg?sslmode=disable&password=${PG_PASSWORD}`;
+    const child = spawn(
+      process.execPath,
+      serveArgv(['--manifest', 'manifest.json', '--principals', 'principals.yaml', '--http', '--port', '0', '--user-store', storeUrl]),
+      { cwd: dir, env: { PATH: process.env['PATH'] ?? '' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = await eventually(() => /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(stderr)![1]!, 15_000);
+    const client = await httpClient(url, 'key-alice-reports');
+    const answer = await client.callTool({ name: 'get_capability_protocol', arguments: { capabilityId: 'user:mine' } });
+    await client.close();
+    const health = await (await fetch(`${url}/healthz`)).text();
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+
+    // The outage was logged, naming the database without its password.
+    expect(stderr).toContain('?sslmode=disable&password=***');
+    for (const text of [stderr, health, JSON.stringify(answer)]) expect(text).not.toContain(PG_PASSWORD);
+  });
 });

@@ -85,6 +85,9 @@ describe('PostgreSQL user store without a database', () => {
   });
 
   it('masks the password in connection strings', () => {
+    expect(redactConnectionString(`postgres://capreg@db.internal:5432/x?password=${PASSWORD}&sslmode=require&sslpassword=k3y`)).toBe(
+      'postgres://capreg@db.internal:5432/x?password=***&sslmode=require&sslpassword=***',
+    );
     expect(redactConnectionString(`postgres://capreg:${PASSWORD}@db.internal:5432/x?sslmode=require`)).toBe(
       'postgres://capreg:***@db.internal:5432/x?sslmode=require',
     );
