@@ -20,6 +20,7 @@ import {
   resolveMaxPerOwner,
   StaleRevisionError,
   StoreHealth,
+  type StoreLog,
   StoreUnavailableError,
   type UserCapabilityData,
   type UserCapabilityRecord,
@@ -205,11 +206,15 @@ function hasCapregSchema(db: Database.Database): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
 }
 
+function hasTables(db: Database.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table'").get() !== undefined;
+}
+
 export class SqliteUserStore implements UserCapabilityStore {
   /** Absolute path of the database file. */
   readonly file: string;
   readonly #maxPerOwner: number;
-  readonly #log: (line: string) => void;
+  readonly #log: StoreLog;
   #open: Open | undefined;
   /**
    * Set once a database was open. From then on a missing or schema-less file is a database that
@@ -248,6 +253,19 @@ export class SqliteUserStore implements UserCapabilityStore {
       // Reads and writes through the file descriptor only: a mapping of a file that another
       // process truncates faults with SIGBUS instead of returning an error.
       db.pragma('mmap_size = 0');
+      // Checked before anything is written (the journal mode included): a file that is not a capreg
+      // store is left as it is. At the first start, another application's database (a wrong path)
+      // is refused too, and an existing file without any table (emptied, or a first start cut short)
+      // becomes an empty store, which is said.
+      if (!hasCapregSchema(db)) {
+        if (!mayCreate) {
+          throw this.#unavailable('not-a-user-store', 'the file is not a capreg user store (replaced or truncated while serving); restore it');
+        }
+        if (hasTables(db)) {
+          throw this.#unavailable('not-a-user-store', "the file is another application's database, not a capreg user store; it is left untouched");
+        }
+        if (before !== undefined) this.#log(`capreg user store: ${this.file} had no tables: starting an empty user store in it`, 'warn');
+      }
       const mode = db.pragma('journal_mode = DELETE', { simple: true });
       if (mode !== 'delete') {
         // Still WAL: another process (an older capreg) has the file open in WAL mode.
@@ -255,9 +273,6 @@ export class SqliteUserStore implements UserCapabilityStore {
       }
       // Every commit is on disk before the save is acknowledged.
       db.pragma('synchronous = FULL');
-      if (!mayCreate && !hasCapregSchema(db)) {
-        throw this.#unavailable('not-a-user-store', 'the file is not a capreg user store (replaced or truncated while serving); restore it');
-      }
       // The same file before and after opening, or the handle may be on one that was swapped out.
       const identity = identityOf(statSync(this.file));
       if (before !== undefined && (before.dev !== identity.dev || before.ino !== identity.ino)) {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,29 @@ describe('SQLite user store', () => {
     const store = new SqliteUserStore(file);
     const error = await store.listByOwner('alice').catch((e: unknown) => e);
     expect(isUserStoreError(error, 'store-unavailable')).toBe(true);
+    await store.close();
+  });
+
+  it("refuses another application's database at the first start, and leaves it untouched", async () => {
+    const file = path.join(scratch, 'another-application.db');
+    const other = new Database(file);
+    other.exec("PRAGMA journal_mode = WAL; CREATE TABLE users (id INTEGER PRIMARY KEY, login TEXT); INSERT INTO users (login) VALUES ('ada')");
+    other.close();
+    const before = readFileSync(file);
+    const store = await openUserStore(`sqlite:${file}`, { root: scratch });
+    await expect(store.create('key:alice', sampleData())).rejects.toMatchObject({ code: 'store-unavailable', reason: 'not-a-user-store' });
+    expect(store.health()).toEqual({ status: 'unavailable', reason: 'not-a-user-store' });
+    await store.close();
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('starts an empty store in an existing file without tables (emptied, or a first start cut short), and says so', async () => {
+    const file = path.join(scratch, 'emptied.db');
+    writeFileSync(file, '');
+    const lines: { line: string; level: string | undefined }[] = [];
+    const store = await openUserStore(`sqlite:${file}`, { root: scratch, log: (line, level) => void lines.push({ line, level }) });
+    expect(await store.listByOwner('key:alice')).toEqual([]);
+    expect(lines).toEqual([{ line: `capreg user store: ${file} had no tables: starting an empty user store in it`, level: 'warn' }]);
     await store.close();
   });
 
