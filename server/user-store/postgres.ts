@@ -253,6 +253,13 @@ export class PostgresUserStore implements UserCapabilityStore {
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      if (!(error instanceof pg.DatabaseError) && !(error instanceof UserStoreError)) {
+        // The connection failed or went silent (the client-side query timeout): it is dropped, not
+        // asked to roll back, which would wait as long again, past the caller's request timeout.
+        // The database ends the transaction with the session (its idle timeout at the latest).
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      }
       try {
         await client.query('ROLLBACK');
       } catch (rollbackError) {

@@ -315,6 +315,27 @@ if (!url) {
       }
     }, 60_000);
 
+    it('answers a save store-unavailable within the query timeout when the database goes silent', async () => {
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      await relay.up();
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest() });
+      try {
+        await store.create('alice', sampleData('first'));
+        relay.silence();
+        const started = Date.now();
+        await expect(store.create('alice', sampleData('unanswered'))).rejects.toMatchObject({ code: 'store-unavailable' });
+        // 15 s, the query timeout; not twice that (a ROLLBACK queued behind the silent statement),
+        // which is past the 30 s an HTTP caller's request is given.
+        expect(Date.now() - started).toBeLessThan(20_000);
+      } finally {
+        await relay.down();
+        await store.close();
+      }
+    }, 60_000);
+
     it('migrates once when several replicas start together', async () => {
       const schema = schemaForTest();
       const replicas = Array.from({ length: 5 }, () => new PostgresUserStore(databaseUrl, { schema }));
