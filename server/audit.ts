@@ -81,13 +81,14 @@ export interface AuditLog {
 export const MAX_PENDING_AUDIT_BYTES = 16 * 1024 * 1024;
 
 /**
- * Opens FILE once for appending (O_APPEND, created 0600) and writes one JSON record per line, in
- * order, off the request path. A failed write is reported through `report` and the server goes
- * on; each kind of failure is reported once until a write succeeds again. Throws when the file
- * cannot be opened (the caller refuses to start).
+ * Opens FILE for appending (O_APPEND, created 0600) and writes one JSON record per line, in
+ * order, off the request path. A file moved away (log rotation) or deleted is followed: the next
+ * records go to a new file at the path, and that is reported at `info`. A failed write is reported
+ * through `report` and the server goes on; each kind of failure is reported once until a write
+ * succeeds again. Throws when the file cannot be opened (the caller refuses to start).
  */
-export function openAuditLog(file: string, report: (message: string) => void): AuditLog {
-  const fd = fs.openSync(file, 'a', 0o600);
+export function openAuditLog(file: string, report: (message: string, level?: 'info' | 'error') => void): AuditLog {
+  let fd = fs.openSync(file, 'a', 0o600);
   let pending: string[] = [];
   let pendingBytes = 0;
   let writing: Promise<void> | undefined;
@@ -100,12 +101,25 @@ export function openAuditLog(file: string, report: (message: string) => void): A
     report(`capreg serve: audit log ${file}: ${message}; the server keeps serving`);
   };
 
+  // The path must still name the open file: records written to a file moved away or deleted would
+  // go where nobody reads them (or nowhere, once the rotated file is removed).
+  const follow = (): void => {
+    const now = fs.statSync(file, { throwIfNoEntry: false });
+    const open = fs.fstatSync(fd);
+    if (now !== undefined && now.dev === open.dev && now.ino === open.ino) return;
+    const next = fs.openSync(file, 'a', 0o600);
+    fs.closeSync(fd);
+    fd = next;
+    report(`capreg serve: audit log ${file}: the file was moved away or deleted; records now go to a new file at that path`, 'info');
+  };
+
   const flush = async (): Promise<void> => {
     while (pending.length > 0) {
       const chunk = pending.join('');
       pending = [];
       pendingBytes = 0;
       try {
+        follow();
         await writeAll(fd, Buffer.from(chunk, 'utf8'));
         reported = undefined;
       } catch (error) {

@@ -398,7 +398,7 @@ export const serveCommand: Command = async (argv, context) => {
   let auditLog: AuditLog | undefined;
   if (settings.auditLog !== undefined) {
     try {
-      auditLog = openAuditLog(settings.auditLog, (message) => logger.error(message));
+      auditLog = openAuditLog(settings.auditLog, (message, level = 'error') => logger[level](message));
     } catch (error) {
       context.stderr(`capreg serve: cannot open --audit-log ${settings.auditLog}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
       return 2;

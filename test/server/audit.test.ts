@@ -131,6 +131,31 @@ describe('--audit-log', () => {
     ]);
   });
 
+  it('follows an audit file moved away (log rotation) or deleted: the next records go to a new file at the path, said at info', async () => {
+    const file = path.join(dir, 'audit-rotated.jsonl');
+    const served = start(['--http', '--port', '0', '--audit-log', file]);
+    const url = await eventually(() => /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(served.stderr())![1]!, 10_000);
+    const alice = await httpClient(url, 'key-alice-reports');
+    const handout = async (capabilityId: string): Promise<void> => {
+      await alice.callTool({ name: 'get_capability_protocol', arguments: { capabilityId } });
+    };
+    await handout('first');
+    await eventually(() => expect(records(file)).toHaveLength(1));
+    fs.renameSync(file, `${file}.1`);
+    await handout('after-rotation');
+    await eventually(() => expect(records(file)).toHaveLength(1));
+    fs.rmSync(file);
+    await handout('after-delete');
+    await alice.close();
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(records(`${file}.1`).map((line) => line['capabilityId'])).toEqual(['first']);
+    expect(records(file).map((line) => line['capabilityId'])).toEqual(['after-delete']);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const followed = served.stderr().match(/"level":"info".*the file was moved away or deleted/g) ?? [];
+    expect(followed).toHaveLength(2);
+  });
+
   it('reports a failing audit file on stderr and keeps serving', async () => {
     if (!fs.existsSync('/dev/full')) return;
     const served = start(['--audit-log', '/dev/full'], { CAPREG_API_KEY: 'key-alice-reports' });
