@@ -3,6 +3,18 @@
 // trip `duplicate-content`.
 export const CAPABILITY_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
+/**
+ * An id or name YAML would read as something other than text when written plain: a number (`12`,
+ * `1e3`, `0x1f`, `0o7`), a boolean or null (`true`, `False`, `null`). Such a value is quoted, or
+ * the scaffold would fail `frontmatter-schema`. Ids and names hold only letters, digits, `-` and
+ * spaces, so the double quotes need no escapes.
+ */
+const READ_AS_OTHER_THAN_TEXT = /^(?:null|true|false|[0-9].*)$/i;
+
+function yamlText(value: string): string {
+  return READ_AS_OTHER_THAN_TEXT.test(value) ? `"${value}"` : value;
+}
+
 export function scaffoldProtocol(id: string, today: string): string {
   const name = id
     .split('-')
@@ -10,8 +22,8 @@ export function scaffoldProtocol(id: string, today: string): string {
     .join(' ');
   return `---
 # yaml-language-server: $schema=../../compiler/schema/capability.schema.json
-id: ${id}
-name: ${name}
+id: ${yamlText(id)}
+name: ${yamlText(name)}
 description: Describe in one or two sentences what ${id} does for the user.
 whenToUse:
   - the user asks for ${name.toLowerCase()}

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry } from './helpers.js';
+import { BIN, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 describe('capreg new', () => {
   it('scaffolds a capability that lints with zero diagnostics', async () => {
@@ -25,6 +25,20 @@ describe('capreg new', () => {
     expect((await run(['new', 'first-thing'], { cwd: root })).code).toBe(0);
     expect((await run(['new', 'second-thing'], { cwd: root })).code).toBe(0);
     expect((await lintJson(root)).report.diagnostics).toEqual([]);
+  });
+
+  it('quotes an id or name YAML would read as a number, a boolean or null, so the scaffold still lints clean', () => {
+    const root = tempRegistry();
+    const ids = ['1', '12', '1e3', '1e-3', '0x1f', '0o7', 'null', 'true', 'false'];
+    for (const id of ids) expect(runBin(['new', id], { cwd: root }).code).toBe(0);
+    expect(fs.readFileSync(path.join(root, 'capabilities/1e3/PROTOCOL.md'), 'utf8')).toContain('\nid: "1e3"\nname: "1e3"\n');
+    expect(fs.readFileSync(path.join(root, 'capabilities/null/PROTOCOL.md'), 'utf8')).toContain('\nid: "null"\nname: "Null"\n');
+    const lint = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: root });
+    expect({ code: lint.code, stderr: lint.stderr, diagnostics: (JSON.parse(lint.stdout) as JsonReport).diagnostics }).toEqual({
+      code: 0,
+      stderr: '',
+      diagnostics: [],
+    });
   });
 
   it('in a registry without toolsets.yaml, also writes an empty one so the scaffold passes', async () => {
