@@ -199,7 +199,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     context.stderr(`${options.command}: ${line}\n`);
   });
   let ready = false;
-  watcher.on('all', (event, file) => {
+  const onEvent = (event: string, file: string): void => {
     // Before it is ready, chokidar reports the links it meets as added (even with ignoreInitial):
     // they were there when the count above was taken, and the first compile reads everything.
     if (!ready || stopping) return;
@@ -215,8 +215,31 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     session.noteChange(file, folder);
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);
+  };
+  watcher.on('all', onEvent);
+  // capabilities/ itself removed or renamed and back (a branch switch, a tool that writes the folder
+  // anew): the watcher drops a watched folder that goes away and never sees it again, so the root
+  // is watched for that one entry, and capabilities/ is watched again when it is back. The next
+  // compile reads the whole registry, as after any folder added or removed.
+  const rootWatcher = watch(root, {
+    ignoreInitial: true,
+    depth: 0,
+    followSymlinks: false,
+    ignored: (file) => path.resolve(file) !== path.resolve(root) && path.resolve(file) !== capabilities,
   });
-  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  rootWatcher.on('error', (error) => watcher.emit('error', error));
+  rootWatcher.on('all', (event, file) => {
+    if (path.resolve(file) !== capabilities) return;
+    if (event === 'addDir' || event === 'add') {
+      watcher.unwatch(capabilities);
+      watcher.add(capabilities);
+    }
+    onEvent(event === 'add' ? 'addDir' : event === 'unlink' ? 'unlinkDir' : event, file);
+  });
+  await Promise.all([
+    new Promise<void>((resolve) => watcher.once('ready', () => resolve())),
+    new Promise<void>((resolve) => rootWatcher.once('ready', () => resolve())),
+  ]);
   ready = true;
   compile();
   const onSignal = (): void => stop(0);
@@ -227,6 +250,6 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   process.off('SIGTERM', onSignal);
   clearTimeout(timer);
   await running;
-  await watcher.close();
+  await Promise.all([watcher.close(), rootWatcher.close()]);
   return code;
 }

@@ -180,14 +180,52 @@ describe('capreg build --watch', () => {
     const alpha = path.join(root, 'capabilities/alpha/PROTOCOL.md');
     fs.writeFileSync(alpha, cleanProtocol('alpha', { version: '1.0.1' }));
     await watch.waitFor('stderr', /1 file\(s\) read, 1 parsed[\s\S]*wrote dist\/manifest\.json[\s\S]*watching for changes/);
-    expect(version()).toBe('1.0.1');
+    expect(version(), watch.stderr()).toBe('1.0.1');
 
     fs.writeFileSync(alpha, `---\nid: alpha\nname: [unclosed\n---\nbody\n`);
     await watch.waitFor('stderr', /error\(s\); nothing written/);
-    expect(version()).toBe('1.0.1');
+    expect(version(), watch.stderr()).toBe('1.0.1');
 
     expect(await watch.stop()).toBe(0);
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg build: /);
+  });
+});
+
+describe('capreg build --watch: capabilities/ itself goes away and comes back', () => {
+  it('builds again once the folder is back, and keeps seeing edits in it', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const manifest = path.join(root, 'dist/manifest.json');
+    const watch = startWatch(['build', '--watch'], root);
+    await watch.waitFor('stderr', /wrote dist\/manifest\.json[\s\S]*watching for changes/);
+    const version = (): string | undefined =>
+      fs.existsSync(manifest)
+        ? (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { capabilities: { protocolVersion: string }[] }).capabilities[0]!.protocolVersion
+        : undefined;
+    /** Resolves once the manifest serves `expected` (the test's timeout fails a watch that no longer builds). */
+    const serves = async (expected: string): Promise<void> => {
+      while (version() !== expected) await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    const gone = /no such file or directory[^\n]*\n[^\n]*watching for changes/;
+    const goneOnceMore = (): Promise<void> => watch.waitFor('stderr', new RegExp(`(${gone.source}[\\s\\S]*){${count(watch.stderr(), gone) + 1}}`));
+
+    // What a branch switch or a tool that writes the folder anew does.
+    let reported = goneOnceMore();
+    fs.renameSync(path.join(root, 'capabilities'), path.join(root, 'away'));
+    await reported;
+    fs.rmSync(manifest);
+    fs.renameSync(path.join(root, 'away'), path.join(root, 'capabilities'));
+    await serves('1.0.0');
+    fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha', { version: '1.0.1' }));
+    await serves('1.0.1');
+
+    reported = goneOnceMore();
+    fs.rmSync(path.join(root, 'capabilities'), { recursive: true });
+    await reported;
+    fs.mkdirSync(path.join(root, 'capabilities/alpha'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'capabilities/toolsets.yaml'), '{}\n');
+    fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha', { version: '1.0.2' }));
+    await serves('1.0.2');
+    expect(await watch.stop()).toBe(0);
   });
 });
 
