@@ -48,6 +48,11 @@ const HINTS: Record<string, string> = {
   '/protocol_updated': 'use an ISO date YYYY-MM-DD such as "2026-11-29"',
   '/evidenceTypes/*': 'use lowercase words joined by hyphens, e.g. "test-results"',
   '/retiredTools/*': 'use a tool name or a prefix glob ending in "*", e.g. "work_log_schedule_*"',
+  // Text of only spaces is as empty as "" (the rules that read these fields skip it).
+  '/name': 'it is blank; write the name users see',
+  '/description': 'it is blank; write one or two sentences on what the capability does',
+  '/states/*': 'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
+  '/tags/*': 'it is blank; write the tag or remove the item',
 };
 
 export const frontmatterSchema: Rule = {

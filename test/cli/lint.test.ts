@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanProtocol, described, lintJson, run, tempDir, tempRegistry } from './helpers.js';
+import { cleanProtocol, described, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 
@@ -555,5 +555,31 @@ describe('capreg lint: where the registry is', () => {
     const nowhere = await run(['lint'], { cwd: empty });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('no registry found');
+  });
+});
+
+describe('capreg lint: text of only spaces', () => {
+  it('refuses a blank name, description, state or tag as it refuses an empty one (a blank state was never checked against the body)', () => {
+    const protocol = (replace: [string, string]): string =>
+      cleanProtocol('alpha')
+        .replace('requiredToolsets: []', 'requiredToolsets: []\nstates: [DONE]\ntags: [notes]')
+        .replace(...replace);
+    const cases: [string, string][] = [
+      ['name: alpha name', 'name: "   "'],
+      ['description: Keeps alpha entries for the user.', 'description: "\\t"'],
+      ['states: [DONE]', 'states: [DONE, "  "]'],
+      ['tags: [notes]', 'tags: [notes, "\u3000"]'],
+    ];
+    const body = '\n- **DONE**: the entry is saved; do not save it again.\n';
+    const clean = runBin(['lint', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol(['', '']) + body }) });
+    expect(clean).toEqual({ code: 0, stdout: '', stderr: '' });
+    for (const [field, blank] of cases) {
+      const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol([field, blank]) + body }) });
+      expect({ code: result.code, stderr: result.stderr }, blank).toEqual({ code: 1, stderr: '' });
+      const messages = (JSON.parse(result.stdout) as JsonReport).diagnostics.map((d) => `${d.ruleId} ${d.message}`);
+      expect(messages, blank).toEqual([
+        expect.stringMatching(/^frontmatter-schema `(name|description|states\.1|tags\.1)` ".*" has the wrong form: it is blank; /),
+      ]);
+    }
   });
 });
