@@ -27,6 +27,20 @@ ruleTable(userFrontmatter, {
       errors: [{ messageId: 'problem', line: 5, column: 5, file: MINE }],
     },
     {
+      name: 'a name or description of only spaces, refused as an empty one is',
+      files: user('name: "  "\ndescription: "\\t"\nwhenToUse:\n  - my friday report\nuses: [work-reporting]\n'),
+      errors: [
+        { messageId: 'problem', line: 2, column: 7, data: { message: '`name` "  " has the wrong form: it is blank; write the name users see' }, file: MINE },
+        {
+          messageId: 'problem',
+          line: 3,
+          column: 14,
+          data: { message: '`description` "\\t" has the wrong form: it is blank; write one or two sentences on what the capability does' },
+          file: MINE,
+        },
+      ],
+    },
+    {
       name: 'YAML that does not parse',
       files: user('name: [unclosed\n'),
       errors: [{ messageId: 'problem', line: 2, column: 16, file: MINE }],

@@ -9,6 +9,12 @@ const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compi
 const topLevelKeys = Object.keys(userSchema.properties);
 const bindingKeys = Object.keys(userSchema.properties.toolBindings.items.properties);
 
+/** Text of only spaces is as empty as "" (the same as a platform capability's). */
+const BLANK_HINTS: Record<string, string> = {
+  '/name': 'it is blank; write the name users see',
+  '/description': 'it is blank; write one or two sentences on what the capability does',
+};
+
 export const userFrontmatter: Rule = {
   meta: {
     id: 'user-frontmatter',
@@ -25,8 +31,12 @@ export const userFrontmatter: Rule = {
       for (const problem of frontmatter.problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
       const validate = userValidator();
       if (!frontmatter.data || validate(frontmatter.data)) continue;
-      const problems = schemaProblems(validate.errors, frontmatter.ranges, frontmatter.range, (path) =>
-        path === '' ? topLevelKeys : /^\/toolBindings\/\d+$/.test(path) ? bindingKeys : [],
+      const problems = schemaProblems(
+        validate.errors,
+        frontmatter.ranges,
+        frontmatter.range,
+        (path) => (path === '' ? topLevelKeys : /^\/toolBindings\/\d+$/.test(path) ? bindingKeys : []),
+        BLANK_HINTS,
       );
       for (const problem of problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
     }
