@@ -31,8 +31,9 @@ const HINTS: Record<string, string> = {
   '/top': 'how far down (1 to 10) each `shouldMatch` request may rank',
   '/shouldMatch': 'a list of requests, one string each',
   '/shouldNotMatch': 'a list of requests, one string each',
-  '/shouldMatch/*': 'a request as a user would say it',
-  '/shouldNotMatch/*': 'a request as a user would say it',
+  // A request of only spaces matches nothing: as a shouldNotMatch it would always pass.
+  '/shouldMatch/*': 'a request as a user would say it, not blank',
+  '/shouldNotMatch/*': 'a request as a user would say it, not blank',
 };
 
 /** An evals file as read: YAML with positions, before the schema. */

@@ -90,6 +90,21 @@ describe('capreg eval', () => {
     expect(result.stderr).toBe('capreg eval: the registry has 1 lint error; run `capreg lint` and fix them first\n');
   });
 
+  it('a blank request is refused as an empty one is: as a shouldNotMatch it passed without testing anything', () => {
+    const root = tempRegistry({
+      'capabilities/work-reporting/PROTOCOL.md': REPORTS,
+      'capabilities/work-reporting/evals.yaml': 'shouldMatch: [write my weekly report]\nshouldNotMatch: ["   "]\n',
+    });
+    const lint = runBin(['lint', '--no-cache'], { cwd: root });
+    expect(lint.code).toBe(1);
+    expect(lint.stdout).toContain('error  `shouldNotMatch.0` "   " has the wrong form: a request as a user would say it, not blank  evals-schema');
+    const result = runBin(['eval', '--no-cache'], { cwd: root });
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 1,
+      stderr: 'capreg eval: the registry has 1 lint error; run `capreg lint` and fix them first\n',
+    });
+  });
+
   it('the bundled capabilities meet their evals (>= 10 requests each, English and Chinese)', () => {
     const result = runBin(['eval', '--format', 'json', '--no-cache'], { cwd: REPO_ROOT });
     expect(result.stderr).toBe('');
