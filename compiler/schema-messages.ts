@@ -35,7 +35,7 @@ const TYPE_NAMES: Record<string, string> = {
 /**
  * @param knownKeys allowed property names per JSON path of an object, for "did you mean"
  * @param hints what is expected, keyed by instance path with list indexes as `*` (`/retiredTools/*`)
- *   or, for property names, by ajv schema path (`#/propertyNames`)
+ *   or, for property names and for values under a path of names, by ajv schema path (`#/propertyNames`)
  */
 export function schemaProblems(
   errors: ErrorObject[] | null | undefined,
@@ -53,7 +53,8 @@ export function schemaProblems(
     let message: string;
     let range = rangeForPath(ranges, path, fallback);
     const params = error.params as Record<string, unknown>;
-    const hint = error.keyword === 'propertyNames' ? hints[error.schemaPath] : hints[stripIndexes(path)];
+    // A hint is keyed by the value's path, or by the schema's where the path holds names (a toolset's tools).
+    const hint = error.keyword === 'propertyNames' ? hints[error.schemaPath] : (hints[stripIndexes(path)] ?? hints[error.schemaPath]);
     // ajv reports a bad property name twice: the `pattern` of `propertyNames`, then `propertyNames`
     // itself; the second one carries the name, the first one only the pattern.
     if (error.keyword === 'pattern' && error.schemaPath.endsWith('/propertyNames/pattern')) {

@@ -17,6 +17,9 @@ const NAME_HINTS: Record<string, string> = {
   '#/propertyNames': 'a toolset id is lowercase letters and digits in words joined by single hyphens, e.g. "work-logs"',
   '#/additionalProperties/properties/tools/propertyNames':
     'a tool name starts with a letter and has only letters, digits, "_", "." and "-", e.g. "work_log_record"',
+  // Only spaces: as empty as "", and state-machine could not ask the body for it.
+  '#/additionalProperties/properties/tools/additionalProperties/properties/states/items/pattern':
+    'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
 };
 
 /**

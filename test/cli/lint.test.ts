@@ -559,6 +559,18 @@ describe('capreg lint: where the registry is', () => {
 });
 
 describe('capreg lint: text of only spaces', () => {
+  it('refuses a blank state of a tool in toolsets.yaml (state-machine skipped it, and the build served it)', () => {
+    const toolsets =
+      'work-logs:\n  description: Work log entries.\n  tools:\n    work_log_record: { action: write, description: Record an entry., states: ["  "] }\n';
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), 'capabilities/toolsets.yaml': toolsets });
+    const result = runBin(['build', '--no-cache'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      '4:79  error  `work-logs.tools.work_log_record.states.0` "  " has the wrong form: it is blank; write the state\'s name, e.g. "PENDING", or remove the item  toolsets-schema',
+    );
+    expect(fs.existsSync(path.join(root, 'dist/manifest.json'))).toBe(false);
+  });
+
   it('refuses a blank name, description, state or tag as it refuses an empty one (a blank state was never checked against the body)', () => {
     const protocol = (replace: [string, string]): string =>
       cleanProtocol('alpha')
