@@ -205,7 +205,12 @@ function jsonSchemaProblems(field: string, value: object, ranges: YamlRanges, fa
     checker.compile(value);
     return [];
   } catch (error) {
-    return [{ path: `/${field}`, message: (error as Error).message, range: at }];
+    // ajv follows a `$ref` that leads back to itself (`a: {$ref: '#/$defs/a'}`) until the stack runs out.
+    const message =
+      error instanceof RangeError && /call stack/i.test(error.message)
+        ? 'its `$ref`s lead round in a loop (or nest too deep) and never reach a schema; make each `$ref` end at a schema with a type or properties'
+        : (error as Error).message;
+    return [{ path: `/${field}`, message, range: at }];
   } finally {
     // Compiling registers the schema and every `$id` inside it; another capability (or the next
     // build in watch mode) with the same `$id` would otherwise be refused as a duplicate, and an

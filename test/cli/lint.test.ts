@@ -595,3 +595,15 @@ describe('capreg lint: text of only spaces', () => {
     }
   });
 });
+
+describe('capreg lint: an inputSchema whose $refs loop', () => {
+  it('says the references loop, not that the call stack ran out', () => {
+    const loop = 'inputSchema: {type: object, $defs: {a: {$ref: "#/$defs/b"}, b: {$ref: "#/$defs/a"}}, properties: {x: {$ref: "#/$defs/a"}}}';
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha').replace('requiredToolsets: []', `requiredToolsets: []\n${loop}`) });
+    const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: root });
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: '' });
+    expect((JSON.parse(result.stdout) as JsonReport).diagnostics.map((d) => `${d.line}:${d.column} ${d.ruleId} ${d.message}`)).toEqual([
+      '8:14 frontmatter-schema `inputSchema` is not a valid JSON Schema: its `$ref`s lead round in a loop (or nest too deep) and never reach a schema; make each `$ref` end at a schema with a type or properties',
+    ]);
+  });
+});
