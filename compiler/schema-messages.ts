@@ -5,6 +5,17 @@ import { didYouMean, suggestion } from './did-you-mean.js';
 import { rangeForPath } from './yaml-source.js';
 import type { Range, YamlRanges } from './types.js';
 
+/**
+ * Hints for text of only spaces, which is as empty as "" (the schemas' `^$|\S` patterns refuse it;
+ * the rules that read these fields skip it). Shared by every schema with such a field.
+ */
+export const BLANK_HINT = {
+  name: 'it is blank; write the name users see',
+  description: 'it is blank; write one or two sentences on what the capability does',
+  state: 'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
+  tag: 'it is blank; write the tag or remove the item',
+} as const;
+
 export interface SchemaProblem {
   path: string;
   message: string;

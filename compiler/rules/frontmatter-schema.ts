@@ -2,7 +2,7 @@
 // no prototype keys) and matches the JSON Schema shipped in compiler/schema/capability.schema.json.
 import type { ErrorObject } from 'ajv';
 import { compiledOnFirstUse, createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
-import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
+import { BLANK_HINT, schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { Range, YamlRanges } from '../types.js';
@@ -48,11 +48,10 @@ const HINTS: Record<string, string> = {
   '/protocol_updated': 'use an ISO date YYYY-MM-DD such as "2026-11-29"',
   '/evidenceTypes/*': 'use lowercase words joined by hyphens, e.g. "test-results"',
   '/retiredTools/*': 'use a tool name or a prefix glob ending in "*", e.g. "work_log_schedule_*"',
-  // Text of only spaces is as empty as "" (the rules that read these fields skip it).
-  '/name': 'it is blank; write the name users see',
-  '/description': 'it is blank; write one or two sentences on what the capability does',
-  '/states/*': 'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
-  '/tags/*': 'it is blank; write the tag or remove the item',
+  '/name': BLANK_HINT.name,
+  '/description': BLANK_HINT.description,
+  '/states/*': BLANK_HINT.state,
+  '/tags/*': BLANK_HINT.tag,
 };
 
 export const frontmatterSchema: Rule = {

@@ -6,7 +6,7 @@ import { FILE_START } from '../positions.js';
 import { isToolsetsFile, MAX_TOOLSETS_FILES, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
 import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
-import { schemaProblems } from '../schema-messages.js';
+import { BLANK_HINT, schemaProblems } from '../schema-messages.js';
 import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
 
 const toolsetsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema));
@@ -18,8 +18,7 @@ const NAME_HINTS: Record<string, string> = {
   '#/additionalProperties/properties/tools/propertyNames':
     'a tool name starts with a letter and has only letters, digits, "_", "." and "-", e.g. "work_log_record"',
   // Only spaces: as empty as "", and state-machine could not ask the body for it.
-  '#/additionalProperties/properties/tools/additionalProperties/properties/states/items/pattern':
-    'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
+  '#/additionalProperties/properties/tools/additionalProperties/properties/states/items/pattern': BLANK_HINT.state,
 };
 
 /**

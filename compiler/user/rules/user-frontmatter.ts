@@ -2,7 +2,7 @@
 // (name, description, whenToUse, uses, toolBindings; no id: the server assigns it).
 import { compiledOnFirstUse, createAjv } from '../../ajv.js';
 import { ruleDocsUrl, type Rule } from '../../rule.js';
-import { schemaProblems } from '../../schema-messages.js';
+import { BLANK_HINT, schemaProblems } from '../../schema-messages.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
 const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(userSchema));
@@ -10,10 +10,7 @@ const topLevelKeys = Object.keys(userSchema.properties);
 const bindingKeys = Object.keys(userSchema.properties.toolBindings.items.properties);
 
 /** Text of only spaces is as empty as "" (the same as a platform capability's). */
-const BLANK_HINTS: Record<string, string> = {
-  '/name': 'it is blank; write the name users see',
-  '/description': 'it is blank; write one or two sentences on what the capability does',
-};
+const BLANK_HINTS: Record<string, string> = { '/name': BLANK_HINT.name, '/description': BLANK_HINT.description };
 
 export const userFrontmatter: Rule = {
   meta: {
