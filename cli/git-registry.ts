@@ -128,6 +128,14 @@ async function refError(git: SimpleGit, root: string, ref: string, shallow: bool
     // `:/message` takes everything after it as the pattern, `^{commit}` included.
     return new GitRegistryError('bad-ref', `--against "${ref}" cannot be read as one commit here; pass its commit id instead: --against ${one}`);
   }
+  if (type === 'tag') {
+    // An annotated tag of a tree or a blob (a tag of a commit resolved above).
+    const tagged = (await runGit(root, ['cat-file', '-t', `${one}^{}`])).stdout.trim() || 'object';
+    return new GitRegistryError(
+      'bad-ref',
+      `--against "${ref}" names a Git tag of a ${tagged}, not of a commit; pass a branch, a tag of a commit or a commit id`,
+    );
+  }
   if (type) {
     return new GitRegistryError('bad-ref', `--against "${ref}" names a Git ${type}, not a commit; pass a branch, a tag or a commit id`);
   }

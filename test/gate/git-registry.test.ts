@@ -562,6 +562,9 @@ describe('readGitRegistry', () => {
     }
     for (const ref of ['HEAD^!', 'HEAD^@', '^base']) expect(await refused(ref)).toMatch(/names a set of commits; .* pass one ref, e\.g\. .*git merge-base/);
     expect(await refused('base^{tree}')).toBe('--against "base^{tree}" names a Git tree, not a commit; pass a branch, a tag or a commit id');
+    // An annotated tag of a tree is a tag, but not one the gate can compare with.
+    git(dir, 'tag', '-a', '-m', 'a tree', 'tree-tag', 'base^{tree}');
+    expect(await refused('tree-tag')).toBe('--against "tree-tag" names a Git tag of a tree, not of a commit; pass a branch, a tag of a commit or a commit id');
     expect(await refused('main@{upstream}')).toBe(
       `--against "main@{upstream}" names no commit: no upstream configured for branch 'main'; pass a branch, a tag or a commit id`,
     );
