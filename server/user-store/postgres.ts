@@ -365,11 +365,11 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {
+    // Deleting nothing wrote nothing: it does not show that saves work again.
     return this.#use(
       async () => {
         const deleted = await this.#pool.query('DELETE FROM user_capabilities WHERE id = $1 AND owner_id = $2', [id, ownerId]);
         return (deleted.rowCount ?? 0) > 0;
-        // Deleting nothing wrote nothing: it does not show that saves work again.
       },
       'write',
       (deleted) => deleted,
