@@ -11,7 +11,8 @@
 //   and a protocol whose text did not change keeps its document.
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { compileRegistry, isProtocolFile, protocolFiles, type CompileResult } from '../compiler/compile.js';
+import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
+import { isProtocolFile } from '../compiler/layout.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { isProtocolFile } from '../compiler/compile.js';
+import { isProtocolFile } from '../compiler/layout.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
 import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { LIMITS } from '../compiler/limits.js';

@@ -21,8 +21,6 @@ export interface CompileResult {
   config: ResolvedConfig;
 }
 
-export { isProtocolFile } from './layout.js';
-
 /** The protocol files of a registry that can be parsed (readable text). */
 export function protocolFiles(input: RegistryInput): (SourceFile & { content: string })[] {
   return input.files.filter((file): file is SourceFile & { content: string } => isProtocolFile(file.path) && file.content !== undefined);

@@ -1,11 +1,6 @@
 // Where a registry keeps its files, relative to the registry root. Its own module, free of imports,
 // so `capreg new` can name the files without loading the parser.
 export const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
-/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
-export function isProtocolFile(path: string): boolean {
-  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path);
-}
-
 /** The split layout: one or more toolsets per `capabilities/toolsets/<name>.yaml`, next to or instead of TOOLSETS_FILE. */
 export const TOOLSETS_FOLDER = 'capabilities/toolsets';
 
@@ -27,4 +22,9 @@ export function pathDepth(relativePath: string): number {
 /** Whether a `/`-separated path passes through a hidden file or folder, which is never part of a registry. */
 export function isHiddenPath(relativePath: string): boolean {
   return relativePath.split('/').some((segment) => segment.startsWith('.'));
+}
+
+/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
+export function isProtocolFile(path: string): boolean {
+  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path);
 }

@@ -29,9 +29,10 @@ const REDACT_PATHS = [
 ];
 
 // `scheme://user:password@host` → `scheme://user:***@host`; `?password=…` (and `sslpassword`, which
-// pg and libpq take from a URL's query) → `?password=***`; `Bearer <token>` → `Bearer ***`.
+// pg and libpq take from a URL's query; the PostgreSQL store masks its URLs with it too) → `?password=***`;
+// `Bearer <token>` → `Bearer ***`.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi;
-const QUERY_PASSWORD = /([?&](?:ssl)?password=)[^&#\s]*/gi;
+export const QUERY_PASSWORD = /([?&](?:ssl)?password=)[^&#\s]*/gi;
 // A token is token68 (RFC 7235): letters, digits and -._~+/ then padding.
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9\-._~+/]+=*/gi;
 

@@ -7,7 +7,8 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { isProtocolFile, protocolFiles } from '../../compiler/compile.js';
+import { protocolFiles } from '../../compiler/compile.js';
+import { isProtocolFile } from '../../compiler/layout.js';
 import { canonicalJson, sha256Hex } from '../../compiler/canonical.js';
 import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
@@ -309,13 +310,12 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     },
   );
   // Routing needs the new tree's catalog, which lint errors leave unknown (the check fails on them anyway).
+  // One thread asked for: both trees' routing on this one.
+  const route = jobs === 1 ? compareRouting : compareRoutingThreaded;
   const routing: RoutingResult =
     lint.errorCount > 0
       ? { status: 'lint-errors', requests: 0, moved: [], diagnostics: [] }
-      : jobs === 1
-        ? // One thread asked for: both trees' routing on this one.
-          compareRouting(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against)
-        : await compareRoutingThreaded(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against);
+      : await route(baseRegistry(baseInput, baseParse.documents, baseToolsets, headInput, lint.registry), lint.registry, values.against);
 
   const counts = countsOf([...lint.diagnostics, ...gate.diagnostics, ...routing.diagnostics, ...baseDiagnostics].sort(compareDiagnostics));
   const exitCode = exitCodeFor(counts.errorCount, counts.warningCount, maxWarnings);

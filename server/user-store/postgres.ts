@@ -5,6 +5,7 @@
 // StoreUnavailableError whose message never carries the connection password.
 import pg from 'pg';
 import { API_KEY_OWNER_PREFIX } from '../identity.js';
+import { QUERY_PASSWORD } from '../log.js';
 import {
   errorCode,
   LimitExceededError,
@@ -82,15 +83,12 @@ export interface PostgresUserStoreOptions extends UserStoreOptions {
   schema?: string;
 }
 
-// Query parameters that pg takes as secrets, as libpq does: `?password=…`, `?sslpassword=…`.
-const SECRET_PARAMETER = /([?&](?:ssl)?password=)[^&#]*/gi;
-
 /** `postgres://user:***@host:port/db` (and `?password=***`): safe for messages and logs. */
 export function redactConnectionString(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.toString().replace(SECRET_PARAMETER, '$1***');
+    return parsed.toString().replace(QUERY_PASSWORD, '$1***');
   } catch {
     // Unparseable: keep only the scheme rather than risk echoing a password.
     const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? '';
@@ -102,7 +100,7 @@ export function redactConnectionString(url: string): string {
 function passwordSpellings(url: string): string[] {
   try {
     const parsed = new URL(url);
-    const raws = [parsed.password, ...[...parsed.search.matchAll(SECRET_PARAMETER)].map((match) => match[0].slice(match[1]!.length))];
+    const raws = [parsed.password, ...[...parsed.search.matchAll(QUERY_PASSWORD)].map((match) => match[0].slice(match[1]!.length))];
     const spellings = raws.flatMap((raw) => {
       try {
         return [raw, decodeURIComponent(raw.replace(/\+/g, ' ')), decodeURIComponent(raw)];
