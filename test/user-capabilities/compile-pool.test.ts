@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { skillUri } from '../../server/skills/skills.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import type { UserCompilePoolOptions } from '../../server/user-compile-pool.js';
 import { openUserStore } from '../../server/user-store/open.js';
@@ -243,6 +245,12 @@ describe('a revision this server did not save is rendered off the event loop', (
       error: expect.stringContaining("could not be prepared within the server's budget (100 ms)") as unknown,
     });
     expect(ms).toBeLessThan(5_000);
+    // Through the Skills extension: a JSON-RPC error with the same message, not the uniform one.
+    const skill = aliceThere.client.request({ method: 'skills/get', params: { uri: skillUri(capabilityId) } }, z.object({}).passthrough());
+    await expect(skill).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining("could not be prepared within the server's budget (100 ms)") as unknown,
+    });
     // The platform catalog is unaffected.
     expect((await aliceThere.json('get_capability_protocol', { capabilityId: 'work-reporting' }))['success']).toBe(true);
   });
