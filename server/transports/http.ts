@@ -38,6 +38,12 @@ export const DEFAULT_TURN_WAIT_MS = 10_000;
 export const MAX_JSON_DEPTH = 64;
 /** Requests one connection may have open at once (HTTP/1.1 pipelining); past it the connection is closed. */
 export const MAX_PIPELINED_REQUESTS = 8;
+/**
+ * 'close' listeners a connection may hold: each open request keeps up to two (its turn or its end,
+ * and its transport's end; whenDone removes them), beside Node's and this file's own. A bound, not
+ * a leak: without it Node warns of one on stderr as soon as a client pipelines five requests.
+ */
+const SOCKET_CLOSE_LISTENERS = MAX_PIPELINED_REQUESTS * 2 + 8;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Answer to a connection over the cap when none can be let go: a short 503, then close. */
 const OVER_CAPACITY_BODY = JSON.stringify({ error: 'too many connections, retry shortly' });
@@ -297,6 +303,7 @@ class Connections {
       spare.destroy();
     }
     this.#states.set(socket, 'idle');
+    socket.setMaxListeners(SOCKET_CLOSE_LISTENERS);
     socket.once('close', () => {
       this.#states.delete(socket);
       this.#open.delete(socket);
