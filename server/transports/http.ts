@@ -41,7 +41,7 @@ export const MAX_PIPELINED_REQUESTS = 8;
 /**
  * 'close' listeners a connection may hold: each open request keeps up to two (its turn or its end,
  * and its transport's end; whenDone removes them), beside Node's and this file's own. A bound, not
- * a leak: without it Node warns of one on stderr as soon as a client pipelines five requests.
+ * a leak: without it Node warns of one on stderr when a client pipelines several requests.
  */
 const SOCKET_CLOSE_LISTENERS = MAX_PIPELINED_REQUESTS * 2 + 8;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
