@@ -14,4 +14,8 @@ export default function setup(): void {
   });
   if (result.error) throw result.error;
   if (result.status !== 0) process.stderr.write('global-setup: tsc reported type errors (see above); lib/ was emitted anyway\n');
+  // The rest of `npm run build:ts`: the tokenizer's ranks as JSON, next to the compiled compiler.
+  const ranks = spawnSync(process.execPath, [path.join(root, 'scripts', 'tokenizer-ranks.mjs')], { cwd: root, stdio: 'inherit' });
+  if (ranks.error) throw ranks.error;
+  if (ranks.status !== 0) throw new Error(`global-setup: scripts/tokenizer-ranks.mjs exited with ${ranks.status}`);
 }
