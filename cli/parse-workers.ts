@@ -37,11 +37,19 @@ const INLINE_LIMIT = 64;
  */
 export const PARSE_WORKER_HEAP_MB = 1024;
 
+/**
+ * A parse worker's young generation. Nearly everything the parser allocates dies within one
+ * document, so a smaller nursery costs a few more scavenges, each as short as before; left to V8
+ * it grew to about twice this in each worker, ~45 MiB of a 1,000-capability build's peak of ~330
+ * (docs/benchmarks.md, "Memory at 1,000").
+ */
+export const PARSE_WORKER_YOUNG_MB = 24;
+
 /** How every parse worker is started. */
 function newWorker(warmUpRounds: number): Worker {
   return new Worker(WORKER_URL, {
     workerData: { warmUpRounds } satisfies WorkerStart,
-    resourceLimits: { maxOldGenerationSizeMb: PARSE_WORKER_HEAP_MB },
+    resourceLimits: { maxOldGenerationSizeMb: PARSE_WORKER_HEAP_MB, maxYoungGenerationSizeMb: PARSE_WORKER_YOUNG_MB },
   });
 }
 
