@@ -273,6 +273,11 @@ function tagName(tag: string): string {
 }
 
 /** A scalar as written (`1`, `true`, `.nan`), for messages that quote it back. */
+/** An integer literal (decimal, 0x or 0o) past 2^53, which a JavaScript number holds only rounded: `1e20` is written as a float, and read as one. */
+function isRoundedInteger(node: Scalar): boolean {
+  return !Number.isSafeInteger(node.value) && /^[-+]?(?:[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/.test(node.source ?? '');
+}
+
 function scalarSource(node: Scalar): string {
   return node.source ?? JSON.stringify(node.value) ?? '';
 }
@@ -333,6 +338,13 @@ class Walk {
       });
     } else if (isScalar(node) && typeof node.value === 'number' && !Number.isFinite(node.value)) {
       this.problem('non-json', `${scalarSource(node)} is not a finite number, and JSON has no such number; quote it if it is text`, range);
+    } else if (isScalar(node) && typeof node.value === 'number' && isRoundedInteger(node)) {
+      this.problem(
+        'non-json',
+        `${scalarSource(node)} is a whole number too large to be read exactly (it would become ${String(node.value)}; ` +
+          `the largest is ${Number.MAX_SAFE_INTEGER}); write a smaller number, or quote it if it is text`,
+        range,
+      );
     }
     this.open.delete(node);
     this.heights.set(node, height);

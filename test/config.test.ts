@@ -316,6 +316,10 @@ describe('parseConfig: errors name the file, line and column and say what is exp
     expect(configError('limits:\n  maxFileBytes: !!binary aGVsbG8=\n').message).toMatch(/^capreg\.config\.yaml:2:26: YAML tag !!binary is not allowed/);
     expect(configError('limits:\n  maxFileBytes: .inf\n').message).toMatch(/^capreg\.config\.yaml:2:17: \.inf is not a finite number/);
     expect(configError('rules:\n  1: off\n').message).toBe('capreg.config.yaml:2:3: a key must be text, not the number 1; quote it: "1"');
+    // A rule option YAML would round (1e20) rather than read: refused where it is written.
+    expect(configError('rules:\n  token-budget: [warn, {bodyError: 99999999999999999999}]\n').message).toMatch(
+      /^capreg\.config\.yaml:2:36: 99999999999999999999 is a whole number too large to be read exactly \(it would become 100000000000000000000;/,
+    );
   });
 
   it('rejects unknown rules of the real table too', () => {

@@ -133,6 +133,14 @@ describe('only JSON-compatible YAML', () => {
     ['.nan', 'a: .nan\n', '1:4', '.nan is not a finite number'],
     ['-.inf', 'a: [1, -.inf]\n', '1:8', '-.inf is not a finite number'],
     ['!!float .inf', 'a: !!float .inf\n', '1:12', '.inf is not a finite number'],
+    [
+      'an integer past 2^53',
+      'a: 99999999999999999999\n',
+      '1:4',
+      '99999999999999999999 is a whole number too large to be read exactly (it would become 100000000000000000000',
+    ],
+    ['a negative one', 'a: [-9007199254740993]\n', '1:5', '-9007199254740993 is a whole number too large'],
+    ['a hexadecimal one', 'a: 0x20000000000001\n', '1:4', '0x20000000000001 is a whole number too large'],
     ['a number key', '1: a\n', '1:1', 'a key must be text, not the number 1; quote it: "1"'],
     ['a boolean key', 'a:\n  true: b\n', '2:3', 'a key must be text, not the boolean true; quote it: "true"'],
     ['a null key', 'null: a\n', '1:1', 'a key must be text, not null'],
@@ -156,6 +164,19 @@ describe('only JSON-compatible YAML', () => {
     const source = read('d: 2026-02-28\ny: yes\nn: no\no: 012\nt: !!str 12\ni: !!int "3"\nq: "1"\nm: {x: null, y: ~}\nl: [1.5, -2, true]\n');
     expect(source.problems).toEqual([]);
     expect(source.data).toEqual({ d: '2026-02-28', y: 'yes', n: 'no', o: 12, t: '12', i: 3, q: '1', m: { x: null, y: null }, l: [1.5, -2, true] });
+  });
+
+  it('reads whole numbers up to 2^53 - 1 exactly, and floats written as floats as JSON does', () => {
+    const source = read('a: 9007199254740991\nb: -9007199254740991\nc: 1e20\nd: 1.5e300\ne: 18446744073709551615.0\nf: "99999999999999999999"\n');
+    expect(source.problems).toEqual([]);
+    expect(source.data).toEqual({
+      a: 9007199254740991,
+      b: -9007199254740991,
+      c: 1e20,
+      d: 1.5e300,
+      e: Number('18446744073709551615.0'),
+      f: '99999999999999999999',
+    });
   });
 
   it('reads merge keys as ordinary keys, not as a YAML 1.1 merge', () => {

@@ -407,6 +407,11 @@ ruleTable(frontmatterSchema, {
       ],
     },
     {
+      name: 'a whole number past 2^53, which would be served rounded',
+      files: only(doc(['inputSchema: { type: integer, maximum: 18446744073709551615 }'])),
+      errors: [{ messageId: 'yaml', line: 10, column: 40, message: '18446744073709551615 is a whole number too large to be read exactly' }],
+    },
+    {
       name: 'frontmatter nested deeper than the YAML limit, at the token that goes too deep',
       files: only(doc([`metadata: ${'{a: '.repeat(400)}1${'}'.repeat(400)}`])),
       errors: [{ messageId: 'yaml', line: 10, column: 11 + 4 * 63, message: 'YAML nested more than 64 levels deep' }],
