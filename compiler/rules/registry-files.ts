@@ -52,7 +52,7 @@ export const registryFiles: Rule = {
       else if (pathDepth(path) > 2 && path.toLowerCase().endsWith('/protocol.md'))
         report({ file: path, range: FILE_START, messageId: 'nestedProtocol', severity: 'warning' });
     }
-    const refusedProtocols = registry.refusedFiles.filter((file) => file.path.endsWith('/PROTOCOL.md')).length;
+    const refusedProtocols = registry.refusedFiles.filter((file) => isProtocolFile(file.path)).length;
     if (registry.capabilities.length === 0 && registry.foldersWithoutProtocol.length === 0 && refusedProtocols === 0) {
       report({ file: 'capabilities', range: FILE_START, messageId: 'empty' });
     }
