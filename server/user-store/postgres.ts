@@ -81,7 +81,15 @@ export interface PostgresUserStoreOptions extends UserStoreOptions {
    * `search_path` default. Tests use one per run so that parallel runs do not collide.
    */
   schema?: string;
+  /**
+   * When no call has reached the database for this long, the store asks it itself (`SELECT 1`), so
+   * that `health()` of an idle replica follows the database; 0: never. Default {@link HEALTH_CHECK_MS}.
+   */
+  healthCheckMs?: number;
 }
+
+/** How long an idle store's health may go unchecked: a readiness probe's usual period. */
+export const HEALTH_CHECK_MS = 10_000;
 
 /** `postgres://user:***@host:port/db` (and `?password=***`): safe for messages and logs. */
 export function redactConnectionString(url: string): string {
@@ -192,8 +200,12 @@ export class PostgresUserStore implements UserCapabilityStore {
   readonly #ready: RetryingInit;
   readonly #health: StoreHealth;
   #closed = false;
+  /** When a call last ended (answered or failed), by the monotonic clock. */
+  #lastCall = performance.now();
+  readonly #healthCheck: NodeJS.Timeout | undefined;
+  #checking = false;
 
-  /** Opens no connection: the first query (or `ping()`) connects and migrates. */
+  /** Opens no connection: the first query (or `ping()`, or the health check of an idle store) connects and migrates. */
   constructor(connectionString: string, options: PostgresUserStoreOptions = {}) {
     this.target = redactConnectionString(connectionString);
     this.#secrets = passwordSpellings(connectionString);
@@ -218,6 +230,21 @@ export class PostgresUserStore implements UserCapabilityStore {
       this.#log(`capreg user store: idle PostgreSQL connection lost (${this.#scrub(error.message)}); it will be replaced`);
     });
     this.#ready = new RetryingInit(() => this.#migrate());
+    const every = options.healthCheckMs ?? HEALTH_CHECK_MS;
+    if (!Number.isSafeInteger(every) || every < 0) {
+      throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds, got ${String(every)}`);
+    }
+    // Unref'd: it never keeps a process alive. A check is a call like any other: it ends an outage
+    // when the database answers and starts one when it does not.
+    if (every > 0) this.#healthCheck = setInterval(() => this.#checkIfIdle(every), every).unref();
+  }
+
+  #checkIfIdle(every: number): void {
+    if (this.#closed || this.#checking || performance.now() - this.#lastCall < every) return;
+    this.#checking = true;
+    this.ping()
+      .catch(() => undefined)
+      .finally(() => (this.#checking = false));
   }
 
   #scrub(text: string): string {
@@ -304,9 +331,11 @@ export class PostgresUserStore implements UserCapabilityStore {
       await this.#ready.run();
       writing = kind === 'write';
       const result = await operation();
+      this.#lastCall = performance.now();
       this.#health.answered(kind === 'write' && wrote(result));
       return result;
     } catch (error) {
+      this.#lastCall = performance.now();
       if (error instanceof UserStoreError) {
         this.#health.answered(false);
         throw error;
@@ -421,6 +450,7 @@ export class PostgresUserStore implements UserCapabilityStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#healthCheck);
     await this.#pool.end();
   }
 }

@@ -212,6 +212,57 @@ if (!url) {
       }
     });
 
+    it('an idle store checks the database itself: its health follows an outage and its end without any call', async () => {
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      await relay.up();
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      const lines: string[] = [];
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200, log: (l) => lines.push(l) });
+      const healthWithin = async (ms: number, status: string): Promise<void> => {
+        const until = Date.now() + ms;
+        while (store.health().status !== status && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(store.health().status).toBe(status);
+      };
+      try {
+        await store.create('alice', sampleData());
+        await relay.down();
+        // No call: the check finds the outage (within the 5 s connect timeout) and logs it once.
+        await healthWithin(8_000, 'unavailable');
+        expect(lines.filter((l) => l.includes('user-defined capabilities are unavailable'))).toHaveLength(1);
+        await relay.up();
+        await healthWithin(8_000, 'ok');
+        expect(lines.filter((l) => l.includes('the user store answers again'))).toHaveLength(1);
+      } finally {
+        await store.close();
+        await relay.down();
+      }
+    });
+
+    it('with the check off, an idle store reports what its last call saw; the period is a whole number of milliseconds', async () => {
+      const target = new URL(databaseUrl);
+      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      await relay.up();
+      const through = new URL(databaseUrl);
+      through.port = String(relay.port);
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 0 });
+      try {
+        await store.create('alice', sampleData());
+        await relay.down();
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(store.health()).toEqual({ status: 'ok' });
+        await expect(store.countByOwner('alice')).rejects.toMatchObject({ code: 'store-unavailable' });
+        expect(store.health().status).toBe('unavailable');
+      } finally {
+        await store.close();
+        await relay.down();
+      }
+      for (const healthCheckMs of [-1, 1.5, Number.NaN]) {
+        expect(() => new PostgresUserStore(databaseUrl, { healthCheckMs })).toThrow(/health check period must be a whole number of milliseconds/);
+      }
+    });
+
     it('reports saves the database refuses until one succeeds, while reads serve; logged once, at warn', async () => {
       const schema = schemaForTest();
       const lines: { line: string; level: string }[] = [];
