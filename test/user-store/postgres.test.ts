@@ -29,6 +29,19 @@ class Relay {
     readonly target: { host: string; port: number },
   ) {}
 
+  /** A relay (not up yet) on a free loopback port to the server of `databaseUrl`. */
+  static async to(databaseUrl: string): Promise<Relay> {
+    const target = new URL(databaseUrl);
+    return new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+  }
+
+  /** `databaseUrl` through this relay. */
+  url(databaseUrl: string): URL {
+    const through = new URL(databaseUrl);
+    through.port = String(this.port);
+    return through;
+  }
+
   async up(): Promise<void> {
     this.#server = net.createServer((client) => {
       const upstream = net.connect(this.target.port, this.target.host);
@@ -168,12 +181,10 @@ if (!url) {
     });
 
     it('starts while the database is down, and works once it is back', async () => {
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       const schema = schemaForTest();
       await admin.query(`CREATE SCHEMA ${schema}`);
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       through.searchParams.set('options', `-c search_path=${schema}`);
       const lines: string[] = [];
       const store = await openUserStore(through.toString(), { root: '.', log: (l) => lines.push(l) });
@@ -189,11 +200,9 @@ if (!url) {
     });
 
     it('survives the database going away mid-life: store-unavailable, no crash, then recovery', async () => {
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       await relay.up();
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       const lines: string[] = [];
       const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), log: (l) => lines.push(l) });
       try {
@@ -213,11 +222,9 @@ if (!url) {
     });
 
     it('an idle store checks the database itself: its health follows an outage and its end without any call', async () => {
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       await relay.up();
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       const lines: string[] = [];
       const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200, log: (l) => lines.push(l) });
       const healthWithin = async (ms: number, status: string): Promise<void> => {
@@ -241,11 +248,9 @@ if (!url) {
     });
 
     it('with the check off, an idle store reports what its last call saw; the period is a whole number of milliseconds', async () => {
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       await relay.up();
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 0 });
       try {
         await store.create('alice', sampleData());
@@ -323,11 +328,9 @@ if (!url) {
 
     it("a replica lost in the middle of a save does not hold the owner's saves on the other replicas for long", async () => {
       const schema = schemaForTest();
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       await relay.up();
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       const lost = new PostgresUserStore(through.toString(), { schema });
       const other = new PostgresUserStore(databaseUrl, { schema });
       const locker = await admin.connect();
@@ -367,11 +370,9 @@ if (!url) {
     }, 60_000);
 
     it('answers a save store-unavailable within the query timeout when the database goes silent', async () => {
-      const target = new URL(databaseUrl);
-      const relay = new Relay(await closedPort(), { host: target.hostname, port: Number(target.port || 5432) });
+      const relay = await Relay.to(databaseUrl);
       await relay.up();
-      const through = new URL(databaseUrl);
-      through.port = String(relay.port);
+      const through = relay.url(databaseUrl);
       const store = new PostgresUserStore(through.toString(), { schema: schemaForTest() });
       try {
         await store.create('alice', sampleData('first'));
