@@ -3,7 +3,7 @@
 // exports them, to lib/compiler/o200k-ranks.json, with that package's version. compiler/tokens.ts
 // builds its tokenizer from this file when the versions agree: parsing the package's 2.2 MB
 // JavaScript table leaves ~16–20 MiB more resident memory than reading the same list as JSON
-// (docs/benchmarks.md, "The tokenizer's ranks as JSON"), in every process and worker that counts.
+// (docs/benchmarks.md, "Memory at 1,000"), in every process and worker that counts.
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';

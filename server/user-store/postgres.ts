@@ -216,6 +216,10 @@ export class PostgresUserStore implements UserCapabilityStore {
       throw new UserStoreError('invalid-config', `schema name ${JSON.stringify(options.schema)} must match ${String(SCHEMA_NAME)}`);
     }
     this.#schema = options.schema;
+    const every = options.healthCheckMs ?? HEALTH_CHECK_MS;
+    if (!Number.isSafeInteger(every) || every < 0) {
+      throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds, got ${String(every)}`);
+    }
     this.#pool = new pg.Pool({
       connectionString,
       max: 10,
@@ -230,10 +234,6 @@ export class PostgresUserStore implements UserCapabilityStore {
       this.#log(`capreg user store: idle PostgreSQL connection lost (${this.#scrub(error.message)}); it will be replaced`);
     });
     this.#ready = new RetryingInit(() => this.#migrate());
-    const every = options.healthCheckMs ?? HEALTH_CHECK_MS;
-    if (!Number.isSafeInteger(every) || every < 0) {
-      throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds, got ${String(every)}`);
-    }
     // Unref'd: it never keeps a process alive. A check is a call like any other: it ends an outage
     // when the database answers and starts one when it does not.
     if (every > 0) this.#healthCheck = setInterval(() => this.#checkIfIdle(every), every).unref();
