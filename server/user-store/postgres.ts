@@ -217,8 +217,9 @@ export class PostgresUserStore implements UserCapabilityStore {
     }
     this.#schema = options.schema;
     const every = options.healthCheckMs ?? HEALTH_CHECK_MS;
-    if (!Number.isSafeInteger(every) || every < 0) {
-      throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds, got ${String(every)}`);
+    // A timer's delay past 2^31 - 1 ms becomes 1 ms (Node's TimeoutOverflowWarning).
+    if (!Number.isSafeInteger(every) || every < 0 || every > 2 ** 31 - 1) {
+      throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds up to 2^31 - 1, got ${String(every)}`);
     }
     this.#pool = new pg.Pool({
       connectionString,
