@@ -272,12 +272,18 @@ function tagName(tag: string): string {
   return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice('tag:yaml.org,2002:'.length)}` : tag;
 }
 
-/** A scalar as written (`1`, `true`, `.nan`), for messages that quote it back. */
-/** An integer literal (decimal, 0x or 0o) past 2^53, which a JavaScript number holds only rounded: `1e20` is written as a float, and read as one. */
+/**
+ * An integer literal (decimal, 0x or 0o) past 2^53 that a JavaScript number holds only rounded, or
+ * that JSON would write as another number (2^60 as 1152921504606847000): `1e20` is written as a
+ * float, and read as one. 2^53 itself, or 2^54, is held and written exactly.
+ */
 function isRoundedInteger(node: Scalar): boolean {
-  return !Number.isSafeInteger(node.value) && /^[-+]?(?:[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/.test(node.source ?? '');
+  const source = node.source ?? '';
+  if (Number.isSafeInteger(node.value) || !/^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/.test(source)) return false;
+  return BigInt(source).toString() !== String(node.value);
 }
 
+/** A scalar as written (`1`, `true`, `.nan`), for messages that quote it back. */
 function scalarSource(node: Scalar): string {
   return node.source ?? JSON.stringify(node.value) ?? '';
 }
@@ -342,7 +348,7 @@ class Walk {
       this.problem(
         'non-json',
         `${scalarSource(node)} is a whole number too large to be read exactly (it would become ${String(node.value)}; ` +
-          `the largest is ${Number.MAX_SAFE_INTEGER}); write a smaller number, or quote it if it is text`,
+          `every one up to ${Number.MAX_SAFE_INTEGER} is); write a smaller number, or quote it if it is text`,
         range,
       );
     }

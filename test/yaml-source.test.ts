@@ -179,6 +179,16 @@ describe('only JSON-compatible YAML', () => {
     });
   });
 
+  it('reads a whole number past 2^53 that a number holds exactly and JSON writes as written', () => {
+    const source = read('a: 9007199254740992\nb: -9007199254740992\nc: 0x20000000000000\nd: 18014398509481984\n');
+    expect(source.problems).toEqual([]);
+    expect(source.data).toEqual({ a: 2 ** 53, b: -(2 ** 53), c: 2 ** 53, d: 2 ** 54 });
+    // 2^60 is held exactly too, but JSON would write it 1152921504606847000: refused.
+    expect(read('a: 1152921504606846976\n').problems.map((problem) => problem.message)).toEqual([
+      expect.stringContaining('1152921504606846976 is a whole number too large to be read exactly (it would become 1152921504606847000;'),
+    ]);
+  });
+
   it('reads merge keys as ordinary keys, not as a YAML 1.1 merge', () => {
     expect(read('a: &x {b: 1}\nc:\n  <<: *x\n').data).toEqual({ a: { b: 1 }, c: { '<<': { b: 1 } } });
   });
