@@ -204,6 +204,8 @@ export class PostgresUserStore implements UserCapabilityStore {
   #lastCall = performance.now();
   readonly #healthCheck: NodeJS.Timeout | undefined;
   #checking = false;
+  /** The connection of the check's `SELECT 1` while it runs: close() ends it rather than wait up to the query timeout. */
+  #checkClient: pg.PoolClient | undefined;
 
   /** Opens no connection: the first query (or `ping()`, or the health check of an idle store) connects and migrates. */
   constructor(connectionString: string, options: PostgresUserStoreOptions = {}) {
@@ -243,9 +245,29 @@ export class PostgresUserStore implements UserCapabilityStore {
   #checkIfIdle(every: number): void {
     if (this.#closed || this.#checking || performance.now() - this.#lastCall < every) return;
     this.#checking = true;
-    this.ping()
+    this.#use(() => this.#checkQuery())
       .catch(() => undefined)
       .finally(() => (this.#checking = false));
+  }
+
+  /** `ping()`'s `SELECT 1`, on a connection close() can end. */
+  async #checkQuery(): Promise<void> {
+    const client = await this.#pool.connect();
+    const ignore = (): void => {};
+    client.on('error', ignore);
+    this.#checkClient = client;
+    let broken: Error | undefined;
+    try {
+      if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
+      await client.query('SELECT 1', []);
+    } catch (error) {
+      broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      this.#checkClient = undefined;
+      client.removeListener('error', ignore);
+      client.release(broken);
+    }
   }
 
   #scrub(text: string): string {
@@ -452,6 +474,8 @@ export class PostgresUserStore implements UserCapabilityStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#healthCheck);
+    // A check waiting on a silent database would hold pool.end() until its query timed out.
+    this.#checkClient?.end().catch(() => undefined);
     await this.#pool.end();
   }
 }

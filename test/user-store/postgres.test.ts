@@ -247,6 +247,25 @@ if (!url) {
       }
     });
 
+    it('closes at once while its own check waits on a database that went silent', async () => {
+      const relay = await Relay.to(databaseUrl);
+      await relay.up();
+      const through = relay.url(databaseUrl);
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200 });
+      try {
+        await store.ping();
+        relay.silence();
+        // Idle: a check's SELECT 1 now waits for an answer that never comes (up to the query timeout).
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        const started = performance.now();
+        await store.close();
+        expect(performance.now() - started).toBeLessThan(1_000);
+      } finally {
+        await store.close();
+        await relay.down();
+      }
+    });
+
     it('with the check off, an idle store reports what its last call saw; the period is a whole number of milliseconds', async () => {
       const relay = await Relay.to(databaseUrl);
       await relay.up();
