@@ -359,6 +359,8 @@ export class PostgresUserStore implements UserCapabilityStore {
       return result;
     } catch (error) {
       this.#lastCall = performance.now();
+      // Cut short by close() (the check's connection ended, the pool shutting down): no outage to report.
+      if (this.#closed) throw error instanceof UserStoreError ? error : this.#unavailable(error);
       if (error instanceof UserStoreError) {
         this.#health.answered(false);
         throw error;

@@ -251,7 +251,8 @@ if (!url) {
       const relay = await Relay.to(databaseUrl);
       await relay.up();
       const through = relay.url(databaseUrl);
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200 });
+      const lines: string[] = [];
+      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200, log: (line) => lines.push(line) });
       try {
         await store.ping();
         relay.silence();
@@ -260,6 +261,10 @@ if (!url) {
         const started = performance.now();
         await store.close();
         expect(performance.now() - started).toBeLessThan(1_000);
+        // The check that close() cut short is no outage: nothing is logged, the health is unchanged.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(lines).toEqual([]);
+        expect(store.health()).toEqual({ status: 'ok' });
       } finally {
         await store.close();
         await relay.down();
