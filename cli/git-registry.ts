@@ -5,9 +5,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { isProtocolFile } from '../compiler/layout.js';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
-import { isHiddenPath, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { isHiddenPath, isProtocolFile, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { LIMITS } from '../compiler/limits.js';
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';

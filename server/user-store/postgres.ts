@@ -251,23 +251,19 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   /** `ping()`'s `SELECT 1`, on a connection close() can end. */
-  async #checkQuery(): Promise<void> {
-    const client = await this.#pool.connect();
-    const ignore = (): void => {};
-    client.on('error', ignore);
-    this.#checkClient = client;
-    let broken: Error | undefined;
-    try {
-      if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
-      await client.query('SELECT 1', []);
-    } catch (error) {
-      broken = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      this.#checkClient = undefined;
-      client.removeListener('error', ignore);
-      client.release(broken);
-    }
+  #checkQuery(): Promise<void> {
+    return this.#onClient(async (client, drop) => {
+      this.#checkClient = client;
+      try {
+        if (this.#closed) throw new StoreUnavailableError('the user store is closed', { reason: 'closed' });
+        await client.query('SELECT 1', []);
+      } catch (error) {
+        drop(error);
+        throw error;
+      } finally {
+        this.#checkClient = undefined;
+      }
+    });
   }
 
   #scrub(text: string): string {
@@ -285,8 +281,11 @@ export class PostgresUserStore implements UserCapabilityStore {
     });
   }
 
-  /** Runs `work` in a transaction on one connection; rolled back when it throws. */
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a connection of its own. `drop(error)` says the connection is broken: it is then
+   * closed instead of going back to the pool.
+   */
+  async #onClient<T>(work: (client: pg.PoolClient, drop: (error: unknown) => void) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     // While checked out, a client has no listener of the pool's; a connection dropped between two
     // queries would otherwise emit an unhandled 'error'. The failed query reports it instead.
@@ -294,30 +293,39 @@ export class PostgresUserStore implements UserCapabilityStore {
     client.on('error', ignore);
     let broken: Error | undefined;
     try {
-      await client.query(
-        `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_TIMEOUT_MS}; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
-      );
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      if (!(error instanceof pg.DatabaseError) && !(error instanceof UserStoreError)) {
-        // The connection failed or went silent (the client-side query timeout): it is dropped, not
-        // asked to roll back, which would wait as long again, past the caller's request timeout.
-        // The database ends the transaction with the session (its idle timeout at the latest).
-        broken = error instanceof Error ? error : new Error(String(error));
-        throw error;
-      }
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
-      throw error;
+      return await work(client, (error) => (broken = error instanceof Error ? error : new Error(String(error))));
     } finally {
       client.removeListener('error', ignore);
       client.release(broken);
     }
+  }
+
+  /** Runs `work` in a transaction on one connection; rolled back when it throws. */
+  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#onClient(async (client, drop) => {
+      try {
+        await client.query(
+          `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_TIMEOUT_MS}; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
+        );
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        if (!(error instanceof pg.DatabaseError) && !(error instanceof UserStoreError)) {
+          // The connection failed or went silent (the client-side query timeout): it is dropped, not
+          // asked to roll back, which would wait as long again, past the caller's request timeout.
+          // The database ends the transaction with the session (its idle timeout at the latest).
+          drop(error);
+          throw error;
+        }
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          drop(rollbackError);
+        }
+        throw error;
+      }
+    });
   }
 
   async #migrate(): Promise<void> {
