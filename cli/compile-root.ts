@@ -6,7 +6,6 @@ import { readLimits, type ResolvedConfig } from '../compiler/config.js';
 import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { isEvalsFile, parseEvalsFiles } from '../compiler/evals/file.js';
 import { toolsetsSourceOf } from '../compiler/toolsets.js';
-import { loadTokenizer } from '../compiler/tokens.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
@@ -35,8 +34,8 @@ export async function compileRoot(root: string, options: CompileRootOptions): Pr
   const fromCache = new Set<string>();
   const overMemory = new Set<string>();
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache, overMemory });
-  // This thread is idle while the workers parse: it loads the tokenizer and parses the toolsets and
-  // evals files meanwhile.
+  // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
+  // (It loads the tokenizer after the parse, for the first body it counts: cli/parse-workers.ts.)
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
@@ -51,10 +50,6 @@ export async function compileRoot(root: string, options: CompileRootOptions): Pr
  */
 async function prepareWhileParsing(input: RegistryInput): Promise<PreparedInput> {
   await nextTurn();
-  // The tokenizer's tables first (~0.5 s; rules and fresh documents count tokens): loaded now, they
-  // cost the workers nothing, and the garbage of their loading is collected before the cached
-  // documents fill the heap (loaded by the first count over a warm cache: ~0.2 GB more at 10,000).
-  loadTokenizer();
   const toolsets = toolsetsSourceOf(input.files);
   const evals: PreparedInput['evals'] = [];
   for (const file of input.files) {

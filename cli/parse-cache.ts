@@ -6,9 +6,10 @@
 // Layout: .capreg/cache/documents/<n>.bin, SHARDS files; a document lives in the shard of its path.
 // A shard is a header line, the sha256 of the rest (32 bytes), then records: u32 key length, key
 // (UTF-8 `path\0sha256`), u32 document length, document without its token count (v8.serialize:
-// lossless, and cheap to produce in the parse workers, which do not count tokens), u32 the body's
-// token count (counted once, by the thread that received the document). Editing one file rewrites one shard, not the whole cache; reading
-// needs no giant JSON string; a damaged shard is detected and ignored.
+// lossless, and cheap to produce in the parse workers, which do not count tokens); then each
+// record's body token count (u32, in record order: counted once, after the parse, by the main
+// thread) and the number of records (u32). Editing one file rewrites one shard, not the whole
+// cache; reading needs no giant JSON string; a damaged shard is detected and ignored.
 //
 // The cache is trusted as much as the folder it lives in: whoever can write .capreg/ can write any
 // output of capreg there (as with node_modules/), so the checksum and the shape check below are
@@ -31,7 +32,7 @@ import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
-const HEADER = `capreg parse cache 3; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
+const HEADER = `capreg parse cache 4; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
 const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
 /**
  * A shard is never larger than this: the writer drops one that would be (its files are parsed every
@@ -66,27 +67,32 @@ function readShard(file: string): Map<string, CacheRecord> {
   if (data.byteLength < bodyStart || !data.subarray(0, HEADER_BYTES.byteLength).equals(HEADER_BYTES)) return records;
   const digest = createHash('sha256').update(data.subarray(bodyStart)).digest();
   if (!digest.equals(data.subarray(HEADER_BYTES.byteLength, bodyStart))) return records;
+  if (data.byteLength < bodyStart + 4) return records;
+  const count = data.readUInt32LE(data.byteLength - 4);
+  const recordsEnd = data.byteLength - 4 - 4 * count;
+  if (recordsEnd < bodyStart) return records;
   let offset = bodyStart;
-  while (offset < data.byteLength) {
-    if (offset + 4 > data.byteLength) return new Map();
+  for (let record = 0; record < count; record += 1) {
+    if (offset + 4 > recordsEnd) return new Map();
     const keyLength = data.readUInt32LE(offset);
     const keyEnd = offset + 4 + keyLength;
-    if (keyEnd + 4 > data.byteLength) return new Map();
+    if (keyEnd + 4 > recordsEnd) return new Map();
     const key = data.toString('utf8', offset + 4, keyEnd);
     const documentLength = data.readUInt32LE(keyEnd);
     const documentEnd = keyEnd + 4 + documentLength;
-    if (documentEnd + 4 > data.byteLength) return new Map();
-    records.set(key, { bytes: data.subarray(keyEnd + 4, documentEnd), bodyTokens: data.readUInt32LE(documentEnd) });
-    offset = documentEnd + 4;
+    if (documentEnd > recordsEnd) return new Map();
+    records.set(key, { bytes: data.subarray(keyEnd + 4, documentEnd), bodyTokens: data.readUInt32LE(recordsEnd + 4 * record) });
+    offset = documentEnd;
   }
-  return records;
+  return offset === recordsEnd ? records : new Map<string, CacheRecord>();
 }
 
 /**
  * A shard file written while the documents come in: each record goes to a temporary file as soon
  * as it is known (a cached one at once, a parsed one when its worker answers), so the records are
- * never all in memory; the digest is filled in at the end and the file renamed into place. Any
- * failure only drops the shard (a cache that cannot be written costs speed, nothing else).
+ * never all in memory; the token counts, known once the parse is over, and the digest are filled
+ * in at the end and the file renamed into place. Any failure only drops the shard (a cache that
+ * cannot be written costs speed, nothing else).
  */
 class ShardWriter {
   private readonly temporary: string;
@@ -94,6 +100,8 @@ class ShardWriter {
   private failed = false;
   private offset = 0;
   private readonly digest = createHash('sha256');
+  /** Each record's body token count, by its place in the file; a hole until it is counted. */
+  private readonly tokens: number[] = [];
 
   constructor(private readonly file: string) {
     this.temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -105,24 +113,38 @@ class ShardWriter {
     });
   }
 
-  add(key: string, bytes: Uint8Array, bodyTokens: number): void {
+  /** Writes a record; its token count is given now (a cached document) or later, to {@link counted}. @returns its place */
+  add(key: string, bytes: Uint8Array, bodyTokens?: number): number {
     const keyBytes = Buffer.from(key, 'utf8');
     const head = Buffer.alloc(4 + keyBytes.byteLength + 4);
     head.writeUInt32LE(keyBytes.byteLength, 0);
     keyBytes.copy(head, 4);
     head.writeUInt32LE(bytes.byteLength, 4 + keyBytes.byteLength);
-    const tokens = Buffer.alloc(4);
-    tokens.writeUInt32LE(bodyTokens);
     this.attempt(() => {
       this.write(head);
       this.write(bytes);
-      this.write(tokens);
     });
+    const place = this.tokens.length;
+    this.tokens.length += 1;
+    if (bodyTokens !== undefined) this.counted(place, bodyTokens);
+    return place;
   }
 
-  /** Fill in the digest and move the file into place. */
+  counted(place: number, bodyTokens: number): void {
+    this.tokens[place] = bodyTokens;
+  }
+
+  /** Write the token counts, fill in the digest and move the file into place; a record never counted drops the shard. */
   async finish(): Promise<void> {
     this.attempt(() => {
+      const tail = Buffer.alloc(4 * (this.tokens.length + 1));
+      for (let place = 0; place < this.tokens.length; place += 1) {
+        const bodyTokens = this.tokens[place];
+        if (bodyTokens === undefined) throw new Error('a record without its token count');
+        tail.writeUInt32LE(bodyTokens, 4 * place);
+      }
+      tail.writeUInt32LE(this.tokens.length, 4 * this.tokens.length);
+      this.write(tail);
       writeSync(this.fd!, this.digest.digest(), 0, 32, HEADER_BYTES.byteLength);
       closeSync(this.fd!);
       this.fd = undefined;
@@ -344,6 +366,8 @@ export async function parseWithCache(
   cached.forEach((record, index) => {
     if (record) writers.get(shardIndex[index]!)?.add(keys[index]!, record.bytes, record.bodyTokens);
   });
+  /** Where in its shard each of `missing` was written (by its place in `missing`). */
+  const places: (number | undefined)[] = [];
   try {
     if (missing.length > 0) {
       const parsed = await parseAndSerialize(
@@ -354,9 +378,14 @@ export async function parseWithCache(
           overMemory: options.overMemory,
         },
         // A document over the parse budget is never cached: the next run tries again.
-        (k, bytes, document) => writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes, document.bodyTokens),
+        (k, bytes) => (places[k] = writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes)),
       );
-      missing.forEach((index, k) => (documents[index] = parsed[k]));
+      missing.forEach((index, k) => {
+        const document = parsed[k];
+        documents[index] = document;
+        const place = places[k];
+        if (document && place !== undefined) writers.get(shardIndex[index]!)!.counted(place, document.bodyTokens);
+      });
     }
   } catch (error) {
     for (const writer of writers.values()) writer.abandon();

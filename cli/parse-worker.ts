@@ -3,7 +3,7 @@
 // every document against its budget): the document itself or, for the parse cache, its serialized
 // bytes in a transferred buffer. A parse that throws is reported with its message, so that the
 // main thread fails with the same error an inline parse would have thrown. It does not count the
-// body's tokens (the main thread does, as the documents come in), so it never loads the tokenizer.
+// body's tokens (the main thread does, once the parse is over), so it never loads the tokenizer.
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseUncounted } from '../compiler/parse-markdown.js';
 import { MAX_WARM_UP_ROUNDS, serializeDocument, type FromWorker, type ToWorker, type WorkerStart } from './parse-workers.js';

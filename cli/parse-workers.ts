@@ -10,7 +10,7 @@
 // workers finish together.
 //
 // A worker takes ~100 ms to load its modules (unified, micromark, yaml; not the tokenizer: the
-// main thread counts each body's tokens as its document comes in, and it loads the tokenizer's BPE
+// main thread counts every body's tokens once the parse is over, and it loads the tokenizer's BPE
 // tables for the rules anyway): a command calls
 // startParseWorker() before it imports the compiler, so that both load at once. This module
 // imports no compiler code for that reason.
@@ -166,10 +166,11 @@ export async function parseInWorkers(files: readonly ParseInput[], options: Pars
 }
 
 /**
- * Told of each document as it comes in, with its v8.serialize bytes without `bodyTokens` (for the
- * parse cache, which writes them out at once instead of keeping them all until the end).
+ * Told of each document as it comes in, with its v8.serialize bytes (for the parse cache, which
+ * writes them out at once instead of keeping them all until the end). They are the document
+ * without `bodyTokens`: bodies are counted once the parse is over (see {@link parseFiles}).
  */
-export type OnSerialized = (index: number, bytes: Uint8Array, document: CapabilityDocument) => void;
+export type OnSerialized = (index: number, bytes: Uint8Array) => void;
 
 /** Parse, and hand every document's serialized form to `onSerialized` as it comes in. */
 export async function parseAndSerialize(files: readonly ParseInput[], options: ParseOptions, onSerialized: OnSerialized): Promise<ParsedDocuments> {
@@ -191,22 +192,39 @@ interface PoolWorker {
   exited: boolean;
 }
 
+/**
+ * Each body's tokens are counted once every document is in and the workers are gone: the tokenizer's
+ * tables (~50 MiB resident) are then loaded by the first count, never beside two parse isolates,
+ * and counting does not take a core from the parse (a cold build of 1,000: peak RSS ~30 MiB lower,
+ * no slower; docs/benchmarks.md, "The tokenizer after the parse").
+ */
 async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { onSerialized?: OnSerialized }): Promise<ParsedDocuments> {
-  const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);
-  if (files.length === 0) return documents;
+  const documents = new Array<UncountedDocument | undefined>(files.length);
+  const { countBodyTokens } = await import('../compiler/parse.js');
+  await parseUncountedFiles(files, options, documents);
+  // map() keeps the holes of the documents over budget.
+  return documents.map((document) => document && countBodyTokens(document));
+}
+
+/** Fills `documents`; one over the budget (time or memory) stays a hole. */
+async function parseUncountedFiles(
+  files: readonly ParseInput[],
+  options: ParseOptions & { onSerialized?: OnSerialized },
+  documents: (UncountedDocument | undefined)[],
+): Promise<void> {
+  if (files.length === 0) return;
   const { onSerialized } = options;
 
   // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
   // without a budget. The built CLI (lib/) always has its worker.
-  const { countBodyTokens, parseUncounted } = await import('../compiler/parse.js');
   if (!existsSync(fileURLToPath(WORKER_URL))) {
+    const { parseUncounted } = await import('../compiler/parse-markdown.js');
     files.forEach((file, index) => {
       const document = parseUncounted(file.path, file.content);
-      const counted = countBodyTokens(document);
-      documents[index] = counted;
-      onSerialized?.(index, serialize(document), counted);
+      documents[index] = document;
+      onSerialized?.(index, serialize(document));
     });
-    return documents;
+    return;
   }
 
   const threads = options.threads ?? threadCount(files.length);
@@ -303,17 +321,15 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
       }
       member.queue.shift();
       if (message.index === member.batchEnds[0]) member.batchEnds.shift();
-      // The clock and the next batch first: counting tokens takes this thread a moment (the first
-      // count loads the tokenizer).
+      // The clock and the next batch first: taking the document in takes this thread a moment.
       arm(member);
       feed(member);
       if (message.type === 'serialized') {
         const bytes = new Uint8Array(message.bytes);
-        const document = countBodyTokens(deserialize(bytes) as UncountedDocument);
-        documents[message.index] = document;
-        onSerialized?.(message.index, bytes, document);
+        documents[message.index] = deserialize(bytes) as UncountedDocument;
+        onSerialized?.(message.index, bytes);
       } else {
-        documents[message.index] = countBodyTokens(message.document);
+        documents[message.index] = message.document;
       }
       answered();
     };
@@ -369,5 +385,4 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
     }
     await Promise.all(stopped);
   }
-  return documents;
 }

@@ -4,8 +4,9 @@
 //
 // The tokenizer is loaded by loadTokenizer() or the first count, not when this module is: its BPE
 // tables take ~0.3 s to load, and a build that imports the compiler before it starts parsing would
-// otherwise make the parse workers wait for them (cli/compile-root.ts loads them once the parse
-// has started; the server and its user-compile workers at start). Its CommonJS build is loaded,
+// otherwise make the parse workers wait for them (a build loads them with its first count, once the
+// parse workers are gone: cli/parse-workers.ts; the server and its user-compile workers at start,
+// so that no request or save pays for them). Its CommonJS build is loaded,
 // synchronously: counting stays synchronous.
 //
 // Its ranks come from RANKS_FILE when that holds the installed package's version: the same list,
@@ -25,7 +26,7 @@ export const RANKS_FILE = new URL('./o200k-ranks.json', import.meta.url);
 /** Where the loaded tokenizer's ranks came from: undefined until it is loaded. */
 export let tokenizerRanks: 'ranks-file' | 'package' | undefined;
 
-/** Load the tokenizer now (the first count would): while the heap is still small, its load's garbage costs little memory. */
+/** Load the tokenizer now (the first count would). */
 export function loadTokenizer(): Tokenizer {
   if (tokenizer) return tokenizer;
   const fromFile = tokenizerFromRanks(RANKS_FILE);

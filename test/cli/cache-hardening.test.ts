@@ -30,8 +30,11 @@ const shardPaths = (root: string): string[] =>
 function rewriteShard(file: string, change: (document: Record<string, unknown>) => unknown): void {
   const data = fs.readFileSync(file);
   const bodyStart = data.indexOf(10) + 1 + 32;
+  // The records, then a u32 token count per record and the number of records (cli/parse-cache.ts).
+  const count = data.readUInt32LE(data.length - 4);
+  const recordsEnd = data.length - 4 - 4 * count;
   const parts: Buffer[] = [];
-  for (let offset = bodyStart; offset < data.length;) {
+  for (let offset = bodyStart; offset < recordsEnd;) {
     const keyLength = data.readUInt32LE(offset);
     const key = data.subarray(offset + 4, offset + 4 + keyLength);
     const documentLength = data.readUInt32LE(offset + 4 + keyLength);
@@ -40,9 +43,10 @@ function rewriteShard(file: string, change: (document: Record<string, unknown>) 
     const lengths = Buffer.alloc(8);
     lengths.writeUInt32LE(keyLength, 0);
     lengths.writeUInt32LE(document.length, 4);
-    parts.push(lengths.subarray(0, 4), key, lengths.subarray(4), document, data.subarray(documentStart + documentLength, documentStart + documentLength + 4));
-    offset = documentStart + documentLength + 4;
+    parts.push(lengths.subarray(0, 4), key, lengths.subarray(4), document);
+    offset = documentStart + documentLength;
   }
+  parts.push(data.subarray(recordsEnd));
   const body = Buffer.concat(parts);
   fs.writeFileSync(file, Buffer.concat([data.subarray(0, bodyStart - 32), createHash('sha256').update(body).digest(), body]));
 }
@@ -73,6 +77,28 @@ describe('parse cache: what a shard can hold', () => {
           return document;
         });
       }
+    }
+  });
+
+  it('a shard whose token counts do not match its records, behind a valid checksum, is parsed again, not a crash', async () => {
+    const clean = await run(['lint'], { cwd: registry() });
+    for (const count of [(records: number) => records + 1, (records: number) => records - 1, () => 0xffffffff]) {
+      const root = registry();
+      expect((await run(['lint'], { cwd: root })).code).toBe(0);
+      const shards = shardPaths(root);
+      for (const file of shards) {
+        const data = fs.readFileSync(file);
+        const bodyStart = data.indexOf(10) + 1 + 32;
+        const body = Buffer.from(data.subarray(bodyStart));
+        body.writeUInt32LE(count(body.readUInt32LE(body.length - 4)), body.length - 4);
+        fs.writeFileSync(file, Buffer.concat([data.subarray(0, bodyStart - 32), createHash('sha256').update(body).digest(), body]));
+      }
+      const before = new Map(shards.map((file) => [file, fs.readFileSync(file)]));
+      const result = await run(['lint'], { cwd: root });
+      expect(result.stderr).not.toMatch(/internal error/);
+      expect(result).toEqual(clean);
+      // Each shard was written again, whole.
+      for (const file of shards) expect(fs.readFileSync(file).equals(before.get(file)!)).toBe(false);
     }
   });
 

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { cacheDirectory, parseWithCache } from '../../cli/parse-cache.js';
@@ -174,6 +175,31 @@ describe('token counts', () => {
     );
     expect(compiler.stderr).toBe('');
     expect(compiler.stdout.trim().split('\n')).toEqual(['false', 'true 1']);
+  });
+
+  it('a parse counts the bodies once its workers are gone: the tokenizer is not loaded while documents come in', () => {
+    // The compiled pool, in a child of its own: nothing has loaded the tokenizer there before.
+    const files = Array.from({ length: 12 }, (_, i) => ({
+      path: `capabilities/c${i}/PROTOCOL.md`,
+      content: cleanProtocol(`c${i}`, { body: `Step ${i}.\n\n- Never guess ${i}.\n` }),
+    }));
+    const lib = (file: string): string => JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'lib', file)).href);
+    const script = [
+      `const { parseAndSerialize } = await import(${lib('cli/parse-workers.js')});`,
+      `const tokens = await import(${lib('compiler/tokens.js')});`,
+      'const arrivals = [];',
+      `const documents = await parseAndSerialize(${JSON.stringify(files)}, { maxParseMs: 10000, threads: 2 }, () => arrivals.push(tokens.tokenizerRanks ?? 'not loaded'));`,
+      'console.log(JSON.stringify({ arrivals, after: tokens.tokenizerRanks, counts: documents.map((document) => document.bodyTokens) }));',
+    ].join('\n');
+    // A file, not `-e`: the workers would inherit `--input-type`, which Node refuses for them.
+    const probe = path.join(tempRegistry({}), 'probe.mjs');
+    fs.writeFileSync(probe, script);
+    const child = spawnSync(process.execPath, [probe], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    const { arrivals, after, counts } = JSON.parse(child.stdout) as { arrivals: string[]; after: string; counts: number[] };
+    expect(arrivals).toEqual(files.map(() => 'not loaded'));
+    expect(after).toBe('ranks-file');
+    expect(counts).toEqual(files.map((file) => parseCapability(file.path, file.content).bodyTokens));
   });
 
   it('a warm cache gives each body count (kept beside the document)', async () => {
