@@ -4,28 +4,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../server/create-server.js';
-import { authenticatedCaller } from '../../server/identity.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openUserStore } from '../../server/user-store/open.js';
 import { WEEKLY_DIGEST, startHarness } from '../user-capabilities/harness.js';
-import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, structured, tempDir, writeAtomic, writeManifest } from './helpers.js';
-
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-} as const;
+import {
+  INITIALIZE,
+  PRINCIPALS,
+  STANDARD_CAPABILITIES,
+  makeManifest,
+  principalsYaml,
+  rawSession,
+  structured,
+  tempDir,
+  writeAtomic,
+  writeManifest,
+} from './helpers.js';
 
 let dir: string;
 let runtime: Runtime;
@@ -46,36 +42,6 @@ afterAll(async () => {
   await runtime.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** A raw JSON-RPC session over the in-memory transport: every answer exactly as sent. */
-async function rawSession(scopes: string[]): Promise<{
-  ask: (method: string, params: Record<string, unknown>) => Promise<JSONRPCMessage>;
-  close: () => Promise<void>;
-}> {
-  const caller = authenticatedCaller('tester', 'Tester', scopes, 'api-key');
-  const { server, cleanup } = createServer({
-    catalog: runtime.catalog,
-    caller: () => caller,
-    names: runtime.names,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const waiting = new Map<number, (message: JSONRPCMessage) => void>();
-  clientSide.onmessage = (message) => {
-    const id = (message as { id?: number }).id;
-    if (id !== undefined) waiting.get(id)?.(message);
-  };
-  await server.connect(serverSide);
-  await clientSide.start();
-  let next = 0;
-  const ask = (method: string, params: Record<string, unknown>): Promise<JSONRPCMessage> => {
-    const id = next++;
-    const answer = new Promise<JSONRPCMessage>((resolve) => waiting.set(id, resolve));
-    void clientSide.send({ jsonrpc: '2.0', id, method, params });
-    return answer;
-  };
-  await ask(INITIALIZE.method, INITIALIZE.params);
-  return { ask, close: cleanup };
-}
 
 describe('resources/read of a URI that yields no protocol', () => {
   const BAD_URIS = [
@@ -102,7 +68,7 @@ describe('resources/read of a URI that yields no protocol', () => {
   ];
 
   it('answers every one with the same -32602 error, byte for byte, and still reads a good one', async () => {
-    const session = await rawSession(['reports:read']);
+    const session = await rawSession(runtime, ['reports:read']);
     const errors = new Set<string>();
     for (const uri of BAD_URIS) {
       const answer = (await session.ask('resources/read', { uri })) as {

@@ -7,12 +7,12 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { digestOf } from '../../compiler/canonical.js';
 import { manifestIntegrity, serializeManifest } from '../../compiler/manifest.js';
 import type { Manifest, ManifestCapability, Toolsets } from '../../compiler/types.js';
 import { createServer } from '../../server/create-server.js';
-import { ANONYMOUS, type Caller } from '../../server/identity.js';
+import { ANONYMOUS, authenticatedCaller, type Caller } from '../../server/identity.js';
 import type { Runtime } from '../../server/runtime.js';
 
 export interface CapabilitySpec {
@@ -138,6 +138,51 @@ export async function inMemoryClient(runtime: Runtime, caller: () => Caller = ()
       await cleanup();
     },
   };
+}
+
+/** `initialize` as a raw JSON-RPC request. */
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+} as const;
+
+export interface RawSession {
+  /** Sends a request (`params` left out when undefined) and resolves with the answer exactly as sent. */
+  ask: (method: string, params?: unknown) => Promise<JSONRPCMessage>;
+  close: () => Promise<void>;
+}
+
+/** A raw JSON-RPC session, already initialized, with an in-process server over the in-memory transport. */
+export async function rawSession(runtime: Runtime, scopes: string[]): Promise<RawSession> {
+  const caller = authenticatedCaller('tester', 'Tester', scopes, 'api-key');
+  const { server, cleanup } = createServer({
+    catalog: runtime.catalog,
+    caller: () => caller,
+    names: runtime.names,
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const waiting = new Map<number, (message: JSONRPCMessage) => void>();
+  clientSide.onmessage = (message) => {
+    const id = (message as { id?: number }).id;
+    if (id !== undefined) waiting.get(id)?.(message);
+  };
+  await server.connect(serverSide);
+  await clientSide.start();
+  let next = 0;
+  const ask = (method: string, params?: unknown): Promise<JSONRPCMessage> => {
+    const id = next++;
+    const answer = new Promise<JSONRPCMessage>((resolve) => waiting.set(id, resolve));
+    void clientSide.send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) } as JSONRPCMessage);
+    return answer;
+  };
+  await ask(INITIALIZE.method, INITIALIZE.params);
+  return { ask, close: cleanup };
 }
 
 export async function httpClient(baseUrl: string, token?: string): Promise<Client> {
