@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 // The package version, so that clients see the capreg they talk to.
 import { CAPREG_VERSION } from '../compiler/contract.js';
+import { answerInvalidParams } from './invalid-params.js';
 import type { RequestOutcome, ServerMetrics } from './metrics.js';
 import { registerCapabilityResource } from './resources/capability-resource.js';
 import { registerSkills } from './skills/register-skills.js';
@@ -57,6 +58,8 @@ export function createServer(deps: ServerDeps): { server: McpServer; cleanup: ()
       ...(deps.jsonSchemaValidator ? { jsonSchemaValidator: deps.jsonSchemaValidator } : {}),
     },
   );
+  // Before any handler is set: bad params are -32602 with one short line, for every method.
+  answerInvalidParams(server.server);
   if (deps.metrics) measureTools(server, deps.metrics);
   const userRegistrars = deps.userCapabilities ? USER_CAPABILITY_REGISTRARS : [];
   for (const register of [...CORE_REGISTRARS, ...userRegistrars, ...(deps.extraRegistrars ?? [])]) register(server, deps);

@@ -1,0 +1,167 @@
+// A request whose params its method's schema refuses is answered JSON-RPC -32602 (Invalid params)
+// with one short line, on every transport. The SDK (1.32.2) parses a request with the schema its
+// handler was set with inside the handler's wrapper (shared/protocol.js:914-920, setRequestHandler),
+// and the ZodError it throws reaches Protocol's answer, which takes a non-numeric `code` for -32603
+// (Internal error) and zod's multi-line JSON dump for the message (shared/protocol.js:426-427). For
+// tools/call that parse runs before the SDK's own -32602 check (server/index.js:95-135), which would
+// have dumped the same JSON. Upstream: modelcontextprotocol/typescript-sdk#2284.
+//
+// So every schema a handler is set with is recorded, and the transport runs the same parse (the
+// SDK's safeParse, the recorded schema) before the SDK sees the request: a refused request is
+// answered here and goes no further; any other reaches the SDK unchanged. Methods without a
+// handler are not checked (-32601 stays the SDK's), and handlers that take params loosely to give
+// their own answers (resources/read, skills/*) refuse nothing here. Only public API: the server's
+// own setRequestHandler, removeRequestHandler and connect are wrapped on this one instance.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { safeParse, type AnyObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { getMethodLiteral } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  McpError,
+  PingRequestSchema,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** The longest message of an invalid-params answer, in characters (a client's long key is cut). */
+export const MAX_INVALID_PARAMS_MESSAGE = 200;
+/** Problems named in one answer; the rest are counted. */
+const NAMED_ISSUES = 3;
+
+/** What a schema found wrong, as zod (v3 or v4) reports it. */
+export interface ParamsIssue {
+  readonly code: string;
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  readonly expected?: unknown;
+}
+
+/**
+ * One line naming what is wrong, at most MAX_INVALID_PARAMS_MESSAGE characters:
+ * `invalid params: name: expected string`. Paths are relative to `params`.
+ */
+export function invalidParamsMessage(issues: readonly ParamsIssue[]): string {
+  const named = issues.slice(0, NAMED_ISSUES).map(describe);
+  const more = issues.length > NAMED_ISSUES ? ` (and ${issues.length - NAMED_ISSUES} more)` : '';
+  return bounded(`invalid params: ${named.length > 0 ? named.join('; ') : 'refused'}${more}`);
+}
+
+function describe(issue: ParamsIssue): string {
+  const what = issue.code === 'invalid_type' && typeof issue.expected === 'string' ? `expected ${issue.expected}` : oneLine(issue.message);
+  const where = pathOf(issue.path);
+  return where === '' ? what : `${where}: ${what}`;
+}
+
+/** `name`, `arguments.query`, `items[0]`, `_meta["a key"]`; `params` itself when the whole of it is wrong. */
+function pathOf(path: readonly PropertyKey[]): string {
+  const segments = path[0] === 'params' && path.length > 1 ? path.slice(1) : path;
+  let text = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (typeof segment === 'string' && /^[A-Za-z_$][\w$]*$/.test(segment)) text += text === '' ? segment : `.${segment}`;
+    else text += `[${JSON.stringify(String(segment))}]`;
+  }
+  return text;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+}
+
+function bounded(text: string): string {
+  if (text.length <= MAX_INVALID_PARAMS_MESSAGE) return text;
+  // Cut on a code point, never inside a surrogate pair.
+  const cut = text.slice(0, MAX_INVALID_PARAMS_MESSAGE - 1);
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
+/**
+ * From here on, records the schema of every request handler set on `server`, and connects it only
+ * through a transport that answers -32602 to a request its method's schema refuses. Call it before
+ * anything sets a handler.
+ */
+export function answerInvalidParams(server: Server): void {
+  // Set by the SDK's constructors before this runs: ping (Protocol's, shared/protocol.js:33) and
+  // initialize (Server's, server/index.js:52); with options capreg does not give (a task store,
+  // the logging capability) also tasks/* and logging/setLevel, which would not be checked here.
+  // A ping's params are the JSON-RPC envelope's, which the SDK checks before any handler.
+  const schemas = new Map<string, AnyObjectSchema>([PingRequestSchema, InitializeRequestSchema].map((schema) => [getMethodLiteral(schema), schema]));
+  const setRequestHandler = server.setRequestHandler.bind(server);
+  server.setRequestHandler = (schema, handler) => {
+    setRequestHandler(schema, handler);
+    schemas.set(getMethodLiteral(schema), schema);
+  };
+  const removeRequestHandler = server.removeRequestHandler.bind(server);
+  server.removeRequestHandler = (method) => {
+    removeRequestHandler(method);
+    schemas.delete(method);
+  };
+  const refusal = (request: JSONRPCRequest): string | undefined => {
+    const schema = schemas.get(request.method);
+    if (schema === undefined) return undefined;
+    const parsed = safeParse(schema, request);
+    return parsed.success ? undefined : invalidParamsMessage((parsed.error as { issues: ParamsIssue[] }).issues);
+  };
+  const connect = server.connect.bind(server);
+  server.connect = (transport) => connect(new ParamsCheckingTransport(transport, refusal));
+}
+
+/** `inner` as the server sees it, except that a request `refusal` names a problem in is answered -32602 here. */
+class ParamsCheckingTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+
+  constructor(
+    private readonly inner: Transport,
+    refusal: (request: JSONRPCRequest) => string | undefined,
+  ) {
+    // A callback set on `inner` before connect (the stdio transport counts requests so) still sees every message first.
+    const observe = inner.onmessage;
+    inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      observe?.(message, extra);
+      const request = isJSONRPCRequest(message) ? message : undefined;
+      const problem = request && refusal(request);
+      if (request === undefined || problem === undefined) {
+        this.onmessage?.(message, extra);
+        return;
+      }
+      // Worded as the SDK words every McpError it answers with (`MCP error -32602: …`).
+      const error = new McpError(ErrorCode.InvalidParams, problem);
+      const answer: JSONRPCErrorResponse = { jsonrpc: '2.0', id: request.id, error: { code: error.code, message: error.message } };
+      inner.send(answer).catch((failure: unknown) => this.onerror?.(new Error(`Failed to send an error response: ${String(failure)}`)));
+    };
+  }
+
+  get onclose(): Transport['onclose'] {
+    return this.inner.onclose;
+  }
+  set onclose(handler: Transport['onclose']) {
+    this.inner.onclose = handler;
+  }
+  get onerror(): Transport['onerror'] {
+    return this.inner.onerror;
+  }
+  set onerror(handler: Transport['onerror']) {
+    this.inner.onerror = handler;
+  }
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,234 @@
+// A request whose params its method's schema refuses is JSON-RPC -32602 with one short line naming
+// what is wrong (the SDK alone answered -32603 with zod's JSON dump), on every transport; methods
+// without a handler stay -32601, and the handlers that take params loosely keep their own answers.
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invalidParamsMessage, MAX_INVALID_PARAMS_MESSAGE } from '../../server/invalid-params.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { serveStdio } from '../../server/transports/stdio.js';
+import { runs } from '../support/property.js';
+import { INITIALIZE, PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, rawSession, tempDir, writeAtomic, writeManifest } from './helpers.js';
+
+let dir: string;
+let runtime: Runtime;
+let http: HttpServerHandle;
+
+beforeAll(async () => {
+  dir = tempDir();
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
+  http = await startHttpServer(runtime, { port: 0 });
+});
+
+afterAll(async () => {
+  await http.close();
+  await runtime.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const PREFIX = 'MCP error -32602: ';
+const invalidParams = (message: string): { code: number; message: string } => ({ code: -32602, message: `${PREFIX}invalid params: ${message}` });
+const GOOD_INITIALIZE = INITIALIZE.params;
+
+/** Requests the SDK's schemas refuse, and what the answer names. */
+const REFUSED: [method: string, params: unknown, names: string][] = [
+  ['tools/call', { name: 42 }, 'name: expected string'],
+  ['tools/call', undefined, 'params: expected object'],
+  ['tools/call', { name: 'list_capabilities', arguments: 5 }, 'arguments: expected record'],
+  // A huge bogus param is not echoed.
+  ['tools/call', { name: 42, filler: 'x'.repeat(500_000) }, 'name: expected string'],
+  ['tools/list', { cursor: 5 }, 'cursor: expected string'],
+  ['resources/list', { cursor: 5 }, 'cursor: expected string'],
+  ['resources/templates/list', { cursor: ['a'] }, 'cursor: expected string'],
+  ['initialize', { ...GOOD_INITIALIZE, protocolVersion: 5 }, 'protocolVersion: expected string'],
+  ['initialize', {}, 'protocolVersion: expected string; capabilities: expected object; clientInfo: expected object'],
+];
+
+describe('a request whose params its method schema refuses', () => {
+  it('is answered -32602 with one short line naming what is wrong, and the session goes on', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    try {
+      for (const [method, params, names] of REFUSED) {
+        expect({ method, answer: await session.ask(method, params) }).toEqual({
+          method,
+          answer: { jsonrpc: '2.0', id: expect.any(Number) as number, error: invalidParams(names) },
+        });
+      }
+      const listed = (await session.ask('tools/call', { name: 'list_capabilities', arguments: {} })) as { result?: { isError?: boolean } };
+      expect(listed.result?.isError).toBeUndefined();
+      const tools = (await session.ask('tools/list', {})) as { result?: { tools: unknown[] } };
+      expect(tools.result?.tools.length).toBeGreaterThan(0);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('keeps the answers of the handlers that take params loosely (the uniform error, the skills cursor)', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    const UNIFORM = { code: -32602, message: 'MCP error -32602: capability not found or not accessible' };
+    try {
+      for (const params of [{ uri: 5 }, {}, undefined, { uri: 'capability://personal-automation' }, { uri: 'capability://nothing-here' }]) {
+        expect((await session.ask('resources/read', params)) as unknown).toMatchObject({ error: UNIFORM });
+        expect((await session.ask('skills/get', params)) as unknown).toMatchObject({ error: UNIFORM });
+      }
+      expect((await session.ask('skills/list', { cursor: 5 })) as unknown).toMatchObject({
+        error: { code: -32602, message: 'MCP error -32602: invalid cursor: pass back a nextCursor from skills/list, or none for the first page' },
+      });
+      const forbidden = (await session.ask('tools/call', {
+        name: 'get_capability_protocol',
+        arguments: { capabilityId: 'personal-automation' },
+      })) as unknown as {
+        result: { content: { text: string }[]; isError: boolean };
+      };
+      expect(forbidden.result.isError).toBe(true);
+      expect(forbidden.result.content[0]?.text).toBe('{"success":false,"error":"capability not found or not accessible"}');
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('leaves a method without a handler -32601, whatever its params', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    try {
+      for (const [method, params] of [
+        ['prompts/list', { cursor: 5 }],
+        ['prompts/get', { name: 42 }],
+        ['completion/complete', { ref: 5 }],
+        ['logging/setLevel', { level: 5 }],
+        ['no/such-method', { anything: 1 }],
+      ] as const) {
+        expect((await session.ask(method, params)) as unknown).toMatchObject({ error: { code: -32601, message: 'Method not found' } });
+      }
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('is answered the same over HTTP', async () => {
+    const post = async (method: string, params: unknown): Promise<string> => {
+      const response = await fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer key-alice-reports', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+      });
+      return response.text();
+    };
+    for (const [method, params, names] of REFUSED) {
+      expect(await post(method, params)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, error: invalidParams(names) }));
+    }
+    expect(JSON.parse(await post('tools/call', { name: 'list_capabilities', arguments: {} }))).toHaveProperty('result.structuredContent.success', true);
+  });
+
+  it('is answered the same over stdio, and a session whose input ends closes without waiting for it', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = await serveStdio(runtime, { apiKey: 'key-alice-reports', stdin, stdout });
+    const answers = new Map<number, unknown>();
+    const arrived: (() => void)[] = [];
+    let text = '';
+    stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n')) {
+        const answer = JSON.parse(text.slice(0, end)) as { id: number };
+        text = text.slice(end + 1);
+        answers.set(answer.id, answer);
+        arrived.shift()?.();
+      }
+    });
+    const ask = async (id: number, method: string, params: unknown): Promise<unknown> => {
+      const next = new Promise<void>((resolve) => arrived.push(resolve));
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      await next;
+      return answers.get(id);
+    };
+    expect(await ask(1, 'initialize', { ...GOOD_INITIALIZE, protocolVersion: 5 })).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: invalidParams('protocolVersion: expected string'),
+    });
+    expect(await ask(2, 'initialize', GOOD_INITIALIZE)).toHaveProperty('result.serverInfo.name', 'capreg');
+    expect(await ask(3, 'tools/call', { name: 42 })).toEqual({ jsonrpc: '2.0', id: 3, error: invalidParams('name: expected string') });
+    expect(await ask(4, 'tools/call', { name: 'list_capabilities', arguments: {} })).toHaveProperty('result.structuredContent.success', true);
+    // The last request is refused: the session, which answers what it was asked before it closes, knows it was answered.
+    expect(await ask(5, 'tools/list', { cursor: 5 })).toEqual({ jsonrpc: '2.0', id: 5, error: invalidParams('cursor: expected string') });
+    stdin.end();
+    const outcome = await Promise.race([session.closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_500))]);
+    expect(outcome).toBe('closed');
+    await session.close();
+  });
+
+  it('tools/call with any params object gets a result or a short -32602, never -32603', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    const LIMIT = PREFIX.length + MAX_INVALID_PARAMS_MESSAGE;
+    // `_meta` is the JSON-RPC envelope's, checked (and refused without an answer) before any method.
+    const key = fc.string().filter((name) => name !== '_meta' && name !== '__proto__');
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.constantFrom('list_capabilities', 'find_capabilities', 'get_capability_protocol', 'get_current_user', 'no_such_tool'), fc.anything()),
+          fc.option(fc.anything(), { nil: undefined }),
+          fc.dictionary(key, fc.anything(), { maxKeys: 3 }),
+          async (name, args, extra) => {
+            const params = { ...extra, name, ...(args === undefined ? {} : { arguments: args }) };
+            const answer = (await session.ask('tools/call', params)) as { result?: unknown; error?: { code: number; message: string } };
+            if (answer.error === undefined) {
+              expect(answer.result).toBeDefined();
+              return;
+            }
+            expect(answer.error.code).toBe(-32602);
+            expect(answer.error.message.startsWith(`${PREFIX}invalid params: `)).toBe(true);
+            expect(answer.error.message.length).toBeLessThanOrEqual(LIMIT);
+            expect(answer.error.message).not.toMatch(/[\n\r]/);
+          },
+        ),
+        { numRuns: runs(200) },
+      );
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe('invalidParamsMessage', () => {
+  it('names at most three problems on one line, paths relative to params, counting the rest', () => {
+    const issue = (path: PropertyKey[], expected: string): { code: string; path: PropertyKey[]; message: string; expected: string } => ({
+      code: 'invalid_type',
+      path,
+      message: `Invalid input: expected ${expected}, received number`,
+      expected,
+    });
+    expect(invalidParamsMessage([issue(['params', 'name'], 'string')])).toBe('invalid params: name: expected string');
+    expect(invalidParamsMessage([issue(['params'], 'object')])).toBe('invalid params: params: expected object');
+    expect(invalidParamsMessage([issue(['params', 'items', 0, 'a key'], 'string')])).toBe('invalid params: items[0]["a key"]: expected string');
+    expect(
+      invalidParamsMessage([
+        issue(['params', 'a'], 'string'),
+        issue(['params', 'b'], 'string'),
+        issue(['params', 'c'], 'string'),
+        issue(['params', 'd'], 'string'),
+      ]),
+    ).toBe('invalid params: a: expected string; b: expected string; c: expected string (and 1 more)');
+    expect(invalidParamsMessage([{ code: 'custom', path: ['params', 'uri'], message: 'Invalid\n  URI\tformat' }])).toBe(
+      'invalid params: uri: Invalid URI format',
+    );
+  });
+
+  it('cuts a message past the limit, never inside a character, and keeps it on one line', () => {
+    const long = invalidParamsMessage([
+      { code: 'unrecognized_keys', path: ['params', `k\n${'y'.repeat(100_000)}`], message: `Unrecognized key: "${'z'.repeat(100_000)}"` },
+    ]);
+    expect(long.length).toBe(MAX_INVALID_PARAMS_MESSAGE);
+    expect(long.endsWith('…')).toBe(true);
+    expect(long).not.toMatch(/\n/);
+    const emoji = invalidParamsMessage([{ code: 'custom', path: [], message: '😀'.repeat(200) }]);
+    expect(emoji.length).toBeLessThanOrEqual(MAX_INVALID_PARAMS_MESSAGE);
+    expect(emoji).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+});
