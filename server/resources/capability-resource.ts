@@ -15,8 +15,8 @@ const CAPABILITY_URI_PREFIX = `${CAPABILITY_SCHEME}//`;
 /** The resource's registered name, also its label in the request metrics. */
 const CAPABILITY_RESOURCE = 'capability-protocol';
 
-// Params are taken loosely and checked here: the SDK's ReadResourceRequestSchema answers a missing or
-// non-string `uri` with -32603 and its own validation dump instead of the uniform error.
+// Params are taken loosely and checked here: the SDK's ReadResourceRequestSchema would refuse a missing
+// or non-string `uri` with its own message (../invalid-params.ts) instead of the uniform error.
 export const LooseReadResourceRequestSchema = z.object({ method: z.literal('resources/read'), params: z.unknown().optional() });
 
 /** `params[key]` of a request taken loosely, as the caller sent it: anything, or nothing. */
