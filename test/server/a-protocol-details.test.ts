@@ -1,47 +1,26 @@
 // Protocol details that clients see: one error for every resource URI that yields no protocol
 // (unknown, forbidden, malformed, traversing), listChanged announced only where it is sent, and one
 // `updatedAt` format for platform and user capabilities.
-import fs from 'node:fs';
-import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import type { Runtime } from '../../server/runtime.js';
+import type { HttpServerHandle } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { openUserStore } from '../../server/user-store/open.js';
 import { WEEKLY_DIGEST, startHarness } from '../user-capabilities/harness.js';
-import {
-  INITIALIZE,
-  PRINCIPALS,
-  STANDARD_CAPABILITIES,
-  makeManifest,
-  principalsYaml,
-  rawSession,
-  structured,
-  tempDir,
-  writeAtomic,
-  writeManifest,
-} from './helpers.js';
+import { INITIALIZE, rawSession, startStandardServer, structured, type StandardServer } from './helpers.js';
 
+let server: StandardServer;
 let dir: string;
 let runtime: Runtime;
 let http: HttpServerHandle;
 
 beforeAll(async () => {
-  dir = tempDir();
-  const manifestFile = path.join(dir, 'manifest.json');
-  const principalsFile = path.join(dir, 'principals.yaml');
-  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
-  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
-  http = await startHttpServer(runtime, { port: 0 });
+  server = await startStandardServer();
+  ({ dir, runtime, http } = server);
 });
 
-afterAll(async () => {
-  await http.close();
-  await runtime.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => server.close());
 
 describe('resources/read of a URI that yields no protocol', () => {
   const BAD_URIS = [

@@ -13,7 +13,8 @@ import { manifestIntegrity, serializeManifest } from '../../compiler/manifest.js
 import type { Manifest, ManifestCapability, Toolsets } from '../../compiler/types.js';
 import { createServer } from '../../server/create-server.js';
 import { ANONYMOUS, authenticatedCaller, type Caller } from '../../server/identity.js';
-import type { Runtime } from '../../server/runtime.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 
 export interface CapabilitySpec {
   id: string;
@@ -82,6 +83,34 @@ export function writeAtomic(file: string, text: string): void {
 
 export function writeManifest(file: string, manifest: Manifest): void {
   writeAtomic(file, serializeManifest(manifest));
+}
+
+/** A runtime over STANDARD_CAPABILITIES and PRINCIPALS, files in a temp dir of their own, and an HTTP server for it on a free port. */
+export interface StandardServer {
+  dir: string;
+  runtime: Runtime;
+  http: HttpServerHandle;
+  close(): Promise<void>;
+}
+
+export async function startStandardServer(): Promise<StandardServer> {
+  const dir = tempDir();
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+  const runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
+  const http = await startHttpServer(runtime, { port: 0 });
+  return {
+    dir,
+    runtime,
+    http,
+    async close() {
+      await http.close();
+      await runtime.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export function sha256Hex(text: string): string {

@@ -1,37 +1,26 @@
 // A request whose params its method's schema refuses is JSON-RPC -32602 with one short line naming
 // what is wrong (the SDK alone answered -32603 with zod's JSON dump), on every transport; methods
 // without a handler stay -32601, and the handlers that take params loosely keep their own answers.
-import fs from 'node:fs';
-import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidParamsMessage, MAX_INVALID_PARAMS_MESSAGE } from '../../server/invalid-params.js';
-import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import type { Runtime } from '../../server/runtime.js';
+import type { HttpServerHandle } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { runs } from '../support/property.js';
-import { INITIALIZE, PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, rawSession, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import { INITIALIZE, rawSession, startStandardServer, type StandardServer } from './helpers.js';
 
-let dir: string;
+let server: StandardServer;
 let runtime: Runtime;
 let http: HttpServerHandle;
 
 beforeAll(async () => {
-  dir = tempDir();
-  const manifestFile = path.join(dir, 'manifest.json');
-  const principalsFile = path.join(dir, 'principals.yaml');
-  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
-  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
-  http = await startHttpServer(runtime, { port: 0 });
+  server = await startStandardServer();
+  ({ runtime, http } = server);
 });
 
-afterAll(async () => {
-  await http.close();
-  await runtime.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => server.close());
 
 const PREFIX = 'MCP error -32602: ';
 const invalidParams = (message: string): { code: number; message: string } => ({ code: -32602, message: `${PREFIX}invalid params: ${message}` });
