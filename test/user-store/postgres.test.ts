@@ -8,7 +8,7 @@ import pg from 'pg';
 import { closedPort, describeMissingPostgres, TEST_PG_URL } from '../support/postgres.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openUserStore } from '../../server/user-store/open.js';
-import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString } from '../../server/user-store/postgres.js';
+import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString, type PostgresUserStoreOptions } from '../../server/user-store/postgres.js';
 import { isUserStoreError, type UserCapabilityStore } from '../../server/user-store/store.js';
 import { describeUserStoreContract, sampleData, type StoreBackend } from './contract.js';
 
@@ -157,6 +157,23 @@ if (!url) {
       return schema;
     }
 
+    /**
+     * A store (a schema of its own unless `options` names one) whose connections go through a relay
+     * that is up, and what it logs; `end()` takes the relay down, then closes the store, which a
+     * silenced relay would otherwise keep waiting.
+     */
+    async function storeThroughRelay(options: PostgresUserStoreOptions = {}) {
+      const relay = await Relay.to(databaseUrl);
+      await relay.up();
+      const lines: string[] = [];
+      const store = new PostgresUserStore(relay.url(databaseUrl).toString(), { schema: schemaForTest(), log: (line) => lines.push(line), ...options });
+      const end = async (): Promise<void> => {
+        await relay.down();
+        await store.close();
+      };
+      return { relay, store, lines, end };
+    }
+
     it('refuses a wrong password as store-unavailable, without the password', async () => {
       const wrong = new URL(databaseUrl);
       wrong.password = 'Wr0ng-s3cret';
@@ -200,11 +217,7 @@ if (!url) {
     });
 
     it('survives the database going away mid-life: store-unavailable, no crash, then recovery', async () => {
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const lines: string[] = [];
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), log: (l) => lines.push(l) });
+      const { relay, store, lines, end } = await storeThroughRelay();
       try {
         const created = await store.create('alice', sampleData());
         // Idle pooled connections are cut: the pool reports it through the log, not a crash.
@@ -216,17 +229,12 @@ if (!url) {
         await relay.up();
         expect(await store.get(created.id)).toEqual(created);
       } finally {
-        await store.close();
-        await relay.down();
+        await end();
       }
     });
 
     it('an idle store checks the database itself: its health follows an outage and its end without any call', async () => {
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const lines: string[] = [];
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200, log: (l) => lines.push(l) });
+      const { relay, store, lines, end } = await storeThroughRelay({ healthCheckMs: 200 });
       const healthWithin = async (ms: number, status: string): Promise<void> => {
         const until = Date.now() + ms;
         while (store.health().status !== status && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -242,17 +250,12 @@ if (!url) {
         await healthWithin(8_000, 'ok');
         expect(lines.filter((l) => l.includes('the user store answers again'))).toHaveLength(1);
       } finally {
-        await store.close();
-        await relay.down();
+        await end();
       }
     });
 
     it('closes at once while its own check waits on a database that went silent', async () => {
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const lines: string[] = [];
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 200, log: (line) => lines.push(line) });
+      const { relay, store, lines, end } = await storeThroughRelay({ healthCheckMs: 200 });
       try {
         await store.ping();
         relay.silence();
@@ -266,16 +269,12 @@ if (!url) {
         expect(lines).toEqual([]);
         expect(store.health()).toEqual({ status: 'ok' });
       } finally {
-        await store.close();
-        await relay.down();
+        await end();
       }
     });
 
     it('with the check off, an idle store reports what its last call saw; the period is a whole number of milliseconds', async () => {
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest(), healthCheckMs: 0 });
+      const { relay, store, end } = await storeThroughRelay({ healthCheckMs: 0 });
       try {
         await store.create('alice', sampleData());
         await relay.down();
@@ -284,8 +283,7 @@ if (!url) {
         await expect(store.countByOwner('alice')).rejects.toMatchObject({ code: 'store-unavailable' });
         expect(store.health().status).toBe('unavailable');
       } finally {
-        await store.close();
-        await relay.down();
+        await end();
       }
       // Past 2^31 - 1 ms a timer fires after 1 ms instead (Node's TimeoutOverflowWarning).
       for (const healthCheckMs of [-1, 1.5, Number.NaN, 2 ** 31]) {
@@ -353,10 +351,7 @@ if (!url) {
 
     it("a replica lost in the middle of a save does not hold the owner's saves on the other replicas for long", async () => {
       const schema = schemaForTest();
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const lost = new PostgresUserStore(through.toString(), { schema });
+      const { relay, store: lost, end } = await storeThroughRelay({ schema });
       const other = new PostgresUserStore(databaseUrl, { schema });
       const locker = await admin.connect();
       try {
@@ -389,16 +384,12 @@ if (!url) {
       } finally {
         locker.release();
         await other.close();
-        await relay.down();
-        await lost.close();
+        await end();
       }
     }, 60_000);
 
     it('answers a save store-unavailable within the query timeout when the database goes silent', async () => {
-      const relay = await Relay.to(databaseUrl);
-      await relay.up();
-      const through = relay.url(databaseUrl);
-      const store = new PostgresUserStore(through.toString(), { schema: schemaForTest() });
+      const { relay, store, end } = await storeThroughRelay();
       try {
         await store.create('alice', sampleData('first'));
         relay.silence();
@@ -408,8 +399,7 @@ if (!url) {
         // which is past the 30 s an HTTP caller's request is given.
         expect(Date.now() - started).toBeLessThan(20_000);
       } finally {
-        await relay.down();
-        await store.close();
+        await end();
       }
     }, 60_000);
 
