@@ -26,29 +26,35 @@ const shardPaths = (root: string): string[] =>
     .filter((name) => name.endsWith('.bin'))
     .map((name) => path.join(cacheDirectory(root), name));
 
-/** Rewrite every record's document of a shard with `change`, and give the shard a valid checksum again. */
-function rewriteShard(file: string, change: (document: Record<string, unknown>) => unknown): void {
+/** Replace what follows a shard's checksum (its records and token counts) with `change` of it, and give the shard a valid checksum again. */
+function rewriteShardBody(file: string, change: (body: Buffer) => Buffer): void {
   const data = fs.readFileSync(file);
   const bodyStart = data.indexOf(10) + 1 + 32;
-  // The records, then a u32 token count per record and the number of records (cli/parse-cache.ts).
-  const count = data.readUInt32LE(data.length - 4);
-  const recordsEnd = data.length - 4 - 4 * count;
-  const parts: Buffer[] = [];
-  for (let offset = bodyStart; offset < recordsEnd;) {
-    const keyLength = data.readUInt32LE(offset);
-    const key = data.subarray(offset + 4, offset + 4 + keyLength);
-    const documentLength = data.readUInt32LE(offset + 4 + keyLength);
-    const documentStart = offset + 8 + keyLength;
-    const document = serialize(change(deserialize(data.subarray(documentStart, documentStart + documentLength)) as Record<string, unknown>));
-    const lengths = Buffer.alloc(8);
-    lengths.writeUInt32LE(keyLength, 0);
-    lengths.writeUInt32LE(document.length, 4);
-    parts.push(lengths.subarray(0, 4), key, lengths.subarray(4), document);
-    offset = documentStart + documentLength;
-  }
-  parts.push(data.subarray(recordsEnd));
-  const body = Buffer.concat(parts);
+  const body = change(Buffer.from(data.subarray(bodyStart)));
   fs.writeFileSync(file, Buffer.concat([data.subarray(0, bodyStart - 32), createHash('sha256').update(body).digest(), body]));
+}
+
+/** Rewrite every record's document of a shard with `change`, and give the shard a valid checksum again. */
+function rewriteShard(file: string, change: (document: Record<string, unknown>) => unknown): void {
+  rewriteShardBody(file, (body) => {
+    // The records, then a u32 token count per record and the number of records (cli/parse-cache.ts).
+    const recordsEnd = body.length - 4 - 4 * body.readUInt32LE(body.length - 4);
+    const parts: Buffer[] = [];
+    for (let offset = 0; offset < recordsEnd;) {
+      const keyLength = body.readUInt32LE(offset);
+      const key = body.subarray(offset + 4, offset + 4 + keyLength);
+      const documentLength = body.readUInt32LE(offset + 4 + keyLength);
+      const documentStart = offset + 8 + keyLength;
+      const document = serialize(change(deserialize(body.subarray(documentStart, documentStart + documentLength)) as Record<string, unknown>));
+      const lengths = Buffer.alloc(8);
+      lengths.writeUInt32LE(keyLength, 0);
+      lengths.writeUInt32LE(document.length, 4);
+      parts.push(lengths.subarray(0, 4), key, lengths.subarray(4), document);
+      offset = documentStart + documentLength;
+    }
+    parts.push(body.subarray(recordsEnd));
+    return Buffer.concat(parts);
+  });
 }
 
 describe('parse cache: what a shard can hold', () => {
@@ -87,11 +93,10 @@ describe('parse cache: what a shard can hold', () => {
       expect((await run(['lint'], { cwd: root })).code).toBe(0);
       const shards = shardPaths(root);
       for (const file of shards) {
-        const data = fs.readFileSync(file);
-        const bodyStart = data.indexOf(10) + 1 + 32;
-        const body = Buffer.from(data.subarray(bodyStart));
-        body.writeUInt32LE(count(body.readUInt32LE(body.length - 4)), body.length - 4);
-        fs.writeFileSync(file, Buffer.concat([data.subarray(0, bodyStart - 32), createHash('sha256').update(body).digest(), body]));
+        rewriteShardBody(file, (body) => {
+          body.writeUInt32LE(count(body.readUInt32LE(body.length - 4)), body.length - 4);
+          return body;
+        });
       }
       const before = new Map(shards.map((file) => [file, fs.readFileSync(file)]));
       const result = await run(['lint'], { cwd: root });

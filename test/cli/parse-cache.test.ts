@@ -12,7 +12,7 @@ import { serializeDocument, threadCount } from '../../cli/parse-workers.js';
 import { readRegistry } from '../../cli/read-registry.js';
 import { DEFAULT_MAX_PARSE_MS } from '../../compiler/config.js';
 import { parseCapability } from '../../compiler/parse.js';
-import { REPO_ROOT, cleanProtocol, tempRegistry } from './helpers.js';
+import { REPO_ROOT, cleanProtocol, tempDir, tempRegistry } from './helpers.js';
 
 const COUNT = 40;
 
@@ -192,7 +192,7 @@ describe('token counts', () => {
       'console.log(JSON.stringify({ arrivals, after: tokens.tokenizerRanks, counts: documents.map((document) => document.bodyTokens) }));',
     ].join('\n');
     // A file, not `-e`: the workers would inherit `--input-type`, which Node refuses for them.
-    const probe = path.join(tempRegistry({}), 'probe.mjs');
+    const probe = path.join(tempDir(), 'probe.mjs');
     fs.writeFileSync(probe, script);
     const child = spawnSync(process.execPath, [probe], { cwd: REPO_ROOT, encoding: 'utf8' });
     expect(child.stderr).toBe('');
