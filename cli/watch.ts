@@ -2,7 +2,9 @@
 // or to capreg.config.yaml, through one CompileSession (only the changed files are read and
 // parsed again). Status lines (stderr) start with the local time; stdout keeps the formatter's
 // exact output. Stops on SIGINT or SIGTERM, after the compile in progress, and with exit code 2
-// when the registry holds more files or folders than limits.maxFiles (see countWatched).
+// when the registry holds more files or folders than limits.maxFiles (see countWatched); then the
+// compile in progress is dropped (it read a registry the watch no longer follows), and the line
+// that says why is the last one.
 import { opendirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { watch } from 'chokidar';
@@ -125,18 +127,25 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   let running = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopping = false;
+  let overLimit = false;
   let resolveStopped: (code: number) => void = () => undefined;
   const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
   const stop = (code: number): void => {
     stopping = true;
     resolveStopped(code);
   };
+  /** While a compile is being reported, a line that stops the watch waits for the report's end. */
+  let reporting = false;
+  let lastLine: string | undefined;
   /** Take the count from the disk; past the limit, say so and stop (exit 2). */
   const stoppedOnDiskCount = (): boolean => {
     Object.assign(watched, countWatched(capabilities, maxFiles));
     const refusal = watchRefusal(watched, maxFiles);
     if (refusal === undefined) return false;
-    context.stderr(`${options.command}: stopped watching: ${refusal}\n`);
+    const line = `${options.command}: stopped watching: ${refusal}\n`;
+    if (reporting) lastLine = line;
+    else context.stderr(line);
+    overLimit = true;
     stop(2);
     return true;
   };
@@ -162,14 +171,19 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
         if ('error' in compiled) maxFiles = await configuredMaxFiles();
         if (stoppedOnDiskCount()) return;
       }
+      if (overLimit) return;
+      reporting = true;
       try {
         if ('error' in compiled) throw compiled.error;
         watchLinkTargets();
         await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
         context.stderr(`${options.command}: ${plainText(error instanceof Error ? error.message : String(error))}\n`);
+      } finally {
+        reporting = false;
       }
-      if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
+      if (lastLine !== undefined) context.stderr(lastLine);
+      else if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
     });
   };
   const configFile = path.resolve(root, CONFIG_FILE);

@@ -295,6 +295,25 @@ describe('capreg lint --watch: limits.maxFiles', () => {
     for (const line of watch.stderr().trimEnd().split('\n')) expect(line).toMatch(/^\d\d:\d\d:\d\d capreg lint: /);
   });
 
+  it('drops the compile in progress when it stops for the limit: the line that says why is the last', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capreg.config.yaml': config(10), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    // A body that takes the compile a second or more, so the files below come while it runs.
+    const paragraph = 'Ask the *user* what the **entry** should say, then `repeat` it [back](#x) before saving.\n\n';
+    fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha', { body: paragraph.repeat(3000) }));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    fs.mkdirSync(path.join(root, 'capabilities/alpha/notes'));
+    for (let i = 0; i < 12; i += 1) fs.writeFileSync(path.join(root, `capabilities/alpha/notes/n${i}.txt`), 'x');
+    const code = await new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+    expect(code).toBe(2);
+    const lines = watch.stderr().trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(/capreg lint: stopped watching: capabilities\/ holds more than 10 files/);
+    expect(count(watch.stderr(), /stopped watching/)).toBe(1);
+    // The edit's compile said nothing: only the first compile's report.
+    expect(count(watch.stderr(), /linted 1 capability/)).toBe(1);
+  });
+
   it('takes the count again from the disk after a full compile: a lower limit in the config stops it', { timeout: 60_000 }, async () => {
     // The count the events keep can fall short of the disk (chokidar misses files made in a new
     // folder before it watches the folder); a full compile retakes it, and checks it against the
