@@ -1,9 +1,9 @@
-import { lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CONFIG_FILE, ConfigError, defaultConfig, parseConfig, type ResolvedConfig } from '../compiler/config.js';
 import { UsageError } from './context.js';
 import { linkRefusal } from './link-refusal.js';
-import { decodeTextFile } from './read-registry.js';
+import { readRegularText } from './read-registry.js';
 
 /** A configuration file is a few dozen lines; this bounds what is read before it is parsed. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -59,7 +59,8 @@ async function readConfigText(root: string): Promise<string | undefined> {
     if (!info.isFile()) throw new UsageError(`${CONFIG_FILE} is not a regular file; it must be a UTF-8 text file`);
     if (info.size > MAX_CONFIG_BYTES)
       throw new UsageError(`${CONFIG_FILE} is ${info.size} bytes, over the ${MAX_CONFIG_BYTES} bytes a configuration file may have`);
-    const decoded = decodeTextFile(await readFile(file), MAX_CONFIG_BYTES);
+    // Read on the same terms again: the file can be swapped for a FIFO since the checks above.
+    const decoded = readRegularText(file, MAX_CONFIG_BYTES);
     if ('problem' in decoded) throw new UsageError(`${CONFIG_FILE}: ${decoded.problem}`);
     return decoded.content;
   } catch (error) {

@@ -6,7 +6,7 @@
 // and the walk reads folders and files one after another: reading 1,000 capabilities took ~0.4 s
 // that way and ~0.1 s synchronously (10,000: 3.9 s and 1.1 s), while the parse workers waited
 // for the files. Only the command line reads a registry, and nothing else runs on its thread then.
-import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { isEvalsFile } from '../compiler/evals/file.js';
 import { LIMITS, type ReadLimits } from '../compiler/limits.js';
@@ -170,18 +170,55 @@ export function isTextInput(relativePath: string): boolean {
   return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
 
+/** Opening never waits: a FIFO put in place of a file after its stat opens at once (and is refused by its fstat). */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+const NOT_REGULAR = 'not a regular file; it must be a UTF-8 text file';
+
+/** What an open file holds, `expected` bytes by its fstat, and one byte more than `maxBytes` at most (a file still being written to can grow). */
+function readOpened(fd: number, expected: number, maxBytes: number): Buffer {
+  let buffer = Buffer.allocUnsafe(Math.min(expected, maxBytes) + 1);
+  let total = 0;
+  for (;;) {
+    if (total === buffer.length) {
+      if (total > maxBytes) break;
+      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
+      buffer.copy(grown, 0, 0, total);
+      buffer = grown;
+    }
+    const read = readSync(fd, buffer, total, buffer.length - total, null);
+    if (read === 0) break;
+    total += read;
+  }
+  return buffer.subarray(0, total);
+}
+
+/**
+ * The text of a regular file, or why it is not one capreg reads. A FIFO or device would block the
+ * read or never end, so it is refused unopened; and as the path can be swapped between the stat and
+ * the open (a watched registry saw it happen), the file is opened without waiting and what the open
+ * gave is checked again. `onSize` is told the size of a file that is read. Errors of stat, open
+ * and read are thrown.
+ */
+export function readRegularText(absolute: string, maxBytes: number, onSize?: (size: number) => void): DecodedFile {
+  if (!statSync(absolute).isFile()) return { problem: NOT_REGULAR };
+  const fd = openSync(absolute, OPEN_FLAGS);
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) return { problem: NOT_REGULAR };
+    if (info.size > maxBytes) return { problem: sizeProblem(info.size, maxBytes) };
+    onSize?.(info.size);
+    return decodeTextFile(readOpened(fd, info.size, maxBytes), maxBytes);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** One text input of the registry (a protocol, toolsets or evals file), or why it cannot be read. */
 export function readSourceFile(absolute: string, relative: string, options: ReadOptions): SourceFile {
   // Counted again at its size if it is read (under --watch, a file read before may be refused now).
   options.budget?.removeText(relative);
   try {
-    const info = statSync(absolute);
-    // A FIFO or device named PROTOCOL.md would block the read or never end.
-    if (!info.isFile()) return { path: relative, problem: 'not a regular file; it must be a UTF-8 text file' };
-    if (info.size > options.maxFileBytes) return { path: relative, problem: sizeProblem(info.size, options.maxFileBytes) };
-    options.budget?.addText(relative, info.size);
-    const result = decodeTextFile(readFileSync(absolute), options.maxFileBytes);
-    return { path: relative, ...result };
+    return { path: relative, ...readRegularText(absolute, options.maxFileBytes, (size) => options.budget?.addText(relative, size)) };
   } catch (error) {
     if (error instanceof UsageError) throw error;
     return {

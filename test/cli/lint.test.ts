@@ -1,10 +1,12 @@
 // `capreg lint` end to end on real folders: every bad input of the compiler issue reaches the user
 // as a diagnostic with file and position (or a usage error, exit 2), and nothing crashes.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { cleanProtocol, described, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
+import { readSourceFile } from '../../cli/read-registry.js';
+import { REPO_ROOT, cleanProtocol, described, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 
@@ -217,6 +219,33 @@ describe('capreg lint: bad input', () => {
     execFileSync('mkfifo', [path.join(root, 'capabilities/beta/PROTOCOL.md')]);
     const { report } = await lintJson(root);
     expect(described(report)).toEqual(['capabilities/beta/PROTOCOL.md:1:1 registry-files not a regular file; it must be a UTF-8 text file']);
+  });
+
+  it('a FIFO swapped in for a file between its stat and its read is refused too, not waited on', () => {
+    // Under --watch, a FIFO renamed over PROTOCOL.md right after the stat froze the process (SIGTERM
+    // included). The child makes that swap happen every time: its statSync puts the FIFO in place.
+    const file = path.join(tempDir(), 'PROTOCOL.md');
+    fs.writeFileSync(file, cleanProtocol('beta'));
+    const said = withFifoSwap(file, 'statSync', 'read-registry.js', "readSourceFile(file, 'capabilities/beta/PROTOCOL.md', { maxFileBytes: 1024 * 1024 })");
+    expect(said).toEqual({ path: 'capabilities/beta/PROTOCOL.md', problem: 'not a regular file; it must be a UTF-8 text file' });
+  });
+
+  it('a FIFO swapped in for capreg.config.yaml after its checks is refused too, not waited on', () => {
+    const root = tempDir();
+    const file = path.join(root, 'capreg.config.yaml');
+    fs.writeFileSync(file, 'limits:\n  maxFiles: 10\n');
+    const said = withFifoSwap(file, 'lstat', 'load-config.js', 'await loadConfig(path.dirname(file)).then(() => "loaded", (error) => error.message)');
+    expect(said).toBe('capreg.config.yaml: not a regular file; it must be a UTF-8 text file');
+  });
+
+  it('a file over the size limit is refused at its size; one at the limit is read whole', () => {
+    const file = path.join(tempDir(), 'PROTOCOL.md');
+    fs.writeFileSync(file, 'x'.repeat(2048));
+    expect(readSourceFile(file, 'capabilities/beta/PROTOCOL.md', { maxFileBytes: 1024 }).problem).toMatch(/^file is 2\.0 KiB, over the 1\.0 KiB limit/);
+    expect(readSourceFile(file, 'capabilities/beta/PROTOCOL.md', { maxFileBytes: 2048 })).toEqual({
+      path: 'capabilities/beta/PROTOCOL.md',
+      content: 'x'.repeat(2048),
+    });
   });
 
   it('a folder nested deeper than the limit is refused, not walked; one at the limit is read', async () => {
@@ -607,3 +636,32 @@ describe('capreg lint: an inputSchema whose $refs loop', () => {
     ]);
   });
 });
+
+/**
+ * What `call` gives (its JSON on the child's stdout) in a child process whose `patched` (fs.statSync
+ * or fs/promises' lstat) replaces `file` with a FIFO right after it looked at it. A read that waits
+ * on the FIFO never ends: the child is killed, and the status shows it.
+ */
+function withFifoSwap(file: string, patched: 'statSync' | 'lstat', module: string, call: string): unknown {
+  const script = [
+    "import fs from 'node:fs';",
+    "import fsp from 'node:fs/promises';",
+    "import path from 'node:path';",
+    "import { execFileSync } from 'node:child_process';",
+    "import { syncBuiltinESMExports } from 'node:module';",
+    'const file = process.argv[2];',
+    "const swap = (target) => { if (target === file) { fs.rmSync(file); execFileSync('mkfifo', [file]); } };",
+    patched === 'statSync'
+      ? 'const real = fs.statSync; fs.statSync = (target, ...rest) => { const info = real(target, ...rest); swap(target); return info; };'
+      : 'const real = fsp.lstat; fsp.lstat = async (target, ...rest) => { const info = await real(target, ...rest); swap(target); return info; };',
+    'syncBuiltinESMExports();',
+    `const { readSourceFile, loadConfig } = { ...(await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'lib/cli', module)).href)})) };`,
+    `console.log(JSON.stringify(${call}));`,
+  ].join('\n');
+  const probe = path.join(tempDir(), 'swap.mjs');
+  fs.writeFileSync(probe, script);
+  const child = spawnSync(process.execPath, [probe, file], { encoding: 'utf8', timeout: 10_000 });
+  expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
+  expect(fs.statSync(file).isFIFO()).toBe(true);
+  return JSON.parse(child.stdout);
+}
