@@ -134,6 +134,10 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     stopping = true;
     resolveStopped(code);
   };
+  // A signal stops the watch (exit 0), even while the watchers are still starting.
+  const onSignal = (): void => stop(0);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   /** While a compile is being reported, a line that stops the watch waits for the report's end. */
   let reporting = false;
   let lastLine: string | undefined;
@@ -255,10 +259,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     new Promise<void>((resolve) => rootWatcher.once('ready', () => resolve())),
   ]);
   ready = true;
-  compile();
-  const onSignal = (): void => stop(0);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  if (!stopping) compile();
   const code = await stopped;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -54,6 +54,28 @@ function startWatch(argv: string[], cwd: string): Session {
 const count = (text: string, pattern: RegExp): number => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
 
 describe('capreg lint --watch', () => {
+  it.skipIf(!fs.existsSync('/proc/self/fd'))('exits 0 on SIGTERM while its watchers are still starting', { timeout: 60_000 }, async () => {
+    // 2,000 folders: the watcher walks them for a while before it is ready. The signal goes as soon
+    // as the process holds an inotify descriptor, i.e. once the watchers have started.
+    const root = tempRegistry(Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`capabilities/c${i}/PROTOCOL.md`, cleanProtocol(`c${i}`)])));
+    const watch = startWatch(['lint', '--watch'], root);
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      watch.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const fds = `/proc/${watch.child.pid}/fd`;
+    const watching = (): boolean => {
+      try {
+        return fs.readdirSync(fds).some((fd) => fs.readlinkSync(path.join(fds, fd)) === 'anon_inode:inotify');
+      } catch {
+        return false;
+      }
+    };
+    while (!watching()) await new Promise((resolve) => setTimeout(resolve, 2));
+    watch.child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(watch.stderr()).not.toMatch(/watching for changes|Error/);
+  });
+
   it('lints an edited file again, reading and parsing only it, and shows and clears its problem', { timeout: 60_000 }, async () => {
     const root = tempRegistry({
       'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
