@@ -7,7 +7,7 @@
 // that says why is the last one.
 import { opendirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { watch } from 'chokidar';
+import { watch, type FSWatcher } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
 import { MAX_FOLDER_DEPTH } from '../compiler/layout.js';
 import { LIMITS } from '../compiler/limits.js';
@@ -19,6 +19,8 @@ import { plainText } from '../compiler/formatters/escape.js';
 
 /** Changes this close together are compiled together (a save of several files, a `git checkout`). */
 const SETTLE_MS = 25;
+/** After capabilities/ itself was moved, how long no further move must come before it is watched anew (see rewatch). */
+const REWATCH_SETTLE_MS = 250;
 
 /** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
 function localTime(date: Date): string {
@@ -191,15 +193,20 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     });
   };
   const configFile = path.resolve(root, CONFIG_FILE);
-  const watcher = watch([path.join(root, 'capabilities'), configFile], {
-    ignoreInitial: true,
-    ignored: (file) => path.basename(file).startsWith('.'),
-    // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
-    depth: MAX_FOLDER_DEPTH,
-    // Links are watched as links, and their targets by their own paths (below, after each compile):
-    // followed, a few links back to their own folder make the watcher walk every path through them, without end.
-    followSymlinks: false,
-  });
+  const newWatcher = (): FSWatcher => {
+    const made = watch([path.join(root, 'capabilities'), configFile], {
+      ignoreInitial: true,
+      ignored: (file) => path.basename(file).startsWith('.'),
+      // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
+      depth: MAX_FOLDER_DEPTH,
+      // Links are watched as links, and their targets by their own paths (below, after each compile):
+      // followed, a few links back to their own folder make the watcher walk every path through them, without end.
+      followSymlinks: false,
+    });
+    made.on('error', onWatcherError);
+    made.on('all', (event, file) => onEvent(event, file));
+    return made;
+  };
   // Link targets outside capabilities/ (under it, the watcher sees them by their own paths).
   const watchedTargets = new Set<string>();
   const watchLinkTargets = (): void => {
@@ -210,12 +217,13 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   };
   // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
   const reportedErrors = new Set<string>();
-  watcher.on('error', (error) => {
+  const onWatcherError = (error: unknown): void => {
     const { code, line } = watcherErrorLine(error);
     if (reportedErrors.has(code)) return;
     reportedErrors.add(code);
     context.stderr(`${options.command}: ${line}\n`);
-  });
+  };
+  let watcher = newWatcher();
   let ready = false;
   const onEvent = (event: string, file: string): void => {
     // Before it is ready, chokidar reports the links it meets as added (even with ignoreInitial):
@@ -234,7 +242,26 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);
   };
-  watcher.on('all', onEvent);
+  /**
+   * capabilities/ moved away and back in quick succession: the watcher can take in a removal late,
+   * after capabilities/ is watched again, and lose the watches of the folders under it while it
+   * still lists them as watched, so that their edits go unseen (about one run in four of 20 quick
+   * renames; watching capabilities/ anew on the same watcher did not mend it). So once no move has
+   * come for REWATCH_SETTLE_MS, a new watcher replaces it, and the registry is read whole (what
+   * changed meanwhile is read then).
+   */
+  let rewatchTimer: NodeJS.Timeout | undefined;
+  const rewatch = (): void => {
+    if (stopping) return;
+    const old = watcher;
+    watcher = newWatcher();
+    if (watchedTargets.size > 0) watcher.add([...watchedTargets]);
+    old.close().catch(onWatcherError);
+    recountDue = true;
+    session.noteChange(capabilities, true);
+    clearTimeout(timer);
+    timer = setTimeout(compile, SETTLE_MS);
+  };
   // capabilities/ itself removed or renamed and back (a branch switch, a tool that writes the folder
   // anew): the watcher drops a watched folder that goes away and never sees it again, so the root
   // is watched for that one entry, and capabilities/ is watched again when it is back. The next
@@ -245,9 +272,11 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     followSymlinks: false,
     ignored: (file) => path.resolve(file) !== path.resolve(root) && path.resolve(file) !== capabilities,
   });
-  rootWatcher.on('error', (error) => watcher.emit('error', error));
+  rootWatcher.on('error', onWatcherError);
   rootWatcher.on('all', (event, file) => {
     if (path.resolve(file) !== capabilities) return;
+    clearTimeout(rewatchTimer);
+    rewatchTimer = setTimeout(rewatch, REWATCH_SETTLE_MS);
     if (event === 'addDir' || event === 'add') {
       watcher.unwatch(capabilities);
       watcher.add(capabilities);
@@ -264,6 +293,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   clearTimeout(timer);
+  clearTimeout(rewatchTimer);
   await running;
   await Promise.all([watcher.close(), rootWatcher.close()]);
   return code;

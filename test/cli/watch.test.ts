@@ -249,6 +249,32 @@ describe('capreg build --watch: capabilities/ itself goes away and comes back', 
     await serves('1.0.2');
     expect(await watch.stop()).toBe(0);
   });
+
+  it('keeps seeing edits in every folder after capabilities/ is moved away and back many times in a row', { timeout: 120_000 }, async () => {
+    // The watcher could take in a removal late and lose its watches of the folders under
+    // capabilities/ (about one run in four); three rounds of 20 quick moves, each followed by edits.
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'), 'capabilities/beta/PROTOCOL.md': cleanProtocol('beta') });
+    const capabilities = path.join(root, 'capabilities');
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let round = 1; round <= 3; round += 1) {
+      for (let move = 0; move < 20; move += 1) {
+        fs.renameSync(capabilities, path.join(root, 'away'));
+        await sleep(move % 5);
+        fs.renameSync(path.join(root, 'away'), capabilities);
+        await sleep(move % 7);
+      }
+      await sleep(1000);
+      for (const id of ['alpha', 'beta']) {
+        const compiles = count(watch.stderr(), /watching for changes/);
+        fs.writeFileSync(path.join(capabilities, `${id}/PROTOCOL.md`), cleanProtocol(id, { version: `1.0.${round}` }));
+        // The test's timeout fails a watch that no longer sees the edit.
+        await watch.waitFor('stderr', new RegExp(`(watching for changes[\\s\\S]*){${compiles + 1}}`));
+      }
+    }
+    expect(await watch.stop()).toBe(0);
+  });
 });
 
 describe('capreg lint --watch: limits.maxFiles', () => {
