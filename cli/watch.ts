@@ -243,12 +243,14 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     timer = setTimeout(compile, SETTLE_MS);
   };
   /**
-   * capabilities/ moved away and back in quick succession: the watcher can take in a removal late,
-   * after capabilities/ is watched again, and lose the watches of the folders under it while it
-   * still lists them as watched, so that their edits go unseen (about one run in four of 20 quick
-   * renames; watching capabilities/ anew on the same watcher did not mend it). So once no move has
-   * come for REWATCH_SETTLE_MS, a new watcher replaces it, and the registry is read whole (what
-   * changed meanwhile is read then).
+   * capabilities/ itself removed or renamed and back (a branch switch, a tool that writes the folder
+   * anew): the watcher drops a watched folder that goes away and never sees it again, and after a
+   * quick run of such moves it could even lose the watches of the folders under it while it still
+   * listed them (about one run in four of 20 quick renames; watching capabilities/ anew on the same
+   * watcher did not mend that). So the root is watched for that one entry, and once no move has
+   * come for REWATCH_SETTLE_MS a new watcher replaces the old one and the registry is read whole
+   * (what changed meanwhile is read then). Each move is also an event of its own: the compile after
+   * a removal says capabilities/ is missing.
    */
   let rewatchTimer: NodeJS.Timeout | undefined;
   const rewatch = (): void => {
@@ -262,10 +264,6 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     clearTimeout(timer);
     timer = setTimeout(compile, SETTLE_MS);
   };
-  // capabilities/ itself removed or renamed and back (a branch switch, a tool that writes the folder
-  // anew): the watcher drops a watched folder that goes away and never sees it again, so the root
-  // is watched for that one entry, and capabilities/ is watched again when it is back. The next
-  // compile reads the whole registry, as after any folder added or removed.
   const rootWatcher = watch(root, {
     ignoreInitial: true,
     depth: 0,
@@ -277,10 +275,6 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     if (path.resolve(file) !== capabilities) return;
     clearTimeout(rewatchTimer);
     rewatchTimer = setTimeout(rewatch, REWATCH_SETTLE_MS);
-    if (event === 'addDir' || event === 'add') {
-      watcher.unwatch(capabilities);
-      watcher.add(capabilities);
-    }
     onEvent(event === 'add' ? 'addDir' : event === 'unlink' ? 'unlinkDir' : event, file);
   });
   await Promise.all([
