@@ -189,6 +189,7 @@ interface Open {
   db: Database.Database;
   statements: Statements;
   create: Database.Transaction<(ownerId: string, data: UserCapabilityData) => Row>;
+  update: Database.Transaction<(ownerId: string, id: string, data: UserCapabilityData, expectedRevision: string | undefined) => Row>;
   /** The file this connection has open; the path must still name it. */
   identity: FileIdentity;
 }
@@ -293,8 +294,28 @@ export class SqliteUserStore implements UserCapabilityStore {
           updated_at: now,
         }) as Row;
       });
+      // An explicit transaction, not the UPDATE … RETURNING alone: in autocommit SQLite hands the row
+      // back before it commits, and a commit refused then (SQLITE_BUSY: another process reading the
+      // file) rolls the change back while better-sqlite3's get() still returns the row. The
+      // transaction's COMMIT is checked, so a refused one is retried or reported, never acknowledged.
+      const update = db.transaction((ownerId: string, id: string, data: UserCapabilityData, expectedRevision: string | undefined): Row => {
+        // One conditional statement: the revision check and the write cannot be split by another writer.
+        const row = statements.update.get({
+          id,
+          owner_id: ownerId,
+          expected: expectedRevision ?? null,
+          ...dataColumns(data),
+          revision: newRevision(),
+          updated_at: new Date().toISOString(),
+        }) as Row | undefined;
+        if (row) return row;
+        if (expectedRevision !== undefined && statements.ownedRevision.get(id, ownerId) !== undefined) {
+          throw new StaleRevisionError(id, expectedRevision);
+        }
+        throw new NotFoundError(id);
+      });
       this.#hadDatabase = true;
-      return { db, statements, create, identity };
+      return { db, statements, create, update, identity };
     } catch (error) {
       db.close();
       throw error;
@@ -388,22 +409,8 @@ export class SqliteUserStore implements UserCapabilityStore {
   }
 
   update(ownerId: string, id: string, data: UserCapabilityData, expectedRevision?: string): Promise<UserCapabilityRecord> {
-    return this.#use(({ statements }) => {
-      // One conditional statement: the revision check and the write cannot be split by another writer.
-      const row = statements.update.get({
-        id,
-        owner_id: ownerId,
-        expected: expectedRevision ?? null,
-        ...dataColumns(data),
-        revision: newRevision(),
-        updated_at: new Date().toISOString(),
-      }) as Row | undefined;
-      if (row) return toRecord(row);
-      if (expectedRevision !== undefined && statements.ownedRevision.get(id, ownerId) !== undefined) {
-        throw new StaleRevisionError(id, expectedRevision);
-      }
-      throw new NotFoundError(id);
-    }, 'write');
+    // IMMEDIATE, as create: the write lock first, so a reader's lock is waited for before anything is written.
+    return this.#use(({ update }) => toRecord(update.immediate(ownerId, id, data, expectedRevision)), 'write');
   }
 
   delete(ownerId: string, id: string): Promise<boolean> {

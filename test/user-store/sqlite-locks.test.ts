@@ -67,4 +67,43 @@ describe("SQLite user store under another connection's lock", () => {
     expect(store.health()).toEqual({ status: 'ok' });
     await store.close();
   });
+
+  // A reader's shared lock lets the UPDATE run but refuses its commit: the row the statement hands
+  // back must not be taken for a write that landed.
+  it('acknowledges an update only once it is committed while another connection reads the file', async () => {
+    const file = path.join(scratch, 'read-during-update.db');
+    const store = new SqliteUserStore(file);
+    const saved = await store.create('key:alice', sampleData('v1'));
+    const reader = new Database(file, { readonly: true });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM user_capabilities').get();
+    setTimeout(() => reader.exec('COMMIT'), 600);
+    const updated = await store.update('key:alice', saved.id, sampleData('v2'), saved.revision);
+    reader.close();
+    expect(updated.revision).not.toBe(saved.revision);
+    const check = new Database(file, { readonly: true });
+    const stored = check.prepare('SELECT revision, name FROM user_capabilities WHERE id = ?').get(saved.id);
+    check.close();
+    expect(stored).toEqual({ revision: updated.revision, name: updated.name });
+    // The revision just acknowledged is the one the next update must name.
+    const next = await store.update('key:alice', saved.id, sampleData('v3'), updated.revision);
+    expect(next.name).toBe(sampleData('v3').name);
+    await store.close();
+  });
+
+  it('reports an update the readers keep refusing as store-unavailable, and leaves the stored revision', async () => {
+    const file = path.join(scratch, 'read-through-update.db');
+    const store = new SqliteUserStore(file, { lockTimeoutMs: 800 });
+    const saved = await store.create('key:alice', sampleData('v1'));
+    const reader = new Database(file, { readonly: true });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM user_capabilities').get();
+    const result = await store.update('key:alice', saved.id, sampleData('v2'), saved.revision).catch((error: unknown) => error);
+    reader.exec('COMMIT');
+    reader.close();
+    expect(isUserStoreError(result, 'store-unavailable')).toBe(true);
+    expect((result as StoreUnavailableError).reason).toMatch(/^SQLITE_BUSY/);
+    expect((await store.get(saved.id))?.revision).toBe(saved.revision);
+    await store.close();
+  });
 });
