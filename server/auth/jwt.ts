@@ -32,8 +32,10 @@ const CLOCK_TOLERANCE_SECONDS = 5;
 /** A `sub` is an owner's id in the user store: bounded, like every input. */
 export const MAX_SUBJECT_LENGTH = 256;
 // No control characters: PostgreSQL refuses NUL in text, and a caller must not be able to make
-// the store look down (or a log line look forged) with the id it is given.
-const VALID_SUBJECT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f]{1,${MAX_SUBJECT_LENGTH}}$`, 'u');
+// the store look down (or a log line look forged) with the id it is given. No lone surrogate
+// (\p{Cs}): it is not Unicode, so the stores would write it as U+FFFD, and several subjects would
+// share one owner whose stored id matches none of them.
+const VALID_SUBJECT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f\\p{Cs}]{1,${MAX_SUBJECT_LENGTH}}$`, 'u');
 
 export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifier> {
   const key = await loadKey(options);

@@ -98,6 +98,9 @@ describe('identity namespaces', () => {
     ['longer than the limit', 'x'.repeat(MAX_SUBJECT_LENGTH + 1)],
     ['with a NUL', 'reporter\u0000'],
     ['with a line break', 'reporter\nforged log line'],
+    ['with a lone high surrogate', 'reporter\ud800'],
+    ['with a lone low surrogate', 'reporter\udfff'],
+    ['with surrogates in the wrong order', '\udc00\ud800reporter'],
   ])('refuses a JWT whose sub is %s with 401', async (_label, sub) => {
     const response = await fetch(`${http.url}/mcp`, {
       method: 'POST',
@@ -109,6 +112,11 @@ describe('identity namespaces', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
     expect(response.status).toBe(401);
+  });
+
+  it('accepts a sub with characters outside the BMP (surrogate pairs)', async () => {
+    const session = await as(await jwt('reporter-\u{1F600}-\u{10FFFF}'));
+    expect(await session.json('get_current_user')).toMatchObject({ id: 'reporter-\u{1F600}-\u{10FFFF}', authMethod: 'jwt' });
   });
 
   it(`accepts a sub of exactly ${MAX_SUBJECT_LENGTH} characters`, async () => {
