@@ -16,7 +16,8 @@ import { UserCompilePool, type RenderOutcome, type UserCompilePoolOptions } from
 import {
   isUserStoreError,
   type ToolBinding,
-  USER_ID_PREFIX,
+  StaleRevisionError,
+  USER_ID_PATTERN,
   type UserCapabilityData,
   type UserCapabilityRecord,
   type UserCapabilityStore,
@@ -105,7 +106,7 @@ const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope 
 const RENDERED_CACHE_SIZE = 512;
 
 export function isUserCapabilityId(id: unknown): id is string {
-  return typeof id === 'string' && id.startsWith(USER_ID_PREFIX);
+  return typeof id === 'string' && USER_ID_PATTERN.test(id);
 }
 
 export function mayReadUserCapabilities(caller: Caller): caller is Extract<Caller, { authenticated: true }> {
@@ -169,7 +170,7 @@ export class UserCapabilities {
    * missing one and a hidden one all come back `not-accessible`, on one path.
    */
   async load(caller: Caller, catalog: Catalog, id: string): Promise<LoadOutcome> {
-    if (!mayReadUserCapabilities(caller)) return { kind: 'not-accessible' };
+    if (!mayReadUserCapabilities(caller) || !isUserCapabilityId(id)) return { kind: 'not-accessible' };
     let record: UserCapabilityRecord | undefined;
     try {
       record = await this.#store.get(id);
@@ -219,6 +220,9 @@ export class UserCapabilities {
       if (capabilityId !== undefined) {
         const existing = isUserCapabilityId(capabilityId) ? await this.#store.get(capabilityId) : undefined;
         if (existing === undefined || existing.ownerId !== caller.owner) return { kind: 'not-accessible' };
+        // Stale already: no compile, and a revision this server never gave out (a NUL, say) never
+        // reaches the store. The conditional write below still decides a race.
+        if (expectedRevision !== undefined && expectedRevision !== existing.revision) throw new StaleRevisionError(capabilityId, expectedRevision);
       }
       // Off the event loop, within a time budget: one author's save never stalls other callers.
       const outcome = await this.#compiler.compile({

@@ -176,16 +176,26 @@ function describe(error: unknown): string {
 
 /**
  * A statement the database refused (a full disk, a read-only server, a missing grant), as opposed
- * to a connection it ended under the statement, class 08 (connection exception) and the shutdown
- * codes 57P01–57P03 (a restart, a failover, `pg_terminate_backend`), or a lock another session held
- * past the lock timeout (55P03). Those come as database errors too, but say nothing about the next
- * save: the next call is the test.
+ * to an error that says nothing about the next save, for which the next call is the test: class 08
+ * (connection exception), class 28 (the role or password refused at connect), and `PASSING_CODES`.
  */
 function refusedByDatabase(error: unknown): boolean {
   if (!(error instanceof pg.DatabaseError)) return false;
   const code = error.code ?? '';
-  return !code.startsWith('08') && !['57P01', '57P02', '57P03', '55P03'].includes(code);
+  return !code.startsWith('08') && !code.startsWith('28') && !PASSING_CODES.has(code);
 }
+
+const PASSING_CODES = new Set([
+  // The server ended the connection: a restart, a failover, `pg_terminate_backend`.
+  '57P01',
+  '57P02',
+  '57P03',
+  // A lock another session held past the lock timeout.
+  '55P03',
+  // A connection the server would not open: every slot taken (for the role or the server), the database gone.
+  '53300',
+  '3D000',
+]);
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -172,6 +172,13 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
+/**
+ * Every id `newUserCapabilityId` gives out, and nothing else: a caller's id of another shape (a NUL,
+ * an upper-case letter, a path) names no user capability and never reaches a store, where it could
+ * only fail (PostgreSQL refuses NUL in text, and would report the store down for it).
+ */
+export const USER_ID_PATTERN = new RegExp(`^${USER_ID_PREFIX}[${BASE32}]{16}$`);
+
 /** `user:` + 80 random bits (16 characters): short for agents to copy, far from any collision. */
 export function newUserCapabilityId(): string {
   return USER_ID_PREFIX + base32(randomBytes(10));

@@ -293,6 +293,23 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       expect(userEntries(await alice.json('list_capabilities')).map((e) => e.id)).toEqual([capabilityId]);
     });
 
+    it('answers an id or a revision this server never gave out without asking the store, which stays healthy', async () => {
+      await start();
+      const { capabilityId, revision } = await saved(alice, WEEKLY_DIGEST);
+      // PostgreSQL refuses NUL in text: sent to it, these failed as a store outage and marked saves failing.
+      const foreign = ['user:\u0000', `${capabilityId}\u0000`, capabilityId.toUpperCase(), `${capabilityId}/../x`, `user:${'a'.repeat(4_000)}`, 'user:'];
+      for (const id of foreign) {
+        expect(await alice.text('get_capability_protocol', { capabilityId: id })).toBe(UNIFORM_ERROR_TEXT);
+        expect(await alice.text('save_user_capability', { markdown: WEEKLY_DIGEST, capabilityId: id })).toBe(UNIFORM_ERROR_TEXT);
+        expect(await alice.text('delete_user_capability', { capabilityId: id })).toBe(UNIFORM_ERROR_TEXT);
+      }
+      const stale = await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST, capabilityId, expectedRevision: `${revision}\u0000` });
+      expect(structured(stale)).toMatchObject({ success: false, code: 'stale-revision' });
+      expect(store.health()).toEqual({ status: 'ok' });
+      expect((await store.get(capabilityId))?.revision).toBe(revision);
+      expect(await alice.json('get_capability_protocol', { capabilityId })).toMatchObject({ success: true, revision });
+    });
+
     it('hides it when a dependency leaves the manifest, and shows it again when it is back', async () => {
       await start();
       const { capabilityId } = await saved(alice, WEEKLY_DIGEST);

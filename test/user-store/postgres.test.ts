@@ -349,6 +349,46 @@ if (!url) {
       }
     });
 
+    it('a connection the database will not open (every slot taken) is an outage the next answered call ends, not a refused save', async () => {
+      const schema = schemaForTest();
+      const role = `capreg_one_slot_${randomBytes(4).toString('hex')}`;
+      const secret = `pw-${randomBytes(8).toString('hex')}`;
+      const setup = new PostgresUserStore(databaseUrl, { schema });
+      const kept = await setup.create('alice', sampleData('kept'));
+      await setup.close();
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${secret}' CONNECTION LIMIT 1`);
+      const database = (await admin.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;
+      await admin.query(`GRANT CREATE ON DATABASE ${database} TO ${role}; GRANT ALL ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const limitedUrl = new URL(databaseUrl);
+      limitedUrl.username = role;
+      limitedUrl.password = secret;
+      const store = new PostgresUserStore(limitedUrl.href, { schema, healthCheckMs: 0 });
+      const ofRole = async (): Promise<number> =>
+        (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role])).rows[0]!.n;
+      let holder: pg.Client | undefined;
+      try {
+        // Ready (schema checked), then its idle connection ended, so that the next call must open one.
+        expect((await store.listByOwner('alice')).map((r) => r.id)).toEqual([kept.id]);
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+        while ((await ofRole()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        holder = new pg.Client({ connectionString: limitedUrl.href });
+        await holder.connect();
+
+        await expect(store.delete('alice', kept.id)).rejects.toMatchObject({ code: 'store-unavailable', reason: '53300' });
+        expect(store.health()).toEqual({ status: 'unavailable', reason: '53300' });
+        await holder.end();
+        holder = undefined;
+        while ((await ofRole()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        // A read is enough to end it: the save was never refused, the connection was.
+        expect((await store.listByOwner('alice')).map((r) => r.id)).toEqual([kept.id]);
+        expect(store.health()).toEqual({ status: 'ok' });
+      } finally {
+        await holder?.end();
+        await store.close();
+        await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+      }
+    });
+
     it("a replica lost in the middle of a save does not hold the owner's saves on the other replicas for long", async () => {
       const schema = schemaForTest();
       const { relay, store: lost, end } = await storeThroughRelay({ schema });
