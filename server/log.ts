@@ -65,10 +65,16 @@ export function createLogger(options: LogOptions = {}): Logger {
 }
 
 /**
+ * Where the server's parts say what happened: `warn` for what an operator must look at (a refused
+ * reload, a store outage that starts), `info` (the default) otherwise.
+ */
+export type LineLog = (line: string, level?: 'info' | 'warn') => void;
+
+/**
  * The `(line) => void` callback the server's parts log through, as structured records: the line is
  * the message, minus the `capreg serve: ` prefix that plain stderr lines carried. `info` unless the
  * part says `warn` (the user store, for an outage that starts).
  */
-export function lineLogger(logger: Logger): (line: string, level?: 'info' | 'warn') => void {
+export function lineLogger(logger: Logger): LineLog {
   return (line, level = 'info') => logger[level](line.replace(/^capreg (serve|user store): /, ''));
 }

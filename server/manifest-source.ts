@@ -11,6 +11,7 @@ import path from 'node:path';
 import { writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
 import { isLoopbackHost } from './loopback.js';
+import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
 import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, type ReadLimits } from './read-file.js';
 import { LoadError, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
@@ -50,7 +51,7 @@ export interface ManifestSourceOptions {
   keys?: VerificationKeys | undefined;
   remote?: RemoteOptions | undefined;
   limits?: ReadLimits | undefined;
-  log?: (line: string) => void;
+  log?: LineLog;
   /** Told the outcome of every poll of a URL (file reloads are reported by whoever triggers them). */
   onPoll?: (outcome: ReloadOutcome | 'failed') => void;
 }
@@ -71,6 +72,8 @@ export function isManifestUrl(location: string): boolean {
  * loopback, or anywhere with `allowInsecure` (a plain-HTTP manifest can be swapped on the way).
  */
 export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined {
+  // fetch() refuses them anyway, with an error that quotes the whole URL, password included.
+  if (url.username !== '' || url.password !== '') return 'a URL with a user name or password (user:password@) is not fetched';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol !== 'http:') return `only https:// (or http:// on loopback) is fetched, not ${url.protocol}`;
   if (allowInsecure || isLoopbackHost(url.hostname)) return undefined;
@@ -80,6 +83,11 @@ export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined
 /** What a caller may be shown of a URL: no credentials, no query (it may hold a token). */
 export function displayUrl(url: URL): string {
   return `${url.origin}${url.pathname}`;
+}
+
+/** `text` with each URL in it as `displayUrl` shows it: an error message may quote a URL whole. */
+function withoutUrlSecrets(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, (match) => (URL.canParse(match) ? displayUrl(new URL(match)) : '<URL>'));
 }
 
 export function signatureUrl(url: URL): URL {
@@ -204,7 +212,7 @@ export async function fetchBounded(
     if (timeout.aborted) return { ok: false, reason: `no complete answer within ${options.limits.timeoutMs} ms` };
     if (options.signal?.aborted) return { ok: false, reason: 'the server is shutting down' };
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    return { ok: false, reason: `it could not be fetched (${cause ?? (error as Error).message})` };
+    return { ok: false, reason: `it could not be fetched (${cause ?? withoutUrlSecrets((error as Error).message)})` };
   }
 }
 
@@ -232,7 +240,7 @@ async function readUrlPair(
 interface VerifiedOptions {
   names: ToolNames;
   keys?: VerificationKeys | undefined;
-  log: (line: string) => void;
+  log: LineLog;
   label: string;
   /** What messages call it: a path, or a URL without its query. */
   file: string;
@@ -245,7 +253,7 @@ interface VerifiedOptions {
 type Decision =
   | { kind: 'activate'; served: ServedManifest; digest: string; bytes: Buffer; signature: string | undefined; etag: string | undefined }
   | { kind: 'refuse'; reason: string; digest: string }
-  | { kind: 'same' }
+  | { kind: 'same'; etag: string | undefined }
   | { kind: 'not-modified' };
 
 export class VerifiedManifestStore implements ManifestStore {
@@ -325,6 +333,9 @@ export class VerifiedManifestStore implements ManifestStore {
         this.#lastReloadError = null;
         return 'unchanged';
       case 'same':
+        // The bytes served, republished under a new ETag (a rebuild, an mtime-based ETag): asked
+        // with the new one, the next poll costs a 304. Not so for bytes that were refused.
+        if (this.#lastReloadError === null) this.#etag = decided.etag;
         return 'unchanged';
       case 'refuse':
         this.#lastAttemptDigest = decided.digest;
@@ -346,7 +357,7 @@ export class VerifiedManifestStore implements ManifestStore {
       try {
         listener(next, previous);
       } catch (error) {
-        this.#options.log(`capreg serve: listener after ${this.label} reload failed: ${(error as Error).message}`);
+        this.#options.log(`capreg serve: listener after ${this.label} reload failed: ${(error as Error).message}`, 'warn');
       }
     }
     return 'activated';
@@ -357,7 +368,7 @@ export class VerifiedManifestStore implements ManifestStore {
     const still = `still serving revision ${this.#snapshot.value.manifest.revision} loaded at ${this.#snapshot.loadedAt}`;
     // /healthz is unauthenticated: it names the file, not its folder or the URL's host.
     this.#lastReloadError = `${this.label} reload rejected at ${at} (${path.basename(this.file)}): ${reason}; ${still}`;
-    this.#options.log(`capreg serve: ${this.label} reload rejected (${this.file}): ${reason}; ${still}`);
+    this.#options.log(`capreg serve: ${this.label} reload rejected (${this.file}): ${reason}; ${still}`, 'warn');
   }
 
   async #persist(decided: Extract<Decision, { kind: 'activate' }>): Promise<void> {
@@ -365,7 +376,10 @@ export class VerifiedManifestStore implements ManifestStore {
     try {
       await this.#options.persist(decided.bytes, decided.signature);
     } catch (error) {
-      this.#options.log(`capreg serve: could not persist the manifest to the cache: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      this.#options.log(
+        `capreg serve: could not persist the manifest to the cache: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        'warn',
+      );
     }
   }
 }
@@ -390,7 +404,7 @@ async function readAndVerify(options: VerifiedOptions, lastDigest: string | unde
       .update('\0')
       .update(pair.signature ?? '')
       .digest('hex');
-    if (digest === lastDigest) return { kind: 'same' };
+    if (digest === lastDigest) return { kind: 'same', etag: pair.etag };
     let signedBy: string | undefined;
     if (options.keys) {
       const verified = await verifyDetached(pair.bytes, pair.signature, options.keys);
@@ -420,7 +434,7 @@ function checked<T>(check: () => ParseResult<T>): ParseResult<T> {
 // ---------------------------------------------------------------------------------------------
 // A manifest URL
 
-async function openRemote(options: ManifestSourceOptions, log: (line: string) => void): Promise<ManifestSource> {
+async function openRemote(options: ManifestSourceOptions, log: LineLog): Promise<ManifestSource> {
   const url = new URL(options.location);
   const remote = options.remote ?? {};
   const allowInsecure = remote.allowInsecure ?? false;
@@ -455,7 +469,7 @@ async function openRemote(options: ManifestSourceOptions, log: (line: string) =>
     if (!(error instanceof LoadError) || unreachable === undefined || cacheFile === undefined) throw error;
     // OPA's persisted bundle: the URL is down at start, so serve the last copy that was verified,
     // if it still verifies now; polling goes on and replaces it.
-    log(`capreg serve: manifest URL ${displayUrl(url)} unreachable at start (${unreachable}); booting from the cache ${cacheFile}`);
+    log(`capreg serve: manifest URL ${displayUrl(url)} unreachable at start (${unreachable}); booting from the cache ${cacheFile}`, 'warn');
     try {
       store = await VerifiedManifestStore.open({
         ...fromUrl,
@@ -484,7 +498,7 @@ async function openRemote(options: ManifestSourceOptions, log: (line: string) =>
             (outcome) => options.onPoll?.(outcome),
             (error: unknown) => {
               options.onPoll?.('failed');
-              log(`capreg serve: manifest poll failed: ${(error as Error).message}`);
+              log(`capreg serve: manifest poll failed: ${(error as Error).message}`, 'warn');
             },
           )
           .finally(schedule);

@@ -7,6 +7,7 @@ import { Catalog } from './catalog.js';
 import type { ReadLimits } from './read-file.js';
 import { ReloadableFile, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
 import type { ToolNames } from '../compiler/contract.js';
+import type { LineLog } from './log.js';
 
 /** A verified manifest and its catalog, activated together. */
 export interface ServedManifest {
@@ -39,7 +40,7 @@ export function openManifestStore(options: {
   file: string;
   names: ToolNames;
   limits?: ReadLimits | undefined;
-  log?: (line: string) => void;
+  log?: LineLog;
 }): Promise<ReloadableFile<ServedManifest>> {
   return ReloadableFile.open({
     file: options.file,

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { checkingInterval } from './http-limits.js';
 import type { ReloadOutcome } from './reloadable.js';
 
 /** How a request ended: answered, answered with a known failure (`isError`/JSON-RPC error), or thrown. */
@@ -16,6 +17,8 @@ export interface MetricsSource {
 }
 
 export const METRICS_PATH = '/metrics';
+/** A scrape is one small request. */
+const METRICS_HEADERS_TIMEOUT_MS = 5_000;
 // Sub-millisecond lookups up to a slow user store: the tools answer from memory or one database query.
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -108,7 +111,7 @@ export interface MetricsServerHandle {
  * it is reachable only where it listens (loopback by default). Everything else is 404 or 405.
  */
 export async function startMetricsServer(metrics: ServerMetrics, options: { host?: string; port?: number } = {}): Promise<MetricsServerHandle> {
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ connectionsCheckingInterval: checkingInterval(METRICS_HEADERS_TIMEOUT_MS) }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== METRICS_PATH) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
@@ -126,8 +129,9 @@ export async function startMetricsServer(metrics: ServerMetrics, options: { host
       () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
     );
   });
-  // A scrape is one small request: a client that dawdles is dropped quickly.
-  server.headersTimeout = 5_000;
+  // A scrape is one small request: a client that dawdles is dropped quickly (checked often enough
+  // that 64 slow sockets cannot hold the port for Node's default 30 s check).
+  server.headersTimeout = METRICS_HEADERS_TIMEOUT_MS;
   server.requestTimeout = 10_000;
   server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {

@@ -3,6 +3,7 @@
 import { parsePrincipals, type PrincipalRegistry } from './principals.js';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from './read-file.js';
 import { ReloadableFile, type ParseResult } from './reloadable.js';
+import type { LineLog } from './log.js';
 
 export type PrincipalsStore = ReloadableFile<PrincipalRegistry>;
 
@@ -14,7 +15,7 @@ function principalsFromText(text: string): ParseResult<PrincipalRegistry> {
   return parsed.ok ? { ok: true, value: parsed.registry } : parsed;
 }
 
-export function openPrincipalsStore(options: { file: string; limits?: ReadLimits | undefined; log?: (line: string) => void }): Promise<PrincipalsStore> {
+export function openPrincipalsStore(options: { file: string; limits?: ReadLimits | undefined; log?: LineLog }): Promise<PrincipalsStore> {
   return ReloadableFile.open({
     file: options.file,
     label: 'principals file',

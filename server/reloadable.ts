@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, readBoundedSync, type ReadLimits, type ReadResult } from './read-file.js';
+import type { LineLog } from './log.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -36,7 +37,7 @@ export interface ReloadableOptions<T> {
   parse: (text: string) => ParseResult<T>;
   /** What to say about an activated version in the log, e.g. its revision. */
   describe?: (value: T) => string;
-  log?: (line: string) => void;
+  log?: LineLog;
   /** Default DEFAULT_READ_LIMITS. */
   limits?: ReadLimits;
 }
@@ -48,7 +49,7 @@ export class ReloadableFile<T> {
   readonly file: string;
   readonly label: string;
   readonly #options: ReloadableOptions<T>;
-  readonly #log: (line: string) => void;
+  readonly #log: LineLog;
   readonly #limits: ReadLimits;
   #snapshot: Snapshot<T>;
   #lastReloadError: string | null = null;
@@ -152,7 +153,7 @@ export class ReloadableFile<T> {
       try {
         listener(next, previous);
       } catch (error) {
-        this.#log(`capreg serve: listener after ${this.label} reload failed: ${(error as Error).message}`);
+        this.#log(`capreg serve: listener after ${this.label} reload failed: ${(error as Error).message}`, 'warn');
       }
     }
     return 'activated';
@@ -165,7 +166,7 @@ export class ReloadableFile<T> {
     const still = `still serving the version loaded at ${this.#snapshot.loadedAt}`;
     // /healthz is unauthenticated: it names the file, not the folder it is in.
     this.#lastReloadError = `${this.label} reload rejected at ${at} (${path.basename(this.file)}): ${reason}; ${still}`;
-    this.#log(`capreg serve: ${this.label} reload rejected (${this.file}): ${reason}; ${still}`);
+    this.#log(`capreg serve: ${this.label} reload rejected (${this.file}): ${reason}; ${still}`, 'warn');
     return 'rejected';
   }
 }

@@ -1,6 +1,7 @@
 // Everything a running server holds apart from its transport: the manifest and principals stores,
 // their file watchers, the JWT verifier and the health report. Transports build MCP servers over
 // it. No MCP SDK code here.
+import type { LineLog } from './log.js';
 import type { Catalog } from './catalog.js';
 import { createJwtVerifier, type JwtOptions, type JwtVerifier } from './auth/jwt.js';
 import type { ManifestStore } from './manifest-store.js';
@@ -38,7 +39,7 @@ export interface RuntimeOptions {
   pollMs?: number;
   /** Size and time limits for reading each file (defaults: DEFAULT_READ_LIMITS, PRINCIPALS_READ_LIMITS). */
   readLimits?: { manifest?: ReadLimits; principals?: ReadLimits };
-  log?: (line: string) => void;
+  log?: LineLog;
   /** The pool user saves are compiled in (workers, queue, time budget). */
   userCompile?: UserCompilePoolOptions | undefined;
   /** Keep Prometheus metrics (a registry of this runtime's own); off by default. */
@@ -206,12 +207,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 /** Reload outcomes are logged by the store; a failure of the reload itself must not go unhandled. */
-function reloadInBackground(file: ManifestStore | PrincipalsStore, log: (line: string) => void, metrics: ServerMetrics | undefined): void {
+function reloadInBackground(file: ManifestStore | PrincipalsStore, log: LineLog, metrics: ServerMetrics | undefined): void {
   file.reload().then(
     (outcome) => metrics?.reload(file.label, outcome),
     (error: unknown) => {
       metrics?.reload(file.label, 'failed');
-      log(`capreg serve: ${file.label} reload failed: ${error instanceof Error ? error.message : String(error)}`);
+      log(`capreg serve: ${file.label} reload failed: ${error instanceof Error ? error.message : String(error)}`, 'warn');
     },
   );
 }

@@ -157,7 +157,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
   };
   const clientArgs = [
     ...(root !== undefined ? ['--root', root] : []),
-    ...(values.manifest !== undefined ? ['--manifest', manifestFile] : []),
+    ...(values.manifest !== undefined ? ['--manifest', clientManifest(manifestFile)] : []),
     ...(values['verify-key'] ?? []).flatMap((file) => ['--verify-key', path.resolve(context.cwd, file)]),
     ...(principalsFile !== undefined ? ['--principals', principalsFile] : []),
     ...(toolPrefix !== '' ? ['--tool-prefix', toolPrefix] : []),
@@ -339,6 +339,13 @@ function listenFailure(error: NodeJS.ErrnoException, host: string, port: number)
 }
 
 /** `--user-store` for a printed configuration: an absolute SQLite path, and never a database password. */
+/** The manifest location for the printed stdio configuration: a URL whose query or user part may hold a secret is not printed. */
+function clientManifest(location: string): string {
+  if (!isManifestUrl(location) || !URL.canParse(location)) return location;
+  const url = new URL(location);
+  return url.search !== '' || url.username !== '' || url.password !== '' ? '<your --manifest URL>' : location;
+}
+
 function clientUserStore(spec: string, base: string): string {
   const location = parseUserStoreSpec(spec, base);
   return location.kind === 'sqlite' ? `sqlite:${location.file}` : '<your --user-store postgres:// URL>';

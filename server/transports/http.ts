@@ -11,6 +11,7 @@ import { createBearerAuthenticator } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
 import type { Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
+import { checkingInterval } from '../http-limits.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
@@ -426,11 +427,6 @@ function whenDone(req: IncomingMessage, res: ServerResponse, done: () => void): 
   if (socket.destroyed) return once();
   res.once('close', once);
   socket.once('close', once);
-}
-
-/** Node checks the header and request timeouts on an interval (30 s by default): keep it well below them. */
-function checkingInterval(headersTimeoutMs: number): number {
-  return Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 4)));
 }
 
 /** Reads and parses the JSON body; answers 413/400 itself and returns undefined when it did. */

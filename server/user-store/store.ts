@@ -2,6 +2,7 @@
 // guards their integrity (ownership on writes, optimistic concurrency, the per-owner limit); it
 // does not compile Markdown or decide visibility, which belong to the layer above. Two backends
 // implement it: SQLite (one server) and PostgreSQL (several replicas). No MCP SDK code here.
+import type { LineLog } from '../log.js';
 import { randomBytes } from 'node:crypto';
 import type { ToolBinding } from '../../compiler/user/compile-user.js';
 
@@ -133,7 +134,7 @@ export function isUserStoreError(error: unknown, code?: UserStoreErrorCode): err
 }
 
 /** Where a store's lines go; `warn` for an outage that starts, `info` (the default) otherwise. */
-export type StoreLog = (line: string, level?: 'info' | 'warn') => void;
+export type StoreLog = LineLog;
 
 /** Options both backends take. */
 export interface UserStoreOptions {

@@ -18,22 +18,31 @@ export interface ManifestServer {
   failWith: number | undefined;
   /** Send headers, then never finish the body (a slow server) while true. */
   stall: boolean;
+  /** Mixed into every ETag: a new value republishes the same bytes under new ETags (a rebuild). */
+  etagSalt: string;
+  /** Answer `/manifest.json` with a 302 to this location while set. */
+  redirectTo: string | undefined;
   readonly counts: { ok: number; notModified: number; failed: number };
   close(): Promise<void>;
 }
 
-const etagOf = (text: string): string => `"${createHash('sha256').update(text).digest('hex').slice(0, 16)}"`;
+const etagOf = (text: string, salt: string): string => `"${createHash('sha256').update(salt).update(text).digest('hex').slice(0, 16)}"`;
 
 export async function startManifestServer(initial: Published): Promise<ManifestServer> {
   let published = initial;
   const counts = { ok: 0, notModified: 0, failed: 0 };
-  const state = { failWith: undefined as number | undefined, stall: false };
+  const state = { failWith: undefined as number | undefined, stall: false, etagSalt: '', redirectTo: undefined as string | undefined };
   const server = http.createServer((request, response) => {
-    const url = request.url ?? '/';
+    // The query (a token, say) names the same file, as on a bucket.
+    const url = (request.url ?? '/').split('?')[0]!;
     const hop = /^\/hop\/(\d+)(\/.*)$/.exec(url);
     if (hop) {
       const left = Number(hop[1]);
       response.writeHead(302, { location: left > 1 ? `/hop/${left - 1}${hop[2]}` : hop[2] }).end();
+      return;
+    }
+    if (state.redirectTo !== undefined && url === '/manifest.json') {
+      response.writeHead(302, { location: state.redirectTo }).end();
       return;
     }
     if (state.failWith !== undefined) {
@@ -51,7 +60,7 @@ export async function startManifestServer(initial: Published): Promise<ManifestS
       response.write(body.slice(0, 10));
       return; // never ends: the client's time limit must
     }
-    const etag = etagOf(body);
+    const etag = etagOf(body, state.etagSalt);
     if (request.headers['if-none-match'] === etag) {
       counts.notModified += 1;
       response.writeHead(304, { etag }).end();
@@ -78,6 +87,18 @@ export async function startManifestServer(initial: Published): Promise<ManifestS
     },
     set stall(value) {
       state.stall = value;
+    },
+    get etagSalt() {
+      return state.etagSalt;
+    },
+    set etagSalt(value) {
+      state.etagSalt = value;
+    },
+    get redirectTo() {
+      return state.redirectTo;
+    },
+    set redirectTo(value) {
+      state.redirectTo = value;
     },
     counts,
     close: () =>

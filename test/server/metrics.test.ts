@@ -2,6 +2,7 @@
 // a real MCP client, parsed as Prometheus text; and the serve flags through the real bin.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMetricsServer, type MetricsServerHandle } from '../../server/metrics.js';
@@ -109,6 +110,26 @@ describe('GET /metrics', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
+
+  it('drops sockets that never finish their headers within about the 5 s timeout, so slow clients cannot hold the port', async () => {
+    const { hostname, port } = new URL(metricsServer.url);
+    const started = performance.now();
+    // As many as the listener takes (64), each sending half a request line and then nothing.
+    const closed = Array.from(
+      { length: 64 },
+      () =>
+        new Promise<number>((resolve) => {
+          const socket = net.connect(Number(port), hostname, () => socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'));
+          socket.on('error', () => {});
+          socket.resume(); // reads the 408, so that the server's end of the connection is seen
+          socket.on('close', () => resolve(performance.now() - started));
+        }),
+    );
+    const slowest = Math.max(...(await Promise.all(closed)));
+    // Node's default check runs every 30 s: without a shorter one these stayed ~30 s.
+    expect(slowest).toBeLessThan(9_000);
+    expect((await fetch(`${metricsServer.url}/metrics`)).status).toBe(200);
+  }, 20_000);
 
   it('keeps a registry per runtime: two runtimes in one process count apart', async () => {
     const other = await startRuntime({ manifestFile, metrics: true, watch: false });

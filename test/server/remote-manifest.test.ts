@@ -3,7 +3,7 @@
 // URL + .sig and verified before the swap; a tampered publish, a 5xx, a stalled server, an
 // oversized body and too many redirects each leave the last good version serving and say why,
 // without stalling requests; the cache boots a server whose URL is down, and is verified too.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ let server: ManifestServer;
 let dir: string;
 const runtimes: Runtime[] = [];
 const POLL_MS = 100;
+const DEMO_PRINCIPALS = path.resolve(import.meta.dirname, '../../examples/principals.demo.yaml');
 
 const text = (marker: string): string => serializeManifest(makeManifest(STANDARD_CAPABILITIES, { marker }));
 const revisionOf = (manifest: string): string => (JSON.parse(manifest) as { revision: string }).revision;
@@ -74,6 +75,19 @@ describe('polling a manifest URL', () => {
     server.publish(await signed(next));
     await eventually(() => expect(runtime.health().revision).toBe(revisionOf(next)));
     expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null, signedBy: signing.kid });
+  });
+
+  it('takes the new ETag of the same bytes republished (a rebuild): the polls after it are 304s again', async () => {
+    const runtime = await start();
+    await eventually(() => expect(server.counts.notModified).toBeGreaterThanOrEqual(2));
+    const served = runtime.manifests.snapshot;
+    server.etagSalt = 'rebuilt';
+    const before = server.counts.notModified;
+    await eventually(() => expect(server.counts.notModified).toBeGreaterThanOrEqual(before + 3));
+    // One full download for the new ETag, then 304s; the same bytes are not activated again.
+    expect(server.counts.ok).toBe(2);
+    expect(runtime.manifests.snapshot).toBe(served);
+    expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null });
   });
 
   it('stops polling when the start fails after the manifest was fetched', async () => {
@@ -168,6 +182,25 @@ describe('polling a manifest URL', () => {
     await expect(start({ url: 'http://example.com/manifest.json' })).rejects.toThrow(/http:\/\/ is allowed only on loopback/);
   });
 
+  it('refuses a URL with a user name or password, given or reached by a redirect, and never repeats the password', async () => {
+    expect(urlRefusal(new URL('https://deploy:pw@example.com/m.json'), false)).toMatch(/user name or password/);
+    expect(urlRefusal(new URL('https://deploy@example.com/m.json'), false)).toMatch(/user name or password/);
+    const withPassword = server.url.replace('http://', 'http://deploy:S3CRET-PASS@');
+    const refused = (await start({ url: withPassword }).then(
+      () => new Error('started'),
+      (error: unknown) => error,
+    )) as Error;
+    expect(refused).toBeInstanceOf(LoadError);
+    expect(refused.message).toMatch(/a URL with a user name or password \(user:password@\) is not fetched/);
+    expect(refused.message).not.toContain('S3CRET');
+
+    const runtime = await start();
+    server.redirectTo = withPassword.replace('S3CRET-PASS', 'REDIRECT-PASS');
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/refused a redirect: a URL with a user name or password/));
+    expect(JSON.stringify(runtime.health())).not.toContain('REDIRECT-PASS');
+    expect(runtime.health().revision).toBe(revisionOf(text('a')));
+  });
+
   it('a URL that answers at start with a manifest that fails verification is refused (LoadError)', async () => {
     server.publish({ manifest: text('a') });
     const refused = start();
@@ -236,5 +269,40 @@ describe('capreg serve --manifest URL (the bin)', () => {
       /capreg serve: manifest http:\/\/127\.0\.0\.1:\d+\/manifest\.json refused: cannot fetch it: it could not be fetched \(ECONNREFUSED\)/,
     );
     expect(down.stderr).not.toContain('s3cret');
+  });
+
+  it('prints no part of the URL that may hold a secret at start, and logs a refused poll at warn', async () => {
+    const child = spawn(
+      process.execPath,
+      serveArgv([
+        '--http',
+        '--port',
+        '0',
+        '--principals',
+        DEMO_PRINCIPALS,
+        '--manifest',
+        `${server.url}?token=s3cret-token`,
+        '--poll-interval',
+        '0.2',
+        '--log-level',
+        'warn',
+      ]),
+      { cwd: dir, env: { PATH: process.env['PATH'] ?? '' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => expect(stderr).toContain('A real key is any long random secret'), 15_000);
+      expect(stderr).toContain('"<your --manifest URL>"');
+      // Broken bytes: refused, the last good version kept, and said at warn (the level asked for).
+      server.publish({ manifest: '{"schemaVersion": 1' });
+      await eventually(() => expect(stderr).toMatch(/"level":"warn"[^\n]*manifest reload rejected/), 10_000);
+      expect(stderr).not.toContain('s3cret-token');
+      expect(stderr).not.toMatch(/"level":"info"/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 });

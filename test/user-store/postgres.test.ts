@@ -358,7 +358,9 @@ if (!url) {
       await setup.close();
       await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${secret}' CONNECTION LIMIT 1`);
       const database = (await admin.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;
-      await admin.query(`GRANT CREATE ON DATABASE ${database} TO ${role}; GRANT ALL ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      await admin.query(
+        `GRANT CREATE ON DATABASE ${database} TO ${role}; GRANT ALL ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
+      );
       const limitedUrl = new URL(databaseUrl);
       limitedUrl.username = role;
       limitedUrl.password = secret;
