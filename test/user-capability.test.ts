@@ -125,6 +125,26 @@ describe('compileUserCapability', () => {
     });
   });
 
+  it('refuses a NUL or a lone surrogate, which a store could not keep as written, and takes surrogate pairs', () => {
+    const VALID_WORKFLOW = markdown(
+      GOOD_FRONTMATTER,
+      '\n1. Load [automation](capability:personal-automation) and schedule the report.\n\nNever schedule without asking.\n',
+    );
+    const valid = compileUserCapability(VALID_WORKFLOW, catalog);
+    expect(valid.ok).toBe(true);
+    for (const [bad, message] of [
+      [`${VALID_WORKFLOW}\u0000`, /NUL character/],
+      [`${VALID_WORKFLOW}\ud800 x`, /lone UTF-16 surrogate/],
+      [`${VALID_WORKFLOW}x \udfff`, /lone UTF-16 surrogate/],
+    ] as const) {
+      expect(compileUserCapability(bad, catalog)).toEqual({
+        ok: false,
+        diagnostics: [expect.objectContaining({ message: expect.stringMatching(message) as unknown })],
+      });
+    }
+    expect(compileUserCapability(`${VALID_WORKFLOW}\nEmoji are fine: \u{1F600}.\n`, catalog).ok).toBe(true);
+  });
+
   it('refuses markdown without frontmatter with a positioned diagnostic', () => {
     const result = compileUserCapability('# Just a title\n\nNever guess.\n', catalog);
     expect(result.ok).toBe(false);

@@ -68,6 +68,9 @@ export function budgetDiagnostic(budgetMs: number): Diagnostic {
   };
 }
 
+/** In `u` mode a surrogate that is not half of a pair is matched as one code point. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * @param catalog the capabilities and toolsets the author can see right now; links to anything
  *   else are reported exactly like links to capabilities that do not exist.
@@ -90,6 +93,14 @@ export function compileUserCapability(
   if (bytes > limit) return { ok: false, diagnostics: [sizeDiagnostic(bytes, limit)] };
   if (markdown.includes('\u0000')) {
     return { ok: false, diagnostics: [{ ...sizeDiagnostic(0, limit), message: 'the capability contains a NUL character; it must be text' }] };
+  }
+  // A lone UTF-16 surrogate is no character: a store would keep it as U+FFFD, so what is served
+  // would differ from what was checked and acknowledged.
+  if (LONE_SURROGATE.test(markdown)) {
+    return {
+      ok: false,
+      diagnostics: [{ ...sizeDiagnostic(0, limit), message: 'the capability contains a lone UTF-16 surrogate; it must be well-formed Unicode text' }],
+    };
   }
 
   const document = parseCapability(USER_CAPABILITY_FILE, markdown);
