@@ -72,8 +72,8 @@ export type LineLog = (line: string, level?: 'info' | 'warn') => void;
 
 /**
  * The `(line) => void` callback the server's parts log through, as structured records: the line is
- * the message, minus the `capreg serve: ` prefix that plain stderr lines carried. `info` unless the
- * part says `warn` (the user store, for an outage that starts).
+ * the message, minus the `capreg serve: ` prefix that plain stderr lines carried, at the level the
+ * part gives (`info` by default).
  */
 export function lineLogger(logger: Logger): LineLog {
   return (line, level = 'info') => logger[level](line.replace(/^capreg (serve|user store): /, ''));

@@ -338,14 +338,14 @@ function listenFailure(error: NodeJS.ErrnoException, host: string, port: number)
   }
 }
 
-/** `--user-store` for a printed configuration: an absolute SQLite path, and never a database password. */
-/** The manifest location for the printed stdio configuration: a URL whose query or user part may hold a secret is not printed. */
+/** `--manifest` for a printed configuration: never a URL whose query or user part may hold a secret. */
 function clientManifest(location: string): string {
   if (!isManifestUrl(location) || !URL.canParse(location)) return location;
   const url = new URL(location);
   return url.search !== '' || url.username !== '' || url.password !== '' ? '<your --manifest URL>' : location;
 }
 
+/** `--user-store` for a printed configuration: an absolute SQLite path, and never a database password. */
 function clientUserStore(spec: string, base: string): string {
   const location = parseUserStoreSpec(spec, base);
   return location.kind === 'sqlite' ? `sqlite:${location.file}` : '<your --user-store postgres:// URL>';
