@@ -31,7 +31,13 @@ const etagOf = (text: string, salt: string): string => `"${createHash('sha256').
 export async function startManifestServer(initial: Published): Promise<ManifestServer> {
   let published = initial;
   const counts = { ok: 0, notModified: 0, failed: 0 };
-  const state = { failWith: undefined as number | undefined, stall: false, etagSalt: '', redirectTo: undefined as string | undefined };
+  // The switches a test sets: the handle returned is this object, so the handler sees each change.
+  const state: Pick<ManifestServer, 'failWith' | 'stall' | 'etagSalt' | 'redirectTo'> = {
+    failWith: undefined,
+    stall: false,
+    etagSalt: '',
+    redirectTo: undefined,
+  };
   const server = http.createServer((request, response) => {
     // The query (a token, say) names the same file, as on a bucket.
     const url = (request.url ?? '/').split('?')[0]!;
@@ -71,34 +77,10 @@ export async function startManifestServer(initial: Published): Promise<ManifestS
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  return Object.assign(state, {
     url: `http://127.0.0.1:${port}/manifest.json`,
-    publish: (next) => {
+    publish: (next: Published) => {
       published = next;
-    },
-    get failWith() {
-      return state.failWith;
-    },
-    set failWith(status) {
-      state.failWith = status;
-    },
-    get stall() {
-      return state.stall;
-    },
-    set stall(value) {
-      state.stall = value;
-    },
-    get etagSalt() {
-      return state.etagSalt;
-    },
-    set etagSalt(value) {
-      state.etagSalt = value;
-    },
-    get redirectTo() {
-      return state.redirectTo;
-    },
-    set redirectTo(value) {
-      state.redirectTo = value;
     },
     counts,
     close: () =>
@@ -106,5 +88,5 @@ export async function startManifestServer(initial: Published): Promise<ManifestS
         server.closeAllConnections();
         server.close(() => resolve());
       }),
-  };
+  });
 }
