@@ -4,21 +4,16 @@
 // implement it: SQLite (one server) and PostgreSQL (several replicas). No MCP SDK code here.
 import type { LineLog } from '../log.js';
 import { randomBytes } from 'node:crypto';
-import type { ToolBinding } from '../../compiler/user/compile-user.js';
+import type { CompiledUserCapability, ToolBinding } from '../../compiler/user/compile-user.js';
 
 export type { ToolBinding };
 
-/** What a caller saves: the Markdown and the fields compiled out of it. */
-export interface UserCapabilityData {
+/**
+ * What a caller saves: the Markdown and the fields compiled out of it. The served body is not
+ * stored: it is rendered from the Markdown when it is served (renderStoredProtocol).
+ */
+export interface UserCapabilityData extends Omit<CompiledUserCapability, 'protocol'> {
   markdown: string;
-  name: string;
-  description: string;
-  whenToUse: string[];
-  /** Declared: the platform capability ids the author may draw on. */
-  uses: string[];
-  /** Delivered: the capability ids the body actually links to. */
-  dependencies: string[];
-  toolBindings: ToolBinding[];
 }
 
 export interface UserCapabilityRecord extends UserCapabilityData {
