@@ -3,6 +3,7 @@
 // principals reload), the client gets `notifications/resources/list_changed`.
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import {
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
@@ -111,17 +112,40 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
 /** How long a session whose input ended still waits for answers to requests already received. */
 export const END_OF_INPUT_GRACE_MS = 5_000;
 
-/** The SDK's stdio transport, also tracking which requests are still unanswered. */
-class AnsweringStdioTransport extends StdioServerTransport {
-  private readonly unanswered = new Set<RequestId>();
-  private onAnswered: (() => void) | undefined;
+/**
+ * Requests read and not yet answered at most (an answer counts once stdout has taken it): past it, or
+ * while stdout holds more than its high-water mark, no more input is read. A client that writes
+ * requests and never reads its answers would otherwise have every answer held in memory, often
+ * thousands of times its request (and cancelling each request once answered must not get around it).
+ */
+export const MAX_UNANSWERED = 64;
 
-  constructor(stdin: Readable, stdout: Writable) {
-    super(stdin, stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
+/**
+ * The SDK's stdio transport, also tracking which requests are still unanswered, and reading no
+ * more input while MAX_UNANSWERED of them are or stdout is full.
+ */
+class AnsweringStdioTransport extends StdioServerTransport {
+  /** Unanswered requests by id, with how many were sent with that id. */
+  private readonly unanswered = new Map<RequestId, number>();
+  private unansweredCount = 0;
+  private onAnswered: (() => void) | undefined;
+  /** Set while stdout is over its high-water mark: resolves on its drain. */
+  private draining: Promise<void> | undefined;
+  private holding = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+  ) {
+    super(input, output, { maxBufferSize: MAX_MESSAGE_BYTES });
     // Runs before the server's own handler (the SDK chains an onmessage set before connect).
     this.onmessage = (message) => {
-      if (isJSONRPCRequest(message)) this.unanswered.add(message.id);
-      else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      if (isJSONRPCRequest(message)) {
+        this.unanswered.set(message.id, (this.unanswered.get(message.id) ?? 0) + 1);
+        this.unansweredCount += 1;
+        this.pauseOrResumeInput();
+      } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
         // A cancelled request gets no answer.
         const requestId: unknown = message.params?.['requestId'];
         if (typeof requestId === 'string' || typeof requestId === 'number') this.settle(requestId);
@@ -129,9 +153,14 @@ class AnsweringStdioTransport extends StdioServerTransport {
     };
   }
 
+  // As the SDK's send, with one drain listener for all the answers waiting on it (not one each).
   override async send(message: JSONRPCMessage): Promise<void> {
     try {
-      await super.send(message);
+      if (!this.output.write(serializeMessage(message))) {
+        const drained = this.drained();
+        this.pauseOrResumeInput();
+        await drained;
+      }
     } finally {
       if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
         if (message.id !== undefined) this.settle(message.id);
@@ -139,9 +168,14 @@ class AnsweringStdioTransport extends StdioServerTransport {
     }
   }
 
+  override async close(): Promise<void> {
+    this.closed = true;
+    await super.close();
+  }
+
   /** Resolves once every request received so far has been answered, or after `timeoutMs`. */
   answered(timeoutMs: number): Promise<void> {
-    if (this.unanswered.size === 0) return Promise.resolve();
+    if (this.unansweredCount === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.onAnswered = () => {
@@ -151,8 +185,32 @@ class AnsweringStdioTransport extends StdioServerTransport {
     });
   }
 
+  private drained(): Promise<void> {
+    this.draining ??= new Promise<void>((resolve) => {
+      this.output.once('drain', () => {
+        this.draining = undefined;
+        this.pauseOrResumeInput();
+        resolve();
+      });
+    });
+    return this.draining;
+  }
+
+  private pauseOrResumeInput(): void {
+    const hold = this.unansweredCount >= MAX_UNANSWERED || this.draining !== undefined;
+    if (hold === this.holding) return;
+    this.holding = hold;
+    if (hold) this.input.pause();
+    else if (!this.closed) this.input.resume();
+  }
+
   private settle(id: RequestId): void {
-    this.unanswered.delete(id);
-    if (this.unanswered.size === 0) this.onAnswered?.();
+    const count = this.unanswered.get(id);
+    if (count === undefined) return;
+    if (count > 1) this.unanswered.set(id, count - 1);
+    else this.unanswered.delete(id);
+    this.unansweredCount -= 1;
+    this.pauseOrResumeInput();
+    if (this.unansweredCount === 0) this.onAnswered?.();
   }
 }
