@@ -21,6 +21,10 @@ export const SKILLS_TTL_MS = 60_000;
 /** Entries per `skills/list` page. */
 export const SKILLS_PAGE_SIZE = 200;
 const MAX_CURSOR_LENGTH = 32;
+/** Longest stretch a listing's first rendering keeps the event loop before letting requests run. */
+export const RENDER_SLICE_MS = 10;
+
+const yieldToRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export interface SkillResource {
   uri: string;
@@ -96,8 +100,8 @@ export class Skills {
   readonly #protocolTool: string;
   /** Rendered once per served capability (a manifest load makes new ones). */
   readonly #platform = new WeakMap<ServedCapability, ServedSkill>();
-  /** Entries of a caller class's listing, as long as the catalog keeps that listing. */
-  readonly #listings = new WeakMap<CatalogListing, readonly SkillEntry[]>();
+  /** Entries of a caller class's listing, as long as the catalog keeps that listing (being rendered, or rendered). */
+  readonly #listings = new WeakMap<CatalogListing, Promise<readonly SkillEntry[]>>();
   readonly #manifestCapabilities = new WeakMap<Catalog, ReadonlyMap<string, ManifestCapability>>();
 
   constructor(names: ToolNames) {
@@ -108,7 +112,7 @@ export class Skills {
   async list(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined): Promise<readonly SkillEntry[]> {
     if (users === undefined) return this.#platformEntries(catalog, caller, catalog.visibleCapabilities(caller.grants));
     const listing = await users.listing(caller, catalog);
-    const platform = this.#platformEntries(catalog, caller, listing.platform);
+    const platform = await this.#platformEntries(catalog, caller, listing.platform);
     if (listing.user.length === 0) return platform;
     const own: SkillEntry[] = [];
     for (const entry of listing.user) {
@@ -140,18 +144,33 @@ export class Skills {
     return skill;
   }
 
-  #platformEntries(catalog: Catalog, caller: Caller, listing: CatalogListing): readonly SkillEntry[] {
+  /** One build per listing: concurrent first calls of a class wait for the same one. */
+  #platformEntries(catalog: Catalog, caller: Caller, listing: CatalogListing): Promise<readonly SkillEntry[]> {
     let entries = this.#listings.get(listing);
     if (entries === undefined) {
-      const built: SkillEntry[] = [];
-      for (const row of listing.capabilities) {
-        const capability = catalog.accessibleCapability(caller.grants, row.id);
-        if (capability !== undefined) built.push(this.#platformSkill(catalog, capability).entry);
-      }
-      entries = Object.freeze(built);
+      entries = this.#renderEntries(catalog, caller, listing);
       this.#listings.set(listing, entries);
+      entries.catch(() => this.#listings.delete(listing));
     }
     return entries;
+  }
+
+  /**
+   * The listing's skills, rendered on its first call after a manifest load (at 10,000 capabilities,
+   * most of a second) in slices of at most RENDER_SLICE_MS, with other requests served between them.
+   */
+  async #renderEntries(catalog: Catalog, caller: Caller, listing: CatalogListing): Promise<readonly SkillEntry[]> {
+    const built: SkillEntry[] = [];
+    let until = performance.now() + RENDER_SLICE_MS;
+    for (const row of listing.capabilities) {
+      if (performance.now() >= until) {
+        await yieldToRequests();
+        until = performance.now() + RENDER_SLICE_MS;
+      }
+      const capability = catalog.accessibleCapability(caller.grants, row.id);
+      if (capability !== undefined) built.push(this.#platformSkill(catalog, capability).entry);
+    }
+    return Object.freeze(built);
   }
 
   #platformSkill(catalog: Catalog, capability: ServedCapability): ServedSkill {
