@@ -142,11 +142,22 @@ function rewriteCatalogInstructions(body: string, dependencies: readonly string[
 }
 
 /**
- * The frontmatter as YAML: every value a double-quoted JSON string (valid YAML, no type guessing).
- * A run of three hyphens is escaped so that no reader splitting the file on `---` cuts it short.
+ * Characters JSON leaves as they are but a YAML file may not hold as they are: DEL, the C1 controls and
+ * U+FFFE/U+FFFF are not printable (YAML 1.2; PyYAML refuses the file), NEL, LS and PS are line breaks
+ * to a YAML 1.1 reader (NEL is folded into a space), and a BOM is invisible. Written as `\uXXXX`.
+ */
+const YAML_ESCAPED = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
+
+/**
+ * The frontmatter as YAML: every value a double-quoted JSON string (valid YAML, no type guessing),
+ * with YAML_ESCAPED characters escaped. A run of three hyphens is escaped so that no reader
+ * splitting the file on `---` cuts it short.
  */
 export function frontmatterYaml(frontmatter: SkillFrontmatter): string {
-  const quote = (value: string): string => JSON.stringify(value).replace(/-(?=--)/g, '\\x2d');
+  const quote = (value: string): string =>
+    JSON.stringify(value)
+      .replace(/-(?=--)/g, '\\x2d')
+      .replace(YAML_ESCAPED, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const lines = [`name: ${quote(frontmatter.name)}`, `description: ${quote(frontmatter.description)}`, 'metadata:'];
   for (const [key, value] of Object.entries(frontmatter.metadata)) lines.push(`  ${quote(key)}: ${quote(value)}`);
   return `${lines.join('\n')}\n`;

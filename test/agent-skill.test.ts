@@ -105,6 +105,20 @@ describe('renderAgentSkill', () => {
     );
   });
 
+  it('writes only characters a YAML file may hold as they are: DEL, C1 controls, NEL, LS, PS, BOM, U+FFFE/U+FFFF escaped', () => {
+    // YAML 1.2's non-printable characters (PyYAML refused the file: "unacceptable character #x007f"),
+    // and the characters a YAML 1.1 reader takes as line breaks (PyYAML read "a\u0085b" as "a b").
+    // (JSON escapes the C0 controls itself.)
+    const unsafe = /[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
+    const text = 'a\u007fb\u0085c\u0086d\u009fe\u2028f\u2029g\ufeffh\ufffei\uffffj \\u007f';
+    const skill = renderAgentSkill(source({ description: text, whenToUse: [text], tags: [text] }));
+    const frontmatter = /^---\n([\s\S]*?\n)---\n/.exec(skill.text)?.[1] ?? '';
+    expect(frontmatter).not.toMatch(unsafe);
+    expect(frontmatterOf(skill.text)).toEqual(skill.frontmatter);
+    expect(parseFrontmatter(skill.text)[0]).toEqual(skill.frontmatter);
+    expect(skill.frontmatter.description.startsWith(text)).toBe(true);
+  });
+
   it('escapes a run of three hyphens so a reader splitting on --- is not cut short', () => {
     const skill = renderAgentSkill(source({ description: 'before --- after ----' }));
     expect(skill.text.split('---')).toHaveLength(3);
