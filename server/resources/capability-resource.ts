@@ -2,11 +2,12 @@
 // list and every read are authorized against the caller at that moment, like the tools. Every read
 // that yields no protocol (unknown, forbidden, malformed or traversing URI) gets the same -32602.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListResourcesRequestSchema, McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { CAPABILITY_SCHEME } from '../../compiler/contract.js';
 import { askedFor } from '../audit.js';
 import type { CatalogListing } from '../catalog.js';
+import { invalidCursorMessage, pageOf } from '../pages.js';
 import type { ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 
@@ -14,6 +15,8 @@ import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 const CAPABILITY_URI_PREFIX = `${CAPABILITY_SCHEME}//`;
 /** The resource's registered name, also its label in the request metrics. */
 const CAPABILITY_RESOURCE = 'capability-protocol';
+/** Resources per `resources/list` page (10,000 capabilities were one 3.3 MB answer, ~150 ms of the event loop each call). */
+export const RESOURCES_PAGE_SIZE = 200;
 
 // Params are taken loosely and checked here: the SDK's ReadResourceRequestSchema would refuse a missing
 // or non-string `uri` with its own message (../invalid-params.ts) instead of the uniform error.
@@ -69,9 +72,8 @@ function resourcesOf(listing: CatalogListing): Resource[] {
 }
 
 export function registerCapabilityResource(server: McpServer, deps: ToolDeps): void {
-  const template = new ResourceTemplate('capability://{capabilityId}', {
-    list: () => ({ resources: resourcesOf(deps.catalog().visibleCapabilities(deps.caller().grants)) }),
-  });
+  // Listed by the resources/list handler below, in pages.
+  const template = new ResourceTemplate('capability://{capabilityId}', { list: undefined });
   server.registerResource(
     CAPABILITY_RESOURCE,
     template,
@@ -82,6 +84,12 @@ export function registerCapabilityResource(server: McpServer, deps: ToolDeps): v
     },
     (uri) => readCapability(deps, uri.href),
   );
+  // Replaces the SDK's list handler, which answers every resource at once and ignores the cursor.
+  server.server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    const page = pageOf(resourcesOf(deps.catalog().visibleCapabilities(deps.caller().grants)), request.params?.cursor, RESOURCES_PAGE_SIZE);
+    if (page === undefined) throw new McpError(ErrorCode.InvalidParams, invalidCursorMessage('resources/list'));
+    return page.nextCursor === undefined ? { resources: [...page.items] } : { resources: [...page.items], nextCursor: page.nextCursor };
+  });
   // Replaces the SDK's read handler, which parses the URI with `new URL` first (a malformed one was
   // an internal error, -32603) and names the URI in its own not-found message. Lists stay the SDK's.
   server.server.setRequestHandler(LooseReadResourceRequestSchema, (request) => readCapability(deps, requestParam(request.params, 'uri')));

@@ -9,6 +9,7 @@ import type { ToolNames } from '../../compiler/contract.js';
 import type { ManifestCapability } from '../../compiler/types.js';
 import type { Catalog, CatalogListing, ServedCapability } from '../catalog.js';
 import type { Caller } from '../identity.js';
+import { invalidCursorMessage, pageOf } from '../pages.js';
 import { isUserCapabilityId, STORE_UNAVAILABLE_MESSAGE, type UserCapabilities, type UserCatalogEntry } from '../user-capabilities.js';
 
 export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
@@ -20,7 +21,6 @@ const USER_SKILL_PATH = 'user';
 export const SKILLS_TTL_MS = 60_000;
 /** Entries per `skills/list` page. */
 export const SKILLS_PAGE_SIZE = 200;
-const MAX_CURSOR_LENGTH = 32;
 /** Longest stretch a listing's first rendering keeps the event loop before letting requests run. */
 export const RENDER_SLICE_MS = 10;
 
@@ -231,25 +231,9 @@ export interface SkillsPage {
   nextCursor?: string;
 }
 
-/** One page of a listing. The cursor is the offset of the next page, opaque to hosts. */
+/** One page of a listing (server/pages.ts). */
 export function skillsPage(entries: readonly SkillEntry[], cursor: unknown): SkillsPage {
-  let start = 0;
-  if (cursor !== undefined) {
-    const offset = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH ? decodeCursor(cursor) : undefined;
-    if (offset === undefined || offset > entries.length)
-      throw new SkillsError('invalid-cursor', 'invalid cursor: pass back a nextCursor from skills/list, or none for the first page');
-    start = offset;
-  }
-  const end = Math.min(entries.length, start + SKILLS_PAGE_SIZE);
-  const skills = entries.slice(start, end);
-  return end < entries.length ? { skills, nextCursor: encodeCursor(end) } : { skills };
-}
-
-function encodeCursor(offset: number): string {
-  return Buffer.from(`o${offset}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): number | undefined {
-  const match = /^o([1-9]\d{0,8})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return match === null ? undefined : Number(match[1]);
+  const page = pageOf(entries, cursor, SKILLS_PAGE_SIZE);
+  if (page === undefined) throw new SkillsError('invalid-cursor', invalidCursorMessage('skills/list'));
+  return page.nextCursor === undefined ? { skills: page.items } : { skills: page.items, nextCursor: page.nextCursor };
 }
