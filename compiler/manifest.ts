@@ -59,27 +59,43 @@ export function parseManifest(text: string): ManifestParseResult {
       error: `manifest schemaVersion ${version} is not supported (this capreg reads schemaVersion ${MANIFEST_SCHEMA_VERSION}); rebuild it with a matching capreg`,
     };
   }
-  const validateManifestShape = manifestShapeValidator();
-  if (!validateManifestShape(data)) {
-    const first = validateManifestShape.errors?.[0];
-    return {
-      ok: false,
-      error: `manifest does not match its schema: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`,
-    };
-  }
+  const shapeError = shapeProblem(data);
+  if (shapeError !== undefined) return { ok: false, error: shapeError };
   const manifest = data as unknown as Manifest;
   const expected = manifestIntegrity(manifest);
   if (expected !== manifest.integrity) {
     return { ok: false, error: 'manifest integrity check failed: its content does not match its integrity digest' };
   }
+  const catalogError = catalogProblem(manifest);
+  if (catalogError !== undefined) return { ok: false, error: catalogError };
+  return { ok: true, manifest };
+}
+
+/**
+ * Why a manifest's content would be refused by its readers (parseManifest), or undefined. A build
+ * checks what it is about to write with it: a registry that turned off the rules that keep every
+ * capability whole (frontmatter-schema, id-matches-folder) would otherwise write a manifest that
+ * serve and export refuse.
+ */
+export function manifestContentProblem(manifest: Manifest): string | undefined {
+  return shapeProblem(manifest) ?? catalogProblem(manifest);
+}
+
+function shapeProblem(data: object): string | undefined {
+  const validateManifestShape = manifestShapeValidator();
+  if (validateManifestShape(data)) return undefined;
+  const first = validateManifestShape.errors?.[0];
+  return `manifest does not match its schema: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`;
+}
+
+/** Each capability once, and rule settings this capreg checks user capabilities with. */
+function catalogProblem(manifest: Manifest): string | undefined {
   const ids = new Set<string>();
   for (const capability of manifest.capabilities) {
-    if (ids.has(capability.id)) return { ok: false, error: `manifest lists capability "${capability.id}" twice` };
+    if (ids.has(capability.id)) return `manifest lists capability "${capability.id}" twice`;
     ids.add(capability.id);
   }
-  const rulesError = checkRuleSettings(manifest.rules ?? {});
-  if (rulesError !== undefined) return { ok: false, error: rulesError };
-  return { ok: true, manifest };
+  return checkRuleSettings(manifest.rules ?? {});
 }
 
 /** Settings for a rule this capreg does not run on user capabilities, or options it refuses, are refused. */

@@ -88,12 +88,26 @@ async function writeBuild(
   result: CompileResult,
   source: Manifest['source'],
 ): Promise<{ summary: string; outputs: { path: string; content: string | Uint8Array }[] }> {
-  const [{ emitManifest }, { manifestBytes }] = await Promise.all([import('../../compiler/compile.js'), import('../../compiler/manifest.js')]);
+  const [{ emitManifest }, { manifestBytes, manifestContentProblem }] = await Promise.all([
+    import('../../compiler/compile.js'),
+    import('../../compiler/manifest.js'),
+  ]);
   const manifest = emitManifest(result, {
     source,
     generator: `capreg ${CAPREG_VERSION}`,
     ...(settings.builtAt ? { builtAt: settings.builtAt } : {}),
   });
+  // Lint passed, but a registry may have turned off the rules that keep each capability whole: a
+  // manifest that serve and export would refuse is not written.
+  const problem = manifestContentProblem(manifest);
+  if (problem !== undefined) {
+    const index = /^manifest does not match its schema: \/capabilities\/(\d+)/.exec(problem)?.[1];
+    const capability = index === undefined ? undefined : manifest.capabilities[Number(index)];
+    throw new UsageError(
+      `the manifest would be refused by serve and export (${problem}${capability ? `; capability "${String(capability.id)}"` : ''}), so nothing was written: ` +
+        'turn frontmatter-schema and id-matches-folder back on in capreg.config.yaml and fix what they report',
+    );
+  }
   const manifestPath = path.join(settings.outDir, BUILD_OUTPUTS.manifest);
   // Made once, as bytes: the signature, the file and the build record take them (a manifest of
   // 10,000 capabilities is ~70 MB, and each encoding of its text took ~0.5 s).

@@ -234,6 +234,23 @@ describe('capreg build: nothing written on error', () => {
     expect(result.stderr).toMatch(/^capreg build: invalid configuration: capreg\.config\.yaml:2:1: /);
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
   });
+
+  // Found by an attack pass: with these rules off, lint passed and the build wrote a manifest with
+  // `protocol_version: undefined` in its protocol, or one capability twice, which serve and export refuse.
+  it('a manifest its readers would refuse (rules that keep capabilities whole turned off) is exit 2 and writes nothing', async () => {
+    const config = 'rules:\n  frontmatter-schema: off\n  negative-rules: off\n  id-matches-folder: off\n';
+    const broken = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': '---\nid: gamma\nname: 5\n---\n\n# Gamma\n' });
+    const refused = await run(['build', '--no-cache'], { cwd: broken });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('/capabilities/2 must have required property \'description\'; capability "gamma"), so nothing was written');
+    expect(fs.existsSync(path.join(broken, 'dist'))).toBe(false);
+
+    const twice = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': cleanProtocol('beta') });
+    const duplicate = await run(['build', '--no-cache'], { cwd: twice });
+    expect(duplicate.code).toBe(2);
+    expect(duplicate.stderr).toContain('manifest lists capability "beta" twice), so nothing was written');
+    expect(fs.existsSync(path.join(twice, 'dist'))).toBe(false);
+  });
 });
 
 describe('capreg build: source from Git', () => {
