@@ -39,9 +39,15 @@ export function registryIndex(registry: LintRegistry): CapabilityIndex {
  * that a capability that reads the same in both trees is analyzed once (analyzeCapability is pure).
  */
 export function registryAnalysis(registry: LintRegistry, analyze: (source: SearchSource) => AnalyzedCapability = analyzeCapability): AnalyzedCapability[] {
+  // The ranker tells capabilities apart by id. A second folder with an id already taken is an error
+  // of id-matches-folder, and of the gate at a base ref (where lint does not run) or with that rule
+  // off; it is not ranked, so that the first in path order answers as it would alone.
+  const ids = new Set<string>();
   return registry.capabilities.flatMap((capability) => {
-    const source = searchSourceOf(capability, registry.toolsets);
-    return source === undefined ? [] : [analyze(source)];
+    const source = ids.has(capability.id) ? undefined : searchSourceOf(capability, registry.toolsets);
+    if (source === undefined) return [];
+    ids.add(capability.id);
+    return [analyze(source)];
   });
 }
 

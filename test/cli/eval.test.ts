@@ -40,6 +40,21 @@ describe('capreg eval', () => {
     expect(result.stdout).toContain('5 requests of 2 capabilities: recall@1 1.00  recall@3 1.00  MRR 1.00; every expectation met');
   });
 
+  // Found by an attack pass: with id-matches-folder off, two folders of one id lint clean, and eval
+  // died with "internal error: Segment: duplicate capability id" and a stack trace.
+  it('two folders of one id (id-matches-folder off): the first in path order is ranked, no crash', () => {
+    const root = tempRegistry({
+      'capreg.config.yaml': 'rules:\n  id-matches-folder: off\n',
+      'capabilities/work-reporting/PROTOCOL.md': REPORTS,
+      'capabilities/work-reporting/evals.yaml': 'shouldMatch: [weekly report please]\n',
+      'capabilities/zz-copy/PROTOCOL.md': REPORTS,
+    });
+    const result = runBin(['eval', '--no-cache'], { cwd: root });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('1 requests of 1 capabilities: recall@1 1.00');
+  });
+
   it('a miss: exit 1, the request at its line with what came first instead; json and markdown agree', () => {
     const root = tempRegistry({
       'capabilities/work-reporting/PROTOCOL.md': REPORTS,

@@ -450,6 +450,28 @@ describe.concurrent('capreg check: capabilities are paired by folder', () => {
   });
 });
 
+describe.concurrent('capreg check: two folders of one id at the base', () => {
+  // Found by an attack pass: the base's catalog went to the ranker with the id twice, and the check
+  // died with "internal error: Segment: duplicate capability id" and a stack trace (exit 2).
+  it('is an error of the gate, not a crash of the routing comparison', async ({ expect }) => {
+    const dir = scenario();
+    fs.cpSync(path.join(dir, 'capabilities/archive'), path.join(dir, 'capabilities/twin'), { recursive: true });
+    commitAll(dir, 'a second folder serving archive');
+    git(dir, 'tag', '-f', 'base');
+    fs.rmSync(path.join(dir, 'capabilities/twin'), { recursive: true });
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.json.diagnostics.filter((d) => d.severity === 'error')).toEqual([
+      expect.objectContaining({
+        file: 'capabilities/twin/PROTOCOL.md',
+        ruleId: 'version-bump',
+        message:
+          "at base: serves id `archive` from folder `twin`; the version gate pairs capabilities by folder, so it cannot compare this capability (make the id its folder's name)",
+      }),
+    ]);
+  });
+});
+
 describe.concurrent('capreg check: a parse cache in the pull request', () => {
   /** Make every cached document of `from`'s bytes claim `to`'s: what a committed, hand-made cache can do. */
   function forgeCache(root: string, from: string, to: string): number {
