@@ -359,7 +359,15 @@ class Walk {
 
   private alias(node: Alias, depth: number, range: Range | undefined): number {
     const target = node.resolve(this.doc);
-    if (!target) return 1;
+    if (!target) {
+      // Else the value's conversion fails, and its message was taken for an alias bomb's.
+      this.problem(
+        'yaml-syntax',
+        `invalid YAML: the alias *${node.source} names no anchor before it; write &${node.source} on a value above it, or write the value out`,
+        range,
+      );
+      return 1;
+    }
     if (this.open.has(target)) {
       this.problem('non-json', `the alias *${node.source} is inside its own anchor: a recursive structure has no JSON form`, range);
       return 1;

@@ -71,6 +71,16 @@ describe('nesting limit', () => {
     expect(problems('a: &x [*x]\n')).toEqual(['1:8 non-json']);
   });
 
+  // Found by an attack pass: these were reported as "YAML aliases expand too much (over 100 alias
+  // expansions)", at the document's first alias.
+  it('says an alias without an anchor before it is one, at the alias', () => {
+    expect(problems('a: 1\nb: *nope\n')).toEqual(['2:4 yaml-syntax']);
+    expect(read('b: *later\nc: &later 1\n').problems[0]?.message).toBe(
+      'invalid YAML: the alias *later names no anchor before it; write &later on a value above it, or write the value out',
+    );
+    expect(problems('a: &x 1\nb: *x\nc: *y\n')).toEqual(['3:4 yaml-syntax']);
+  });
+
   it('refuses aliases that make the value much larger than the text, whatever the alias count', () => {
     // 99 aliases of one scalar: within the alias count, and 99 copies of the scalar.
     const fanOut = (scalar: string, aliases: number): string =>
