@@ -135,7 +135,9 @@ const OPTIONAL_FIELDS = [
 /** The manifest entry of one capability that passed lint; `minLength` of duplicate-content, unless it is off. */
 export function manifestCapability(capability: LintCapability, paragraphMinLength?: number): ManifestCapability {
   const { document } = capability;
-  const fm = document.frontmatter.data as unknown as CapabilityFrontmatter;
+  // As written, not as lint's well-typed view: with frontmatter-schema off a field of the wrong type
+  // reaches the manifest, whose check (manifestContentProblem) then refuses it rather than drop it.
+  const fm = (document.frontmatter.data ?? {}) as unknown as CapabilityFrontmatter;
   const references = linkedCapabilities(document.links);
   const entry: ManifestCapability = {
     id: fm.id,

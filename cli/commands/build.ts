@@ -101,10 +101,12 @@ async function writeBuild(
   // manifest that serve and export would refuse is not written.
   const problem = manifestContentProblem(manifest);
   if (problem !== undefined) {
+    // The entry's file: the first capability whose frontmatter gave it its id (or none).
     const index = /^manifest does not match its schema: \/capabilities\/(\d+)/.exec(problem)?.[1];
-    const capability = index === undefined ? undefined : manifest.capabilities[Number(index)];
+    const entry = index === undefined ? undefined : manifest.capabilities[Number(index)];
+    const file = entry && result.registry.capabilities.find(({ document }) => document.frontmatter.data?.id === entry.id)?.document.file;
     throw new UsageError(
-      `the manifest would be refused by serve and export (${problem}${capability ? `; capability "${String(capability.id)}"` : ''}), so nothing was written: ` +
+      `the manifest would be refused by serve and export (${problem}${file ? `, from ${file}` : ''}), so nothing was written: ` +
         'turn frontmatter-schema and id-matches-folder back on in capreg.config.yaml and fix what they report',
     );
   }

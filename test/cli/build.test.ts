@@ -242,8 +242,14 @@ describe('capreg build: nothing written on error', () => {
     const broken = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': '---\nid: gamma\nname: 5\n---\n\n# Gamma\n' });
     const refused = await run(['build', '--no-cache'], { cwd: broken });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('/capabilities/2 must have required property \'description\'; capability "gamma"), so nothing was written');
+    expect(refused.stderr).toContain("/capabilities/2 must have required property 'description', from capabilities/gamma/PROTOCOL.md), so nothing was written");
     expect(fs.existsSync(path.join(broken, 'dist'))).toBe(false);
+
+    // Frontmatter that is no mapping made the build crash (internal error, stack trace).
+    const notMapping = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': '---\n- a list\n---\n\n# Gamma\n' });
+    const listed = await run(['build', '--no-cache'], { cwd: notMapping });
+    expect(listed.code).toBe(2);
+    expect(listed.stderr).toContain("must have required property 'id', from capabilities/gamma/PROTOCOL.md), so nothing was written");
 
     const twice = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': cleanProtocol('beta') });
     const duplicate = await run(['build', '--no-cache'], { cwd: twice });
