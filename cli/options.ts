@@ -10,17 +10,22 @@ export async function pickFormatter(name: string | undefined, options: { gate: b
   throw new UsageError(`unknown --format "${name}"; expected one of ${offered.join(', ')}`);
 }
 
-/** The last second a JavaScript Date holds: 100,000,000 days after 1970. */
-const MAX_EPOCH_SECONDS = 8_640_000_000_000;
+/**
+ * The last second of year 9999 (9999-12-31T23:59:59Z). A later Date is written with a six-digit
+ * year (`+010000-01-01T…`): no `YYYY-MM-DD` for the protocol_updated that `capreg new` writes (its
+ * scaffold then failed lint), nor an RFC 3339 `builtAt`.
+ */
+const MAX_EPOCH_SECONDS = 253_402_300_799;
 
 /** `SOURCE_DATE_EPOCH` as an ISO time (reproducible builds), or undefined when unset. */
 export function builtAtFrom(env: NodeJS.ProcessEnv): string | undefined {
   const epoch = env.SOURCE_DATE_EPOCH;
   if (epoch === undefined || epoch === '') return undefined;
   if (!/^\d+$/.test(epoch)) throw new UsageError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not "${epoch}"`);
-  const date = new Date(Number(epoch) * 1000);
-  if (Number.isNaN(date.getTime())) throw new UsageError(`SOURCE_DATE_EPOCH ${epoch} is past the last date a timestamp can hold (${MAX_EPOCH_SECONDS})`);
-  return date.toISOString();
+  if (Number(epoch) > MAX_EPOCH_SECONDS) {
+    throw new UsageError(`SOURCE_DATE_EPOCH ${epoch} is past the last second of year 9999 (${MAX_EPOCH_SECONDS}), the last date written YYYY-MM-DD`);
+  }
+  return new Date(Number(epoch) * 1000).toISOString();
 }
 
 /**

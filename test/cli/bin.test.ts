@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanProtocol, REPO_ROOT, run, runBin, tempRegistry } from './helpers.js';
+import { cleanProtocol, REPO_ROOT, run, runBin, tempRegistry, type RunResult } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 
@@ -46,14 +46,20 @@ describe('bin/capreg.js', () => {
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
   });
 
-  it('refuses a SOURCE_DATE_EPOCH past the last date a timestamp can hold instead of crashing', () => {
+  // Up to year 9999: 8640000000000 (the last second a Date holds) made `new` write
+  // `protocol_updated: +275760-09`, a scaffold that fails lint (found by an attack pass).
+  it('refuses a SOURCE_DATE_EPOCH past year 9999 instead of crashing or writing a date that is no YYYY-MM-DD', () => {
     const root = tempRegistry();
-    expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: '99999999999999999999' } })).toEqual({
+    const refused = (epoch: string): RunResult => ({
       code: 2,
       stdout: '',
-      stderr: 'capreg new: SOURCE_DATE_EPOCH 99999999999999999999 is past the last date a timestamp can hold (8640000000000)\n',
+      stderr: `capreg new: SOURCE_DATE_EPOCH ${epoch} is past the last second of year 9999 (253402300799), the last date written YYYY-MM-DD\n`,
     });
-    expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: '8640000000000' } }).code).toBe(0);
+    for (const epoch of ['99999999999999999999', '8640000000000', '253402300800']) {
+      expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: epoch } })).toEqual(refused(epoch));
+    }
+    expect(runBin(['new', 'first'], { cwd: root, env: { SOURCE_DATE_EPOCH: '253402300799' } }).code).toBe(0);
+    expect(fs.readFileSync(path.join(root, 'capabilities/first/PROTOCOL.md'), 'utf8')).toContain('\nprotocol_updated: 9999-12-31\n');
   });
 
   it('reports problems with exit 1, as stylish text by default', () => {
