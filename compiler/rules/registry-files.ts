@@ -15,7 +15,10 @@ export function readInstead(path: string): string | undefined {
   const folder = path.slice(0, slash);
   const name = path.slice(slash + 1).toLowerCase();
   if (name === 'protocol.md' && pathDepth(path) === 2) return `${folder}/PROTOCOL.md`;
-  if (path.startsWith(`${TOOLSETS_FOLDER}/`) && pathDepth(path) === 2 && /\.(ya?ml|json)$/.test(name)) return `${path.replace(/\.[^.]+$/, '')}.yaml`;
+  if (path.startsWith(`${TOOLSETS_FOLDER}/`) && /\.(ya?ml|json)$/.test(name)) {
+    // Only the files right in capabilities/toolsets/ are read: one in a folder below it is moved up.
+    return `${TOOLSETS_FOLDER}/${path.slice(slash + 1).replace(/\.[^.]+$/, '')}.yaml`;
+  }
   if (folder === 'capabilities' && /^toolsets\.(ya?ml|json)$/.test(name)) return TOOLSETS_FILE;
   if (pathDepth(path) === 2 && /^evals\.(ya?ml|json)$/.test(name)) return `${folder}/evals.yaml`;
   return undefined;

@@ -105,6 +105,9 @@ describe('rule registry-files: files named nearly as one capreg reads', () => {
       'capabilities/toolsets.yml': 'x: {}\n',
       'capabilities/toolsets/billing.yml': 'x: {}\n',
       'capabilities/toolsets/README.md': 'About the toolsets.\n',
+      // Found by an attack pass: a toolsets file in a folder below capabilities/toolsets/ was skipped without a word.
+      'capabilities/toolsets/billing/invoices.yaml': 'x: {}\n',
+      'capabilities/toolsets/old/billing.yml': 'x: {}\n',
     });
     const found = lintWith(registryFiles, input).filter((d) => d.messageId !== 'noProtocol');
     expect(found.map((d) => `${d.file} ${d.severity} ${d.message}`)).toEqual([
@@ -114,6 +117,8 @@ describe('rule registry-files: files named nearly as one capreg reads', () => {
       'capabilities/beta/protocol.md warning capreg does not read this file: it reads capabilities/beta/PROTOCOL.md; rename it, or remove it',
       'capabilities/toolsets.yml warning capreg does not read this file: it reads capabilities/toolsets.yaml; rename it, or remove it',
       'capabilities/toolsets/billing.yml warning capreg does not read this file: it reads capabilities/toolsets/billing.yaml; rename it, or remove it',
+      'capabilities/toolsets/billing/invoices.yaml warning capreg does not read this file: it reads capabilities/toolsets/invoices.yaml; rename it, or remove it',
+      'capabilities/toolsets/old/billing.yml warning capreg does not read this file: it reads capabilities/toolsets/billing.yaml; rename it, or remove it',
     ]);
   });
 });
