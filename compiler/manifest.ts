@@ -60,15 +60,21 @@ export function parseManifest(text: string): ManifestParseResult {
     };
   }
   const shapeError = shapeProblem(data);
-  if (shapeError !== undefined) return { ok: false, error: shapeError };
+  if (shapeError !== undefined) return { ok: false, error: shapeError.message };
   const manifest = data as unknown as Manifest;
   const expected = manifestIntegrity(manifest);
   if (expected !== manifest.integrity) {
     return { ok: false, error: 'manifest integrity check failed: its content does not match its integrity digest' };
   }
   const catalogError = catalogProblem(manifest);
-  if (catalogError !== undefined) return { ok: false, error: catalogError };
+  if (catalogError !== undefined) return { ok: false, error: catalogError.message };
   return { ok: true, manifest };
+}
+
+/** Why readers refuse a manifest, and the capability entry it is in (its index), when it is in one. */
+export interface ManifestProblem {
+  message: string;
+  capabilityIndex?: number;
 }
 
 /**
@@ -77,25 +83,28 @@ export function parseManifest(text: string): ManifestParseResult {
  * capability whole (frontmatter-schema, id-matches-folder) would otherwise write a manifest that
  * serve and export refuse.
  */
-export function manifestContentProblem(manifest: Manifest): string | undefined {
+export function manifestContentProblem(manifest: Manifest): ManifestProblem | undefined {
   return shapeProblem(manifest) ?? catalogProblem(manifest);
 }
 
-function shapeProblem(data: object): string | undefined {
+function shapeProblem(data: object): ManifestProblem | undefined {
   const validateManifestShape = manifestShapeValidator();
   if (validateManifestShape(data)) return undefined;
   const first = validateManifestShape.errors?.[0];
-  return `manifest does not match its schema: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`;
+  const message = `manifest does not match its schema: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`;
+  const index = /^\/capabilities\/(\d+)(?:\/|$)/.exec(first?.instancePath ?? '')?.[1];
+  return index === undefined ? { message } : { message, capabilityIndex: Number(index) };
 }
 
 /** Each capability once, and rule settings this capreg checks user capabilities with. */
-function catalogProblem(manifest: Manifest): string | undefined {
+function catalogProblem(manifest: Manifest): ManifestProblem | undefined {
   const ids = new Set<string>();
-  for (const capability of manifest.capabilities) {
-    if (ids.has(capability.id)) return `manifest lists capability "${capability.id}" twice`;
+  for (const [index, capability] of manifest.capabilities.entries()) {
+    if (ids.has(capability.id)) return { message: `manifest lists capability "${capability.id}" twice`, capabilityIndex: index };
     ids.add(capability.id);
   }
-  return checkRuleSettings(manifest.rules ?? {});
+  const rulesError = checkRuleSettings(manifest.rules ?? {});
+  return rulesError === undefined ? undefined : { message: rulesError };
 }
 
 /** Settings for a rule this capreg does not run on user capabilities, or options it refuses, are refused. */

@@ -102,11 +102,10 @@ async function writeBuild(
   const problem = manifestContentProblem(manifest);
   if (problem !== undefined) {
     // The entry's file: the first capability whose frontmatter gave it its id (or none).
-    const index = /^manifest does not match its schema: \/capabilities\/(\d+)/.exec(problem)?.[1];
-    const entry = index === undefined ? undefined : manifest.capabilities[Number(index)];
+    const entry = problem.capabilityIndex === undefined ? undefined : manifest.capabilities[problem.capabilityIndex];
     const file = entry && result.registry.capabilities.find(({ document }) => document.frontmatter.data?.id === entry.id)?.document.file;
     throw new UsageError(
-      `the manifest would be refused by serve and export (${problem}${file ? `, from ${file}` : ''}), so nothing was written: ` +
+      `the manifest would be refused by serve and export (${problem.message}${file ? `, from ${file}` : ''}), so nothing was written: ` +
         'turn frontmatter-schema and id-matches-folder back on in capreg.config.yaml and fix what they report',
     );
   }

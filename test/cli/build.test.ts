@@ -254,7 +254,7 @@ describe('capreg build: nothing written on error', () => {
     const twice = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': cleanProtocol('beta') });
     const duplicate = await run(['build', '--no-cache'], { cwd: twice });
     expect(duplicate.code).toBe(2);
-    expect(duplicate.stderr).toContain('manifest lists capability "beta" twice), so nothing was written');
+    expect(duplicate.stderr).toContain('manifest lists capability "beta" twice, from capabilities/');
     expect(fs.existsSync(path.join(twice, 'dist'))).toBe(false);
   });
 });
