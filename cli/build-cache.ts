@@ -31,7 +31,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
-import { writeFileAtomic } from '../server/atomic-write.js';
+import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
@@ -345,6 +345,7 @@ export async function recordBuild(
     if (!record.outputs.every((output) => allowed.has(output.path))) return;
     const text = JSON.stringify(record);
     if (text.length > MAX_RECORD_BYTES / 4 && Buffer.byteLength(text) > MAX_RECORD_BYTES) return;
+    await removeStaleTemporaries([buildCacheFile(root)]);
     await writeFileAtomic(buildCacheFile(root), text, { sync: false });
   } catch {
     // A cache that cannot be written only costs speed.

@@ -27,6 +27,7 @@ import { sha256Hex } from '../compiler/canonical.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, SourceFile, TextBlock } from '../compiler/types.js';
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
+import { removeStaleTemporaries } from '../server/atomic-write.js';
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
@@ -356,6 +357,8 @@ export async function parseWithCache(
   const writers = new Map<number, ShardWriter>();
   try {
     await mkdir(directory, { recursive: true });
+    // What an interrupted build (Ctrl-C, SIGKILL) left of its shards: nothing else removes it.
+    await removeStaleTemporaries(Array.from({ length: SHARDS }, (_, index) => path.join(directory, `${index}.bin`)));
     wanted.forEach((entries, index) => {
       if (!sameKeys(entries, shards[index]!)) writers.set(index, new ShardWriter(path.join(directory, `${index}.bin`)));
     });

@@ -6,7 +6,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { renderClientSkill } from '../../compiler/skill.js';
-import { writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
+import { removeStaleTemporaries, writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
 import { KEY_FILE_LIMITS, readBounded } from '../../server/read-file.js';
 import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
 import { BUILD_OUTPUTS, DEFAULT_OUT_DIR } from '../build-outputs.js';
@@ -118,6 +118,8 @@ async function writeBuild(
   // Ed25519 signatures are deterministic: the same manifest and key give the same .sig.
   const signature = settings.signingKey ? `${await signDetached(bytes, settings.signingKey)}\n` : undefined;
   try {
+    // A build killed while it wrote (Ctrl-C, SIGKILL) left a temporary file as large as the manifest.
+    await removeStaleTemporaries([manifestPath, signaturePath, skillPath]);
     if (signature === undefined) {
       // A signature left from an earlier signed build would not match this manifest.
       await rm(signaturePath, { force: true });

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../server/atomic-write.js';
@@ -45,5 +46,35 @@ describe('cache writes go through writeFileAtomic', () => {
       (entry) => !entry.endsWith('in-the-way') && !/^(?:build\.json|documents|documents\/\d+\.bin)$/.test(entry),
     );
     expect(left).toEqual([]);
+  });
+});
+
+describe('what an interrupted build left behind', () => {
+  it('the next build removes the temporary files of writers that no longer run, and keeps those of a running one', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 20; i += 1) files[`capabilities/cap-${i}/PROTOCOL.md`] = cleanProtocol(`cap-${i}`);
+    const root = tempRegistry(files);
+    // A build killed (Ctrl-C, SIGKILL) between writing and renaming: its pid runs no more.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const documents = path.join(root, '.capreg', 'cache', 'documents');
+    const dist = path.join(root, 'dist');
+    const left = [
+      path.join(documents, `.3.bin.${dead}.0123abcd.tmp`),
+      path.join(documents, `.15.bin.${dead}.89abcdef.tmp`),
+      path.join(root, '.capreg', 'cache', `.build.json.${dead}.00000000.tmp`),
+      path.join(dist, `.manifest.json.${dead}.deadbeef.tmp`),
+      path.join(dist, 'skill', `.SKILL.md.${dead}.feedf00d.tmp`),
+    ];
+    const running = path.join(documents, `.3.bin.${process.pid}.0123abcd.tmp`);
+    const unrelated = path.join(dist, `.notes.${dead}.0123abcd.tmp`);
+    for (const file of [...left, running, unrelated]) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, 'x'.repeat(1000));
+    }
+    const result = runBin(['build'], { cwd: root });
+    expect(result.code).toBe(0);
+    for (const file of left) expect(fs.existsSync(file), file).toBe(false);
+    expect(fs.existsSync(running)).toBe(true);
+    expect(fs.existsSync(unrelated)).toBe(true);
   });
 });
