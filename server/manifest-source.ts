@@ -13,7 +13,7 @@ import type { ToolNames } from '../compiler/contract.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
-import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, type ReadLimits } from './read-file.js';
+import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, readOutstanding, TIMED_OUT, type ReadLimits } from './read-file.js';
 import { LoadError, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
 import { MANIFEST_SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES, verifyDetached, type VerificationKeys } from './signature.js';
 
@@ -123,14 +123,14 @@ export async function openManifestSource(options: ManifestSourceOptions): Promis
 type PairRead =
   | { ok: true; bytes: Buffer; signature: string | undefined; etag?: string | undefined }
   | { ok: true; notModified: true }
-  | { ok: false; reason: string; unreachable?: boolean };
+  | { ok: false; reason: string; unreachable?: boolean; timedOut?: boolean };
 
 /** The manifest and its `.sig` as one pair: a manifest replaced while the two were read is read again. */
 async function readFilePair(file: string, limits: ReadLimits): Promise<PairRead> {
   const signatureFile = `${file}${MANIFEST_SIGNATURE_SUFFIX}`;
   for (let attempt = 0; ; attempt++) {
     const manifest = await readBounded(file, limits);
-    if (!manifest.ok) return { ok: false, reason: `cannot read it: ${manifest.reason}` };
+    if (!manifest.ok) return { ok: false, reason: `cannot read it: ${manifest.reason}`, timedOut: manifest.identity === TIMED_OUT };
     const signature = await readBounded(signatureFile, { maxBytes: MAX_SIGNATURE_BYTES, timeoutMs: limits.timeoutMs });
     let after: string;
     try {
@@ -142,7 +142,9 @@ async function readFilePair(file: string, limits: ReadLimits): Promise<PairRead>
       await sleep(PAIR_RETRY_MS);
       continue;
     }
-    if (!signature.ok && !signature.identity.startsWith('missing:ENOENT')) return { ok: false, reason: `cannot read its signature: ${signature.reason}` };
+    if (!signature.ok && !signature.identity.startsWith('missing:ENOENT')) {
+      return { ok: false, reason: `cannot read its signature: ${signature.reason}`, timedOut: signature.identity === TIMED_OUT };
+    }
     return { ok: true, bytes: Buffer.from(manifest.text, 'utf8'), signature: signature.ok ? signature.text : undefined };
   }
 }
@@ -252,7 +254,7 @@ interface VerifiedOptions {
 
 type Decision =
   | { kind: 'activate'; served: ServedManifest; digest: string; bytes: Buffer; signature: string | undefined; etag: string | undefined }
-  | { kind: 'refuse'; reason: string; digest: string }
+  | { kind: 'refuse'; reason: string; digest: string; timedOut?: boolean }
   | { kind: 'same'; etag: string | undefined }
   | { kind: 'not-modified' };
 
@@ -262,6 +264,8 @@ export class VerifiedManifestStore implements ManifestStore {
   #etag: string | undefined;
   #lastReloadError: string | null = null;
   #lastAttemptDigest: string;
+  /** The last read of a file timed out (see ReloadableFile.retryDue). */
+  #timedOut = false;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #listeners = new Set<(next: Snapshot<ServedManifest>, previous: Snapshot<ServedManifest>) => void>();
 
@@ -303,6 +307,10 @@ export class VerifiedManifestStore implements ManifestStore {
     return this.#lastReloadError;
   }
 
+  get retryDue(): boolean {
+    return this.#timedOut && !readOutstanding(this.file) && !readOutstanding(`${this.file}${MANIFEST_SIGNATURE_SUFFIX}`);
+  }
+
   /** The ETag the served version was fetched with (for `If-None-Match`), if any. */
   get etag(): string | undefined {
     return this.#etag;
@@ -327,6 +335,7 @@ export class VerifiedManifestStore implements ManifestStore {
 
   async #reloadNow(): Promise<ReloadOutcome> {
     const decided = await readAndVerify(this.#options, this.#lastAttemptDigest);
+    this.#timedOut = decided.kind === 'refuse' && decided.timedOut === true;
     switch (decided.kind) {
       case 'not-modified':
         // Sent only with the served version's ETag: what is served is what is published.
@@ -394,7 +403,7 @@ async function readAndVerify(options: VerifiedOptions, lastDigest: string | unde
   for (let attempt = 0; attempt < PAIR_ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(PAIR_RETRY_MS);
     const pair = await options.read();
-    if (!pair.ok) return { kind: 'refuse', reason: pair.reason, digest: '' };
+    if (!pair.ok) return { kind: 'refuse', reason: pair.reason, digest: '', timedOut: pair.timedOut === true };
     if ('notModified' in pair) return { kind: 'not-modified' };
     // The origin is part of it: the same manifest from the URL replaces the cache's copy.
     const digest = createHash('sha256')

@@ -26,6 +26,8 @@ export interface ManifestStore {
   readonly snapshot: Snapshot<ServedManifest>;
   readonly current: ServedManifest;
   readonly lastReloadError: string | null;
+  /** The last read of the file timed out: read it again, though it did not change. */
+  readonly retryDue: boolean;
   onActivate(listener: (next: Snapshot<ServedManifest>, previous: Snapshot<ServedManifest>) => void): () => void;
   reload(): Promise<ReloadOutcome>;
 }

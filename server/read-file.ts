@@ -35,6 +35,17 @@ export function fileIdentity(stats: BigIntStats): string {
   return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`;
 }
 
+/**
+ * The identity of a read that did not finish in time: nothing on disk tells when the file can be
+ * read again (a network mount that hung, a server stopped mid-read), so a reload must be retried.
+ */
+export const TIMED_OUT = 'timeout';
+
+/** Whether a read of `file` that timed out has still not returned (readBounded starts no other meanwhile). */
+export function readOutstanding(file: string): boolean {
+  return abandoned.has(file);
+}
+
 /** The identity recorded for a path that could not be opened or stat'ed at all. */
 export function missingIdentity(error: unknown): string {
   return `missing:${errorCode(error)}`;
@@ -67,13 +78,13 @@ const overLimit = (limits: ReadLimits): string => `it grew over the limit of ${l
  */
 export async function readBounded(file: string, limits: ReadLimits): Promise<ReadResult> {
   // An abandoned read still holds one of libuv's few threads; never start a second one.
-  if (abandoned.has(file)) return { ok: false, reason: 'an earlier read of it has not returned yet', identity: 'timeout' };
+  if (abandoned.has(file)) return { ok: false, reason: 'an earlier read of it has not returned yet', identity: TIMED_OUT };
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
   const timeout = new Promise<ReadResult>((resolve) => {
     timer = setTimeout(() => {
       timedOut = true;
-      resolve({ ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: 'timeout' });
+      resolve({ ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: TIMED_OUT });
     }, limits.timeoutMs);
   });
   const reading = readWithin(file, limits, Date.now() + limits.timeoutMs);
@@ -112,7 +123,7 @@ async function readWithin(file: string, limits: ReadLimits, deadline: number): P
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
       if (total > limits.maxBytes) return { ok: false, reason: overLimit(limits), identity };
-      if (Date.now() >= deadline) return { ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity };
+      if (Date.now() >= deadline) return { ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: TIMED_OUT };
     }
     return { ok: true, text: Buffer.concat(chunks, total).toString('utf8'), identity };
   } catch (error) {

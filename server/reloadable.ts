@@ -4,7 +4,17 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, readBoundedSync, type ReadLimits, type ReadResult } from './read-file.js';
+import {
+  DEFAULT_READ_LIMITS,
+  fileIdentity,
+  missingIdentity,
+  readBounded,
+  readBoundedSync,
+  readOutstanding,
+  TIMED_OUT,
+  type ReadLimits,
+  type ReadResult,
+} from './read-file.js';
 import type { LineLog } from './log.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -56,6 +66,8 @@ export class ReloadableFile<T> {
   #lastAttemptDigest: string;
   /** The identity of the file as last read (or failed to read): a different one means re-read. */
   #lastIdentity: string;
+  /** The last read did not finish in time: the file did not change, yet it must be read again. */
+  #timedOut = false;
   /** Reads are numbered when they start; a read that finishes after a newer one was decided is dropped. */
   #readsStarted = 0;
   #lastDecided = 0;
@@ -96,6 +108,15 @@ export class ReloadableFile<T> {
     return this.#lastReloadError;
   }
 
+  /**
+   * Whether the last read timed out and none of it still runs: no event will come when the file can
+   * be read again (a hung mount that recovered, a server stopped mid-read), so the watch's safety
+   * net reloads it.
+   */
+  get retryDue(): boolean {
+    return this.#timedOut && !readOutstanding(this.file);
+  }
+
   /** Called after every activation with the new and the previous version. */
   onActivate(listener: (next: Snapshot<T>, previous: Snapshot<T>) => void): () => void {
     this.#listeners.add(listener);
@@ -133,6 +154,7 @@ export class ReloadableFile<T> {
     if (started < this.#lastDecided) return 'unchanged';
     this.#lastDecided = started;
     this.#lastIdentity = read.identity;
+    this.#timedOut = read.identity === TIMED_OUT;
     // During a non-atomic replace the file is briefly missing; the next event brings it back.
     if (!read.ok) return this.#reject(`cannot read ${this.label}: ${read.reason}`, null);
     const digest = digestText(read.text);

@@ -154,8 +154,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     };
-    for (const file of source.watchFiles) watches.push(watchFile(file, () => reloadInBackground(manifests, log, metrics), watchOptions));
-    if (principalsStore) watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log, metrics), watchOptions));
+    for (const file of source.watchFiles) {
+      watches.push(watchFile(file, () => reloadInBackground(manifests, log, metrics), { ...watchOptions, retryDue: () => manifests.retryDue }));
+    }
+    if (principalsStore) {
+      const retryDue = (): boolean => principalsStore.retryDue;
+      watches.push(watchFile(principalsStore.file, () => reloadInBackground(principalsStore, log, metrics), { ...watchOptions, retryDue }));
+    }
     await Promise.all(watches.map((watch) => watch.ready));
   }
 

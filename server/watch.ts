@@ -22,6 +22,8 @@ export interface WatchOptions {
   /** Interval of the stat safety net. */
   pollMs?: number;
   log?: (line: string) => void;
+  /** Asked by the safety net: the last reload must run again though nothing changed (a read that timed out). */
+  retryDue?: () => boolean;
 }
 
 /** Like the kernel's limit on symlinks followed in one lookup (ELOOP). */
@@ -195,7 +197,7 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
       } catch (error) {
         identity = missingIdentity(error);
       }
-      if (lastIdentity !== undefined && identity !== lastIdentity) changed();
+      if ((lastIdentity !== undefined && identity !== lastIdentity) || options.retryDue?.() === true) changed();
       lastIdentity = identity;
     } finally {
       polling = false;
