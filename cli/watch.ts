@@ -2,10 +2,10 @@
 // or to capreg.config.yaml, through one CompileSession (only the changed files are read and
 // parsed again). Status lines (stderr) start with the local time; stdout keeps the formatter's
 // exact output. Stops on SIGINT or SIGTERM, after the compile in progress, and with exit code 2
-// when the registry holds more files or folders than limits.maxFiles (see countWatched); then the
-// compile in progress is dropped (it read a registry the watch no longer follows), and the line
-// that says why is the last one.
-import { opendirSync, realpathSync } from 'node:fs';
+// when the registry holds more files or folders than limits.maxFiles (see countWatched), or when
+// the root folder itself is removed, moved away or replaced; then the compile in progress is
+// dropped (it read a registry the watch no longer follows), and the line that says why is the last one.
+import { opendirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
@@ -41,6 +41,12 @@ export function describeCompile(compiled: SessionCompile, elapsedMs: number): st
       ? `read the registry (${compiled.read} files, ${compiled.parsed} parsed)`
       : `${compiled.read} file(s) read, ${compiled.parsed} parsed`;
   return `${what}; linted ${capabilities} ${capabilities === 1 ? 'capability' : 'capabilities'} in ${Math.round(elapsedMs)} ms`;
+}
+
+/** Device and inode of a folder, or 'missing': a folder removed and made again is another one. */
+function folderIdentity(folder: string): string {
+  const stats = statSync(folder, { throwIfNoEntry: false });
+  return stats === undefined ? 'missing' : `${stats.dev}:${stats.ino}`;
 }
 
 /** What the watcher holds: files (a link is one, it is not followed) and folders. */
@@ -129,7 +135,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   let running = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopping = false;
-  let overLimit = false;
+  let dropping = false;
   let resolveStopped: (code: number) => void = () => undefined;
   const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
   const stop = (code: number): void => {
@@ -151,10 +157,29 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     const line = `${options.command}: stopped watching: ${refusal}\n`;
     if (reporting) lastLine = line;
     else context.stderr(line);
-    overLimit = true;
+    dropping = true;
     stop(2);
     return true;
   };
+  /**
+   * The root itself removed, moved away or replaced (`rm -rf repo && git clone …`): the watchers
+   * follow folders that are no longer the registry at its path, and would wait for ever. Checked
+   * every second and after each compile (whose read it drops); the watch says so and stops (exit 2).
+   */
+  const rootIdentity = folderIdentity(root);
+  const stoppedOnRootGone = (): boolean => {
+    if (folderIdentity(root) === rootIdentity) return false;
+    if (!stopping) {
+      const line = `${options.command}: stopped watching: ${root} was removed, moved or replaced; start the watch again\n`;
+      if (reporting) lastLine = line;
+      else context.stderr(line);
+      dropping = true;
+      stop(2);
+    }
+    return true;
+  };
+  const rootCheck = setInterval(stoppedOnRootGone, 1_000);
+  rootCheck.unref();
   /**
    * A folder was added or removed, or the config changed, since the last compile: the count is taken
    * again from the disk after the next one. chokidar misses files made in a new folder between its
@@ -177,7 +202,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
         if ('error' in compiled) maxFiles = await configuredMaxFiles();
         if (stoppedOnDiskCount()) return;
       }
-      if (overLimit) return;
+      if (dropping || stoppedOnRootGone()) return;
       reporting = true;
       try {
         if ('error' in compiled) throw compiled.error;
@@ -288,6 +313,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   process.off('SIGTERM', onSignal);
   clearTimeout(timer);
   clearTimeout(rewatchTimer);
+  clearInterval(rootCheck);
   await running;
   await Promise.all([watcher.close(), rootWatcher.close()]);
   return code;

@@ -329,6 +329,28 @@ describe('capreg lint --watch: limits.maxFiles', () => {
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
   });
 
+  for (const [label, remove] of [
+    ['removed', (root: string) => fs.rmSync(root, { recursive: true })],
+    ['moved away', (root: string) => fs.renameSync(root, `${root}.away`)],
+  ] as const) {
+    it(`stops (exit 2) when the registry root is ${label}, rather than watching what is no longer there`, { timeout: 60_000 }, async () => {
+      const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+      const watch = startWatch(['build', '--watch'], root);
+      await watch.waitFor('stderr', /watching for changes/);
+      const exited = new Promise<number | null>((resolve) => watch.child.once('exit', resolve));
+      remove(root);
+      // A root made again at the path (`rm -rf repo && git clone …`) is not the folder it watches.
+      fs.mkdirSync(path.join(root, 'capabilities/alpha'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'capabilities/alpha/PROTOCOL.md'), cleanProtocol('alpha'));
+      const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still watching'), 10_000))]);
+      if (code === 'still watching') await watch.stop();
+      expect(code).toBe(2);
+      expect(watch.stderr().trimEnd().split('\n').at(-1)).toMatch(
+        /^\d\d:\d\d:\d\d capreg build: stopped watching: .* was removed, moved or replaced; start the watch again$/,
+      );
+    });
+  }
+
   it('stops (exit 2) once the registry grows past the limit while it is watched', { timeout: 60_000 }, async () => {
     const root = tempRegistry({ 'capreg.config.yaml': config(10), 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
     const watch = startWatch(['lint', '--watch'], root);
