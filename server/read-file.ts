@@ -87,7 +87,8 @@ export async function readBounded(file: string, limits: ReadLimits): Promise<Rea
       resolve({ ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: TIMED_OUT });
     }, limits.timeoutMs);
   });
-  const reading = readWithin(file, limits, Date.now() + limits.timeoutMs);
+  // A monotonic deadline: the wall clock stepped forward during a read (NTP, a VM resumed) is not a read that took too long.
+  const reading = readWithin(file, limits, performance.now() + limits.timeoutMs);
   try {
     return await Promise.race([reading, timeout]);
   } finally {
@@ -123,7 +124,7 @@ async function readWithin(file: string, limits: ReadLimits, deadline: number): P
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
       if (total > limits.maxBytes) return { ok: false, reason: overLimit(limits), identity };
-      if (Date.now() >= deadline) return { ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: TIMED_OUT };
+      if (performance.now() >= deadline) return { ok: false, reason: `reading it took over ${limits.timeoutMs} ms`, identity: TIMED_OUT };
     }
     return { ok: true, text: Buffer.concat(chunks, total).toString('utf8'), identity };
   } catch (error) {
