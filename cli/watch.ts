@@ -5,7 +5,7 @@
 // when the registry holds more files or folders than limits.maxFiles (see countWatched), or when
 // the root folder itself is removed, moved away or replaced; then the compile in progress is
 // dropped (it read a registry the watch no longer follows), and the line that says why is the last one.
-import { opendirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, opendirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { CONFIG_FILE } from '../compiler/config.js';
@@ -218,8 +218,22 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     });
   };
   const configFile = path.resolve(root, CONFIG_FILE);
+  /**
+   * capabilities/, or the folder it links to when it is a link to a folder in the root (which the
+   * read follows): the watcher does not follow links, and would see the link, not what is under it.
+   * Taken again by each new watcher (rewatch), so a swapped link is followed.
+   */
+  const capabilitiesTarget = (): string => {
+    try {
+      if (!lstatSync(capabilities).isSymbolicLink()) return capabilities;
+      const real = realpathSync(capabilities);
+      return real.startsWith(`${realpathSync(root)}${path.sep}`) ? real : capabilities;
+    } catch {
+      return capabilities;
+    }
+  };
   const newWatcher = (): FSWatcher => {
-    const made = watch([path.join(root, 'capabilities'), configFile], {
+    const made = watch([capabilitiesTarget(), configFile], {
       ignoreInitial: true,
       ignored: (file) => path.basename(file).startsWith('.'),
       // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
@@ -235,7 +249,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   // Link targets outside capabilities/ (under it, the watcher sees them by their own paths).
   const watchedTargets = new Set<string>();
   const watchLinkTargets = (): void => {
-    const inside = `${realpathSync(path.join(root, 'capabilities'))}${path.sep}`;
+    const inside = `${realpathSync(capabilities)}${path.sep}`;
     const fresh = session.linkTargets().filter((target) => !target.startsWith(inside) && !watchedTargets.has(target));
     for (const target of fresh) watchedTargets.add(target);
     if (fresh.length > 0) watcher.add(fresh);

@@ -214,6 +214,40 @@ describe('capreg build --watch', () => {
 });
 
 describe('capreg build --watch: capabilities/ itself goes away and comes back', () => {
+  it(
+    'sees edits under capabilities/ when it is a link to a folder in the root, and under the new target once the link is swapped',
+    { timeout: 60_000 },
+    async () => {
+      const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
+      fs.renameSync(path.join(root, 'capabilities'), path.join(root, 'v1'));
+      fs.cpSync(path.join(root, 'v1'), path.join(root, 'v2'), { recursive: true });
+      fs.symlinkSync('v1', path.join(root, 'capabilities'));
+      const manifest = path.join(root, 'dist/manifest.json');
+      const watch = startWatch(['build', '--watch'], root);
+      await watch.waitFor('stderr', /wrote dist\/manifest\.json[\s\S]*watching for changes/);
+      const version = (): string | undefined =>
+        (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { capabilities: { protocolVersion: string }[] }).capabilities[0]?.protocolVersion;
+      /** Whether the manifest serves `expected` within 10 s. */
+      const serves = async (expected: string): Promise<boolean> => {
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+          if (version() === expected) return true;
+        }
+        return false;
+      };
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      fs.writeFileSync(path.join(root, 'v1/alpha/PROTOCOL.md'), cleanProtocol('alpha', { version: '1.0.1' }));
+      const sawEdit = await serves('1.0.1');
+      // A release that swaps the link (`ln -s v2 tmp && mv -T tmp capabilities`).
+      fs.symlinkSync('v2', path.join(root, 'tmp-link'));
+      fs.renameSync(path.join(root, 'tmp-link'), path.join(root, 'capabilities'));
+      const sawSwap = await serves('1.0.0');
+      fs.writeFileSync(path.join(root, 'v2/alpha/PROTOCOL.md'), cleanProtocol('alpha', { version: '1.1.0' }));
+      const sawEditAfterSwap = await serves('1.1.0');
+      expect(await watch.stop()).toBe(0);
+      expect({ sawEdit, sawSwap, sawEditAfterSwap }).toEqual({ sawEdit: true, sawSwap: true, sawEditAfterSwap: true });
+    },
+  );
+
   it('builds again once the folder is back, and keeps seeing edits in it', { timeout: 60_000 }, async () => {
     const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha') });
     const manifest = path.join(root, 'dist/manifest.json');
