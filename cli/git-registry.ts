@@ -3,6 +3,7 @@
 // size limit is fetched). Nothing is checked out and the working tree is never touched. Text files
 // go through the same size, binary and UTF-8 checks as files read from disk.
 import { spawn } from 'node:child_process';
+import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
@@ -15,7 +16,7 @@ import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem
 import { searchSorted } from './sorted.js';
 import { byCodeUnits, byKey } from '../compiler/order.js';
 
-export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'git-failed';
+export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'linked-root' | 'git-failed';
 
 /** A Git problem the user has to fix (exit 2); `code` says which. */
 export class GitRegistryError extends UsageError {
@@ -85,6 +86,8 @@ function stderrLine({ stderr, code }: GitResult): string {
 interface RepositoryState {
   /** The registry root's path inside the repository, `''` or ending in `/`. */
   prefix: string;
+  /** The repository's top folder, as git names it (links resolved). */
+  toplevel: string;
   shallow: boolean;
   /** The one commit `ref` names, when it names exactly one that exists here. */
   commit: string | undefined;
@@ -92,20 +95,39 @@ interface RepositoryState {
 
 /** One `git rev-parse` for everything the gate needs to know before reading: where, how deep, which commit. */
 async function inspectRepository(root: string, ref: string): Promise<RepositoryState> {
-  const result = await runGit(root, ['rev-parse', '--show-prefix', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
+  const result = await runGit(root, ['rev-parse', '--show-prefix', '--show-toplevel', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
   if (/not a git repository/i.test(result.stderr)) {
     throw new GitRegistryError(
       'not-a-repository',
       `${root} is not inside a Git repository; capreg check reads the base registry from Git, so run it in a clone of the registry's repository`,
     );
   }
-  const [prefix = '', shallow = '', ...rest] = result.stdout.split('\n').map((line) => line.trim());
-  // The first two lines come before the ref is looked at: without them git could not start.
+  const [prefix = '', toplevel = '', shallow = '', ...rest] = result.stdout.split('\n').map((line) => line.trim());
+  // The first three lines come before the ref is looked at: without them git could not start.
   if (shallow !== 'true' && shallow !== 'false') throw new GitRegistryError('git-failed', `cannot run git in ${root}: ${stderrLine(result)}`);
   // A range (`main..HEAD`) prints several lines and still exits 1: only one commit and success count.
   const commits = rest.filter((line) => line !== '');
   const commit = result.code === 0 && commits.length === 1 && /^[0-9a-f]{40,64}$/.test(commits[0]!) ? commits[0] : undefined;
-  return { prefix, shallow: shallow === 'true', commit };
+  return { prefix, toplevel, shallow: shallow === 'true', commit };
+}
+
+/**
+ * A folder on the way to the registry root, as the user named it, that is a link inside the
+ * repository (`reg -> other`), or undefined. Git answers for the folder a link points to, so the
+ * base would be read there: a pull request that moved the registry and left a link in its place
+ * would have every protocol compared with nothing (all "added", no bump asked). Links outside the
+ * repository (a checkout reached through one) change nothing and are let be.
+ */
+function linkInsideRepository(namedRoot: string, toplevel: string): string | undefined {
+  const inside = (folder: string): boolean => folder === toplevel || folder.startsWith(`${toplevel}${path.sep}`);
+  for (let folder = path.resolve(namedRoot); path.dirname(folder) !== folder; folder = path.dirname(folder)) {
+    try {
+      if (lstatSync(folder).isSymbolicLink() && inside(realpathSync(path.dirname(folder)))) return folder;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -491,10 +513,18 @@ export interface GitBase {
  * Resolve `ref` (every problem the user must fix is thrown here, as a GitRegistryError) and return a
  * reader for the registry at that commit, so that callers can start reading next to other work.
  */
-export async function openGitBase(root: string, ref: string): Promise<GitBase> {
+export async function openGitBase(root: string, ref: string, namedRoot: string = root): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
   const git = simpleGit({ baseDir: root });
-  const { prefix, shallow, commit } = await inspectRepository(root, ref);
+  const { prefix, toplevel, shallow, commit } = await inspectRepository(root, ref);
+  const link = linkInsideRepository(namedRoot, toplevel);
+  if (link !== undefined) {
+    throw new GitRegistryError(
+      'linked-root',
+      `the registry root ${namedRoot} is reached through ${link}, a link inside the repository; git would read the base from ` +
+        `${prefix === '' ? 'the top of the repository' : prefix} instead, so nothing would be compared; run capreg check on the folder itself (--root ${path.join(toplevel, prefix)})`,
+    );
+  }
   if (commit === undefined) throw await refError(git, root, ref, shallow);
   return {
     commit,

@@ -1,6 +1,6 @@
 // Where the registry is: `--root DIR`, else the first folder upwards from the working directory that
 // holds capreg.config.yaml or capabilities/. Never the location of capreg's own code.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from './context.js';
 
@@ -53,5 +53,20 @@ export function findRegistryRoot(cwd: string, explicitRoot?: string): string {
       );
     }
     current = parent;
+  }
+}
+
+/**
+ * `absolute` (a path found from `cwd`, which the system gives with links resolved) as the user's
+ * shell names it: from `$PWD`, which keeps the links `cd` went through, when that is the same
+ * folder as `cwd`. What the user named can differ from where it leads (`cd reg`, `reg` a link).
+ */
+export function namedPath(cwd: string, env: NodeJS.ProcessEnv, absolute: string): string {
+  const pwd = env['PWD'];
+  if (pwd === undefined || !path.isAbsolute(pwd) || pwd === cwd) return absolute;
+  try {
+    return realpathSync(pwd) === realpathSync(cwd) ? path.resolve(pwd, path.relative(cwd, absolute)) : absolute;
+  } catch {
+    return absolute;
   }
 }

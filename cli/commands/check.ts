@@ -26,7 +26,7 @@ import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
-import { findRegistryRoot } from '../root.js';
+import { findRegistryRoot, namedPath } from '../root.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
 
 /** Base documents parsed ahead, by `path\0sha256`; undefined for one over the parse budget. */
@@ -249,7 +249,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // Git first: a missing ref or a shallow clone is reported before any work is done. The base tree
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
-  const base = await openGitBase(root, values.against);
+  const base = await openGitBase(root, values.against, namedPath(context.cwd, context.env, root));
   // A cache is never source: one committed would show the next build (and, for unchanged files,
   // this gate) documents that no file of the change parses to.
   if (await base.tracksCache()) {

@@ -472,6 +472,52 @@ describe.concurrent('capreg check: two folders of one id at the base', () => {
   });
 });
 
+describe.concurrent('capreg check: a registry root reached through a link', () => {
+  // Found by an attack pass: a pull request moved the registry (`git mv reg other`), left a link
+  // `reg -> other` and changed a protocol without a bump. Git answers for the folder a link points
+  // to, so the base was read at other/, where it has nothing: every protocol "added", the gate passed.
+  function movedBehindLink(): string {
+    const dir = tempDir();
+    track(dir);
+    initRepository(dir);
+    fs.cpSync(path.join(baseDir(), 'capabilities'), path.join(dir, 'reg/capabilities'), { recursive: true });
+    commitAll(dir, 'registry in reg/');
+    git(dir, 'tag', 'base');
+    git(dir, 'mv', 'reg', 'other');
+    fs.symlinkSync('other', path.join(dir, 'reg'));
+    edits.triggerRemoved(path.join(dir, 'other'));
+    commitAll(dir, 'move the registry, leave a link, drop a trigger');
+    return dir;
+  }
+
+  it('is refused (exit 2) whether the link is named by --root or was entered with cd', async ({ expect }) => {
+    const dir = movedBehindLink();
+    for (const [cwd, args, env] of [
+      [dir, ['--root', 'reg'], {}],
+      // The system gives the working folder with links resolved; the shell's $PWD keeps the link.
+      [path.join(dir, 'other'), [], { PWD: path.join(dir, 'reg') }],
+    ] as const) {
+      const result = await runCli(['check', '--against', 'base', ...args], cwd, env);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`is reached through ${path.join(dir, 'reg')}, a link inside the repository`);
+      expect(result.stderr).toContain(`--root ${path.join(dir, 'other')}`);
+    }
+  });
+
+  it('compares as usual when the folder itself is named, or the repository is reached through a link outside it', async ({ expect }) => {
+    const dir = movedBehindLink();
+    const outside = tempDir();
+    track(outside);
+    fs.symlinkSync(dir, path.join(outside, 'checkout'));
+    for (const root of [path.join(dir, 'other'), path.join(outside, 'checkout', 'other')]) {
+      const result = await runCli(['check', '--against', 'base', '--root', root], dir);
+      // The registry moved: at the base, other/ had nothing, so each capability is new there.
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/0 changed, \d+ added, 0 removed/);
+    }
+  });
+});
+
 describe.concurrent('capreg check: a parse cache in the pull request', () => {
   /** Make every cached document of `from`'s bytes claim `to`'s: what a committed, hand-made cache can do. */
   function forgeCache(root: string, from: string, to: string): number {

@@ -189,12 +189,12 @@ export interface RunResult {
   stderr: string;
 }
 
-export async function runCli(argv: string[], cwd: string): Promise<RunResult> {
+export async function runCli(argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
     cwd,
-    env: {},
+    env,
     stdout: (text) => {
       stdout += text;
     },
