@@ -8,7 +8,7 @@
 // and another process truncating that file kills this one with SIGBUS.
 // better-sqlite3 is synchronous; each call is short, and the async interface keeps the backends
 // interchangeable.
-import { accessSync, constants, mkdirSync, type Stats, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { API_KEY_OWNER_PREFIX } from '../identity.js';
@@ -451,6 +451,15 @@ export class SqliteUserStore implements UserCapabilityStore {
         this.#verify(this.#open);
       } catch (error) {
         this.#health.failed(error as StoreUnavailableError, false);
+      }
+    } else if (!this.#closed && this.#health.current.status === 'unavailable' && existsSync(this.file)) {
+      // A file restored at the path (or the one that failed to open, fixed): opened now, as the
+      // next call would, so that /healthz follows the file rather than the last call.
+      try {
+        this.#open = this.#connect();
+        this.#health.answered(false);
+      } catch (error) {
+        this.#failure(error, false);
       }
     }
     return this.#health.current;

@@ -77,6 +77,8 @@ describe('SQLite user store: the database file changes under a running store', (
     expect(existsSync(file)).toBe(false);
 
     copyFileSync(`${file}.backup`, file);
+    // /healthz follows the file: restored is ok before any call reaches the store.
+    expect(store.health()).toEqual({ status: 'ok' });
     const after = await store.create('key:alice', sampleData('after'));
     expect(store.health()).toEqual({ status: 'ok' });
     expect((await store.listByOwner('key:alice')).map((r) => r.id).sort()).toEqual([kept.id, after.id].sort());
