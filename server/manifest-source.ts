@@ -13,7 +13,7 @@ import type { ToolNames } from '../compiler/contract.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
-import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, readOutstanding, TIMED_OUT, type ReadLimits } from './read-file.js';
+import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, TIMED_OUT, TimeoutRetry, type ReadLimits } from './read-file.js';
 import { LoadError, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
 import { MANIFEST_SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES, verifyDetached, type VerificationKeys } from './signature.js';
 
@@ -265,7 +265,7 @@ export class VerifiedManifestStore implements ManifestStore {
   #lastReloadError: string | null = null;
   #lastAttemptDigest: string;
   /** The last read of a file timed out (see ReloadableFile.retryDue). */
-  #timedOut = false;
+  readonly #retry = new TimeoutRetry();
   #queue: Promise<unknown> = Promise.resolve();
   readonly #listeners = new Set<(next: Snapshot<ServedManifest>, previous: Snapshot<ServedManifest>) => void>();
 
@@ -308,7 +308,7 @@ export class VerifiedManifestStore implements ManifestStore {
   }
 
   get retryDue(): boolean {
-    return this.#timedOut && !readOutstanding(this.file) && !readOutstanding(`${this.file}${MANIFEST_SIGNATURE_SUFFIX}`);
+    return this.#retry.due([this.file, `${this.file}${MANIFEST_SIGNATURE_SUFFIX}`]);
   }
 
   /** The ETag the served version was fetched with (for `If-None-Match`), if any. */
@@ -335,7 +335,7 @@ export class VerifiedManifestStore implements ManifestStore {
 
   async #reloadNow(): Promise<ReloadOutcome> {
     const decided = await readAndVerify(this.#options, this.#lastAttemptDigest);
-    this.#timedOut = decided.kind === 'refuse' && decided.timedOut === true;
+    this.#retry.record(decided.kind === 'refuse' && decided.timedOut === true);
     switch (decided.kind) {
       case 'not-modified':
         // Sent only with the served version's ETag: what is served is what is published.

@@ -46,6 +46,36 @@ export function readOutstanding(file: string): boolean {
   return abandoned.has(file);
 }
 
+/** The first wait before a read that timed out is tried again, doubled at each timeout in a row up to MAX_RETRY_WAIT_MS. */
+export const FIRST_RETRY_WAIT_MS = 1_000;
+export const MAX_RETRY_WAIT_MS = 60_000;
+
+/**
+ * When to read again files whose last read timed out, though nothing says they changed: once that
+ * read has returned, and after a wait that doubles while reads keep timing out, so that a file
+ * always slower than the limit is not read without a pause (each read holds one of libuv's threads).
+ */
+export class TimeoutRetry {
+  #timeouts = 0;
+  #dueAt = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** Record how the last read of the files ended. */
+  record(timedOut: boolean): void {
+    if (!timedOut) {
+      this.#timeouts = 0;
+      return;
+    }
+    this.#dueAt = this.now() + Math.min(MAX_RETRY_WAIT_MS, FIRST_RETRY_WAIT_MS * 2 ** this.#timeouts);
+    this.#timeouts += 1;
+  }
+
+  due(files: readonly string[]): boolean {
+    return this.#timeouts > 0 && this.now() >= this.#dueAt && !files.some(readOutstanding);
+  }
+}
+
 /** The identity recorded for a path that could not be opened or stat'ed at all. */
 export function missingIdentity(error: unknown): string {
   return `missing:${errorCode(error)}`;

@@ -10,8 +10,8 @@ import {
   missingIdentity,
   readBounded,
   readBoundedSync,
-  readOutstanding,
   TIMED_OUT,
+  TimeoutRetry,
   type ReadLimits,
   type ReadResult,
 } from './read-file.js';
@@ -67,7 +67,7 @@ export class ReloadableFile<T> {
   /** The identity of the file as last read (or failed to read): a different one means re-read. */
   #lastIdentity: string;
   /** The last read did not finish in time: the file did not change, yet it must be read again. */
-  #timedOut = false;
+  readonly #retry = new TimeoutRetry();
   /** Reads are numbered when they start; a read that finishes after a newer one was decided is dropped. */
   #readsStarted = 0;
   #lastDecided = 0;
@@ -114,7 +114,7 @@ export class ReloadableFile<T> {
    * net reloads it.
    */
   get retryDue(): boolean {
-    return this.#timedOut && !readOutstanding(this.file);
+    return this.#retry.due([this.file]);
   }
 
   /** Called after every activation with the new and the previous version. */
@@ -154,7 +154,7 @@ export class ReloadableFile<T> {
     if (started < this.#lastDecided) return 'unchanged';
     this.#lastDecided = started;
     this.#lastIdentity = read.identity;
-    this.#timedOut = read.identity === TIMED_OUT;
+    this.#retry.record(read.identity === TIMED_OUT);
     // During a non-atomic replace the file is briefly missing; the next event brings it back.
     if (!read.ok) return this.#reject(`cannot read ${this.label}: ${read.reason}`, null);
     const digest = digestText(read.text);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_READ_LIMITS, readBounded } from '../../server/read-file.js';
+import { DEFAULT_READ_LIMITS, FIRST_RETRY_WAIT_MS, MAX_RETRY_WAIT_MS, readBounded, TimeoutRetry } from '../../server/read-file.js';
 import { tempDir } from './helpers.js';
 
 afterEach(() => {
@@ -19,5 +19,29 @@ describe('readBounded', () => {
     vi.spyOn(Date, 'now').mockImplementation(() => wallClock() + (calls++ > 0 ? 3_600_000 : 0));
     const read = await readBounded(file, DEFAULT_READ_LIMITS);
     expect(read).toMatchObject({ ok: true });
+  });
+});
+
+describe('TimeoutRetry', () => {
+  it('is due a second after a timeout, then after twice as long at each timeout in a row (at most a minute), and not after a read that finished', () => {
+    let now = 0;
+    const retry = new TimeoutRetry(() => now);
+    const files = ['/nowhere/manifest.json'];
+    expect(retry.due(files)).toBe(false);
+    const waits: number[] = [];
+    for (let timeouts = 0; timeouts < 9; timeouts += 1) {
+      retry.record(true);
+      const from = now;
+      while (!retry.due(files)) now += 250;
+      waits.push(now - from);
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60, 60].map((seconds) => seconds * FIRST_RETRY_WAIT_MS));
+    expect(MAX_RETRY_WAIT_MS).toBe(60 * FIRST_RETRY_WAIT_MS);
+    // A read that finished (refused or not for another reason) ends the retries, and the next timeout waits a second again.
+    retry.record(false);
+    expect(retry.due(files)).toBe(false);
+    retry.record(true);
+    now += FIRST_RETRY_WAIT_MS;
+    expect(retry.due(files)).toBe(true);
   });
 });
