@@ -161,6 +161,13 @@ export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): Decoded
   }
 }
 
+/** Why a link whose target cannot be resolved is not read: it loops, or what it names is not there. */
+function brokenLink(error: unknown, kind: 'file' | 'folder'): string {
+  return (error as NodeJS.ErrnoException).code === 'ELOOP'
+    ? `symbolic link loops (it leads back to itself); replace the link with the ${kind}`
+    : `symbolic link is broken: its target does not exist; replace the link with the ${kind}`;
+}
+
 /** Why a folder deeper than MAX_FOLDER_DEPTH is not read (the Git reader says the same). */
 export function folderTooDeep(relative: string): string {
   return `folder is ${pathDepth(relative)} levels deep under capabilities/, over the limit of ${MAX_FOLDER_DEPTH}; nothing in it is read: move its files up`;
@@ -267,10 +274,11 @@ export function readRegistry(root: string, readOptions: ReadOptions): RegistryIn
         let target: string;
         try {
           target = realpathSync(absolute);
-        } catch {
+        } catch (error) {
           if (isProtocolFile(relative)) protocolFolders.add(relativeDir);
-          if (isTextInput(relative))
-            files.push({ path: relative, problem: 'symbolic link is broken: its target does not exist; replace the link with the file' });
+          // A capability folder's link too: skipped without a word, its capability would just be gone.
+          if (isTextInput(relative) || relativeDir === 'capabilities')
+            files.push({ path: relative, problem: brokenLink(error, isTextInput(relative) ? 'file' : 'folder') });
           continue;
         }
         const refusal = linkRefusal(realRoot, target);

@@ -213,6 +213,19 @@ describe('capreg lint: bad input', () => {
     ]);
   });
 
+  it('a capability folder that is a broken or looping link is an error, not a capability quietly gone', async () => {
+    // Found by an attack pass: read from Git, such a link was refused; read from disk, it was skipped.
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    fs.symlinkSync('nowhere', path.join(root, 'capabilities/beta'));
+    fs.symlinkSync('gamma', path.join(root, 'capabilities/gamma'));
+    const { code, report } = await lintJson(root);
+    expect(code).toBe(1);
+    expect(described(report)).toEqual([
+      'capabilities/beta:1:1 registry-files symbolic link is broken: its target does not exist; replace the link with the folder',
+      'capabilities/gamma:1:1 registry-files symbolic link loops (it leads back to itself); replace the link with the folder',
+    ]);
+  });
+
   it('a FIFO named PROTOCOL.md is refused instead of blocking the read', async () => {
     const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
     fs.mkdirSync(path.join(root, 'capabilities/beta'));
