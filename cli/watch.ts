@@ -43,6 +43,8 @@ export function describeCompile(compiled: SessionCompile, elapsedMs: number): st
   return `${what}; linted ${capabilities} ${capabilities === 1 ? 'capability' : 'capabilities'} in ${Math.round(elapsedMs)} ms`;
 }
 
+const CAPABILITIES_MISSING = 'capabilities/ is missing (moved or removed); the watch goes on and reads it again when it is back';
+
 /** Device and inode of a folder, or 'missing': a folder removed and made again is another one. */
 function folderIdentity(folder: string): string {
   const stats = statSync(folder, { throwIfNoEntry: false });
@@ -187,6 +189,14 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
    * can fall short; and a new limit applies to what is there already.
    */
   let recountDue = false;
+  /** Why a compile failed, said plainly: capabilities/ gone is not a system error to the user. */
+  const compileFailure = (error: unknown): string => {
+    const failure = error as NodeJS.ErrnoException;
+    if (failure.code === 'ENOENT' && failure.path === capabilities) return CAPABILITIES_MISSING;
+    return plainText(error instanceof Error ? error.message : String(error));
+  };
+  /** The last failure said, until a compile succeeds. */
+  let lastFailure: string | undefined;
   const compile = (): void => {
     const recount = recountDue;
     recountDue = false;
@@ -204,15 +214,24 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       }
       if (dropping || stoppedOnRootGone()) return;
       reporting = true;
+      let repeated = false;
       try {
         if ('error' in compiled) throw compiled.error;
         watchLinkTargets();
+        lastFailure = undefined;
         await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
-        context.stderr(`${options.command}: ${plainText(error instanceof Error ? error.message : String(error))}\n`);
+        // capabilities/ gone is said once while it lasts: each event under it compiles again, and
+        // a tool that rewrites the folder would fill the terminal. Other failures are said each time
+        // (an edit to a bad config must show it was read).
+        const line = `${options.command}: ${compileFailure(error)}\n`;
+        repeated = line === lastFailure && line.includes(CAPABILITIES_MISSING);
+        lastFailure = line;
+        if (!repeated) context.stderr(line);
       } finally {
         reporting = false;
       }
+      if (repeated) return;
       if (lastLine !== undefined) context.stderr(lastLine);
       else if (!stopping) context.stderr(`${options.command}: watching for changes (Ctrl-C to stop)\n`);
     });
