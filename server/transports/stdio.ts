@@ -97,7 +97,8 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   // Said once per session (a flood of bad lines must not flood the log), and without echoing the
   // input, which is the client's and may hold anything.
   let reported = false;
-  transport.onerror = () => {
+  transport.onerror = (error) => {
+    transport.answerUnreadable(error);
     if (reported) return;
     reported = true;
     log(
@@ -185,6 +186,33 @@ class AnsweringStdioTransport extends StdioServerTransport {
     });
   }
 
+  /**
+   * Answers a line that is not JSON (-32700) or not a JSON-RPC message, a batch included (-32600),
+   * as JSON-RPC 2.0 says: with `id: null`, since the id could not be read. Without it, a client
+   * that sent such a line waits for an answer that never comes. Other errors (a line over the
+   * limit, which ends the session; a failing stdin) get none. The answer counts as unanswered
+   * until stdout has taken it, so a flood of bad lines is held back like a flood of requests.
+   */
+  answerUnreadable(error: Error): void {
+    const code = unreadableLineCode(error);
+    if (code === undefined || this.closed) return;
+    const answer = {
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code,
+        message:
+          code === PARSE_ERROR
+            ? 'Parse error: the line is not JSON'
+            : 'Invalid Request: not a JSON-RPC 2.0 request or notification (send one message object per line; batches are not supported)',
+      },
+    };
+    this.unansweredCount += 1;
+    this.pauseOrResumeInput();
+    const written = this.output.write(`${JSON.stringify(answer)}\n`);
+    void (written ? Promise.resolve() : this.drained()).then(() => this.settleOne());
+  }
+
   private drained(): Promise<void> {
     this.draining ??= new Promise<void>((resolve) => {
       this.output.once('drain', () => {
@@ -209,8 +237,22 @@ class AnsweringStdioTransport extends StdioServerTransport {
     if (count === undefined) return;
     if (count > 1) this.unanswered.set(id, count - 1);
     else this.unanswered.delete(id);
+    this.settleOne();
+  }
+
+  private settleOne(): void {
     this.unansweredCount -= 1;
     this.pauseOrResumeInput();
     if (this.unansweredCount === 0) this.onAnswered?.();
   }
+}
+
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+
+/** The JSON-RPC code for a line the SDK's reader could not take, if it is one (its errors carry no code). */
+function unreadableLineCode(error: Error): number | undefined {
+  if (error instanceof SyntaxError) return PARSE_ERROR;
+  if (error.name === 'ZodError') return INVALID_REQUEST;
+  return undefined;
 }

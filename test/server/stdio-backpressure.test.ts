@@ -32,6 +32,21 @@ describe('stdio output backpressure', () => {
     await session.close();
   }, 30_000);
 
+  it('reads no more lines while the client is not reading the answers to lines that are not JSON', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = await serveStdio(server.runtime, { stdin, stdout });
+    const LINES = 50_000;
+    for (let line = 0; line < LINES; line += 1) stdin.write(`not json ${line}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every line gets a ~100-byte error answer: held back, not all 5 MB of them.
+    expect(stdout.readableLength + stdout.writableLength).toBeLessThan(1024 * 1024);
+    let answers = 0;
+    stdout.on('data', (chunk: Buffer) => (answers += chunk.toString().split('\n').length - 1));
+    await eventually(() => expect(answers).toBe(LINES), 20_000);
+    await session.close();
+  }, 30_000);
+
   it.each([
     ['distinct ids', (id: number) => id],
     ['one id sent again and again', () => 1],
