@@ -190,13 +190,13 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
    */
   let recountDue = false;
   /** Why a compile failed, said plainly: capabilities/ gone is not a system error to the user. */
-  const compileFailure = (error: unknown): string => {
+  const compileFailure = (error: unknown): { text: string; missing: boolean } => {
     const failure = error as NodeJS.ErrnoException;
-    if (failure.code === 'ENOENT' && failure.path === capabilities) return CAPABILITIES_MISSING;
-    return plainText(error instanceof Error ? error.message : String(error));
+    if (failure.code === 'ENOENT' && failure.path === capabilities) return { text: CAPABILITIES_MISSING, missing: true };
+    return { text: plainText(error instanceof Error ? error.message : String(error)), missing: false };
   };
-  /** The last failure said, until a compile succeeds. */
-  let lastFailure: string | undefined;
+  /** The last compile failed because capabilities/ was missing, and that was said. */
+  let missingSaid = false;
   const compile = (): void => {
     const recount = recountDue;
     recountDue = false;
@@ -218,16 +218,16 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       try {
         if ('error' in compiled) throw compiled.error;
         watchLinkTargets();
-        lastFailure = undefined;
+        missingSaid = false;
         await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
         // capabilities/ gone is said once while it lasts: each event under it compiles again, and
         // a tool that rewrites the folder would fill the terminal. Other failures are said each time
         // (an edit to a bad config must show it was read).
-        const line = `${options.command}: ${compileFailure(error)}\n`;
-        repeated = line === lastFailure && line.includes(CAPABILITIES_MISSING);
-        lastFailure = line;
-        if (!repeated) context.stderr(line);
+        const failure = compileFailure(error);
+        repeated = failure.missing && missingSaid;
+        missingSaid = failure.missing;
+        if (!repeated) context.stderr(`${options.command}: ${failure.text}\n`);
       } finally {
         reporting = false;
       }
