@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import {
+  JSONRPCMessageSchema,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
@@ -97,8 +98,7 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   // Said once per session (a flood of bad lines must not flood the log), and without echoing the
   // input, which is the client's and may hold anything.
   let reported = false;
-  transport.onerror = (error) => {
-    transport.answerUnreadable(error);
+  transport.onerror = () => {
     if (reported) return;
     reported = true;
     log(
@@ -122,8 +122,8 @@ export const END_OF_INPUT_GRACE_MS = 5_000;
 export const MAX_UNANSWERED = 64;
 
 /**
- * The SDK's stdio transport, also tracking which requests are still unanswered, and reading no
- * more input while MAX_UNANSWERED of them are or stdout is full.
+ * The SDK's stdio transport, also tracking which requests are still unanswered, reading no more
+ * input while MAX_UNANSWERED of them are or stdout is full, and answering lines it cannot take.
  */
 class AnsweringStdioTransport extends StdioServerTransport {
   /** Unanswered requests by id, with how many were sent with that id. */
@@ -134,12 +134,17 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private draining: Promise<void> | undefined;
   private holding = false;
   private closed = false;
+  /** The start of a line not yet ended by a newline. */
+  private partial: Buffer | undefined;
 
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
   ) {
     super(input, output, { maxBufferSize: MAX_MESSAGE_BYTES });
+    // The SDK's reader throws on a line it cannot take and keeps nothing to answer with: read the
+    // lines here instead (start() listens with this very function, close() removes it).
+    this._ondata = (chunk: Buffer) => this.read(chunk);
     // Runs before the server's own handler (the SDK chains an onmessage set before connect).
     this.onmessage = (message) => {
       if (isJSONRPCRequest(message)) {
@@ -171,6 +176,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
 
   override async close(): Promise<void> {
     this.closed = true;
+    this.partial = undefined;
     await super.close();
   }
 
@@ -186,30 +192,63 @@ class AnsweringStdioTransport extends StdioServerTransport {
     });
   }
 
+  /** Splits the input into lines; a line over MAX_MESSAGE_BYTES ends the session, as the SDK's does. */
+  private read(chunk: Buffer): void {
+    const buffer = this.partial ? Buffer.concat([this.partial, chunk]) : chunk;
+    this.partial = undefined;
+    let start = 0;
+    for (let end = buffer.indexOf(NEWLINE); end !== -1 && !this.closed; end = buffer.indexOf(NEWLINE, start)) {
+      if (end - start > MAX_MESSAGE_BYTES) return this.overLimit();
+      this.receive(buffer.toString('utf8', start, end).replace(/\r$/, ''));
+      start = end + 1;
+    }
+    if (buffer.length - start > MAX_MESSAGE_BYTES) return this.overLimit();
+    if (start < buffer.length && !this.closed) this.partial = buffer.subarray(start);
+  }
+
+  private overLimit(): void {
+    this.onerror?.(new Error(`a message over ${MAX_MESSAGE_BYTES} bytes`));
+    void this.close();
+  }
+
   /**
-   * Answers a line that is not JSON (-32700) or not a JSON-RPC message, a batch included (-32600),
-   * as JSON-RPC 2.0 says: with `id: null`, since the id could not be read. Without it, a client
-   * that sent such a line waits for an answer that never comes. Other errors (a line over the
-   * limit, which ends the session; a failing stdin) get none. The answer counts as unanswered
-   * until stdout has taken it, so a flood of bad lines is held back like a flood of requests.
+   * One line: a JSON-RPC message goes on to the server. A line that is not JSON is answered with
+   * -32700, and JSON that is not a JSON-RPC request or notification (a batch included) with -32600,
+   * as JSON-RPC 2.0 says: with the request's id when it can be read, else `id: null`. Without an
+   * answer, a client that sent such a line would wait for it forever. A blank line is skipped.
    */
-  answerUnreadable(error: Error): void {
-    const code = unreadableLineCode(error);
-    if (code === undefined || this.closed) return;
-    const answer = {
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code,
-        message:
-          code === PARSE_ERROR
-            ? 'Parse error: the line is not JSON'
-            : 'Invalid Request: not a JSON-RPC 2.0 request or notification (send one message object per line; batches are not supported)',
-      },
-    };
+  private receive(line: string): void {
+    if (line.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.answerUnreadable(null, PARSE_ERROR, 'Parse error: the line is not JSON');
+      this.onerror?.(new SyntaxError('a line that is not JSON'));
+      return;
+    }
+    const message = JSONRPCMessageSchema.safeParse(value);
+    if (message.success) {
+      this.onmessage?.(message.data);
+      return;
+    }
+    // A malformed answer to one of the server's own requests is not answered back.
+    if (!isRecord(value) || 'method' in value || !('result' in value || 'error' in value)) {
+      this.answerUnreadable(
+        readableId(value),
+        INVALID_REQUEST,
+        'Invalid Request: not a JSON-RPC 2.0 request or notification (send one message object per line; batches are not supported)',
+      );
+    }
+    this.onerror?.(new Error('a line that is not a JSON-RPC message'));
+  }
+
+  /** Written at once; it counts as unanswered until stdout has taken it, so a flood of bad lines is held back like a flood of requests. */
+  private answerUnreadable(id: RequestId | null, code: number, message: string): void {
+    if (this.closed) return;
     this.unansweredCount += 1;
     this.pauseOrResumeInput();
-    const written = this.output.write(`${JSON.stringify(answer)}\n`);
+    const written = this.output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
     void (written ? Promise.resolve() : this.drained()).then(() => this.settleOne());
   }
 
@@ -247,12 +286,17 @@ class AnsweringStdioTransport extends StdioServerTransport {
   }
 }
 
+const NEWLINE = 0x0a;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 
-/** The JSON-RPC code for a line the SDK's reader could not take, if it is one (its errors carry no code). */
-function unreadableLineCode(error: Error): number | undefined {
-  if (error instanceof SyntaxError) return PARSE_ERROR;
-  if (error.name === 'ZodError') return INVALID_REQUEST;
-  return undefined;
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The id of a request that is not valid otherwise, when it is one JSON-RPC allows (a string or an integer). */
+function readableId(value: unknown): RequestId | null {
+  if (!isRecord(value)) return null;
+  const id = value['id'];
+  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as RequestId) : null;
 }

@@ -105,7 +105,7 @@ const LIST = JSON.stringify({
 /** The one line a stdio server prints when it is ready, and nothing else. */
 const STDIO_START = /^capreg serve: no registry root[^\n]*\ncapreg serve: 4 capabilities, revision sha256:[0-9a-f]{64}, on stdio\n$/;
 
-function answers(stdout: string): { id: number | null; result?: unknown; error?: unknown }[] {
+function answers(stdout: string): { id: number | string | null; result?: unknown; error?: unknown }[] {
   return stdout
     .split('\n')
     .filter((line) => line !== '')
@@ -171,19 +171,28 @@ describe('capreg serve over stdio: the end of a session', () => {
     for (const answer of unreadable) expect(answer).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
   });
 
-  it('answers a line that is JSON but not a JSON-RPC message, a batch included, with Invalid Request', async () => {
+  it('answers JSON that is not a JSON-RPC message, a batch included, with Invalid Request, under the id when it has one', async () => {
     const served = serve([]);
-    const lines = ['[{"jsonrpc":"2.0","id":2,"method":"ping"}]', '{"id":3,"method":"ping"}', '42'];
+    const lines = [
+      '[{"jsonrpc":"2.0","id":2,"method":"ping"}]',
+      '{"id":3,"method":"ping"}',
+      '42',
+      '{"jsonrpc":"2.0","id":"four","method":"ping","params":{"_meta":"not a mapping"}}',
+      // A malformed answer to a request of the server's, and a blank line: neither is answered.
+      '{"jsonrpc":"2.0","id":5,"result":"not an object"}',
+      '   ',
+    ];
     served.child.stdin.end(`${INITIALIZE}\n${lines.join('\n')}\n${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' })}\n`);
     expect(await served.exit).toBe(0);
     const all = answers(served.stdout());
-    expect(all.filter((answer) => answer.id !== null).map((answer) => answer.id)).toEqual([1, 9]);
-    const unreadable = all.filter((answer) => answer.id === null);
-    expect(unreadable).toHaveLength(3);
-    for (const answer of unreadable) {
+    const invalid = all.filter((answer) => answer.error !== undefined);
+    expect(all.filter((answer) => answer.error === undefined).map((answer) => answer.id)).toEqual([1, 9]);
+    expect(invalid.map((answer) => answer.id).sort()).toEqual([3, 'four', null, null].sort());
+    for (const answer of invalid) {
       expect(answer.error).toMatchObject({ code: -32600 });
       expect(JSON.stringify(answer.error)).toContain('batches are not supported');
     }
+    expect(served.stderr().match(/unreadable input on stdin/g)).toHaveLength(1);
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -14,6 +14,52 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
+/** Every line written to `stdout`, parsed, as it arrives. */
+function collect(stdout: PassThrough): { id?: unknown; error?: { code: number } }[] {
+  const lines: { id?: unknown; error?: { code: number } }[] = [];
+  let text = '';
+  stdout.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    const parts = text.split('\n');
+    text = parts.pop() ?? '';
+    for (const part of parts) lines.push(JSON.parse(part) as { id?: unknown });
+  });
+  return lines;
+}
+
+describe('stdio lines', () => {
+  it('reads a message however the input is cut: byte by byte, CRLF, several to a chunk', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const answers = collect(stdout);
+    const session = await serveStdio(server.runtime, { stdin, stdout });
+    const ping = (id: number): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+    for (const byte of Buffer.from(`${JSON.stringify(INITIALIZE)}\r\n`)) stdin.write(Buffer.from([byte]));
+    // A multi-byte character cut between two chunks is still one character.
+    const split = Buffer.from(`{"jsonrpc":"2.0","id":"é","method":"ping"}\n`);
+    const cut = split.indexOf(0xc3) + 1;
+    stdin.write(split.subarray(0, cut));
+    stdin.write(split.subarray(cut));
+    stdin.write(`${ping(2)}\n${ping(3)}\r\n${ping(4)}`);
+    stdin.write('\n');
+    await eventually(() => expect(answers.map((answer) => answer.id)).toEqual([0, 'é', 2, 3, 4]));
+    await session.close();
+  });
+
+  it('ends the session on a line over 1 MiB that comes in pieces', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const answers = collect(stdout);
+    const session = await serveStdio(server.runtime, { stdin, stdout });
+    stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+    await eventually(() => expect(answers).toHaveLength(1));
+    stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"');
+    for (let piece = 0; piece < 20; piece += 1) stdin.write('x'.repeat(64 * 1024));
+    await session.closed;
+    expect(answers.map((answer) => answer.id)).toEqual([0]);
+  });
+});
+
 describe('stdio output backpressure', () => {
   it('is not bypassed by cancelling each request once its answer is written', async () => {
     const stdin = new PassThrough();
