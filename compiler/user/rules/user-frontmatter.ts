@@ -3,6 +3,7 @@
 import { compiledOnFirstUse, createAjv } from '../../ajv.js';
 import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { BLANK_HINT, schemaProblems } from '../../schema-messages.js';
+import { rangeForPath } from '../../yaml-source.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
 const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(userSchema));
@@ -26,6 +27,17 @@ export const userFrontmatter: Rule = {
     for (const capability of registry.capabilities) {
       const { frontmatter } = capability.document;
       for (const problem of frontmatter.problems) report({ capability, range: problem.range, messageId: 'problem', data: { message: problem.message } });
+      // A YAML escape ("\0", "\uD800") puts in a value what the Markdown check cannot see: PostgreSQL
+      // refuses NUL in text and JSON (the save would fail as if the store were down, and mark it so),
+      // and either store keeps a lone surrogate as U+FFFD, so what is served differs from what was checked.
+      for (const { path, what } of notText(frontmatter.data, '')) {
+        report({
+          capability,
+          range: rangeForPath(frontmatter.ranges, path, frontmatter.range),
+          messageId: 'problem',
+          data: { message: `${fieldName(path)} contains ${what}; it must be text` },
+        });
+      }
       const validate = userValidator();
       if (!frontmatter.data || validate(frontmatter.data)) continue;
       const problems = schemaProblems(
@@ -39,3 +51,27 @@ export const userFrontmatter: Rule = {
     }
   },
 };
+
+/** In `u` mode a surrogate that is not half of a pair is matched as one code point. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Every string in the frontmatter (values and keys) holding a NUL or a lone UTF-16 surrogate, by JSON pointer. */
+function* notText(value: unknown, path: string): Generator<{ path: string; what: string }> {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) yield { path, what: 'a NUL character' };
+    else if (LONE_SURROGATE.test(value)) yield { path, what: 'a lone UTF-16 surrogate (not well-formed Unicode)' };
+  } else if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) yield* notText(item, `${path}/${index}`);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const child = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      yield* notText(key, child);
+      yield* notText(item, child);
+    }
+  }
+}
+
+/** `name`, `whenToUse.0`, `toolBindings.1.step`: a field as the schema messages name it. */
+function fieldName(path: string): string {
+  return `\`${path.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')}\``;
+}
