@@ -90,7 +90,10 @@ export class StaleRevisionError extends UserStoreError {
     readonly id: string,
     readonly expectedRevision: string,
   ) {
-    super('stale-revision', `user capability ${id} was changed since revision ${expectedRevision}: load it again and reapply the change`);
+    // Only a revision of the shape this server gives out is repeated: the caller's text (a megabyte,
+    // control characters, words addressed to the agent) is never echoed into the answer.
+    const since = REVISION_PATTERN.test(expectedRevision) ? `revision ${expectedRevision}` : 'the revision given (not one this server gives out)';
+    super('stale-revision', `user capability ${id} was changed since ${since}: load it again and reapply the change`);
   }
 }
 
@@ -179,6 +182,9 @@ export const USER_ID_PATTERN = new RegExp(`^${USER_ID_PREFIX}[${BASE32}]{16}$`);
 export function newUserCapabilityId(): string {
   return USER_ID_PREFIX + base32(randomBytes(10));
 }
+
+/** Every revision `newRevision` gives out: 26 characters of the same base32. */
+export const REVISION_PATTERN = new RegExp(`^[${BASE32}]{26}$`);
 
 /** 128 random bits: a revision must never repeat, even for identical content. */
 export function newRevision(): string {
