@@ -216,6 +216,7 @@ export class PostgresUserStore implements UserCapabilityStore {
   #checking = false;
   /** The connection of the check's `SELECT 1` while it runs: close() ends it rather than wait up to the query timeout. */
   #checkClient: pg.PoolClient | undefined;
+  readonly #connecting = new Set<pg.Client>();
 
   /** Opens no connection: the first query (or `ping()`, or the health check of an idle store) connects and migrates. */
   constructor(connectionString: string, options: PostgresUserStoreOptions = {}) {
@@ -233,7 +234,18 @@ export class PostgresUserStore implements UserCapabilityStore {
     if (!Number.isSafeInteger(every) || every < 0 || every > 2 ** 31 - 1) {
       throw new UserStoreError('invalid-config', `the health check period must be a whole number of milliseconds up to 2^31 - 1, got ${String(every)}`);
     }
+    // Connections still being opened (a database that went silent keeps each for the 5 s connect
+    // timeout): close() cuts them, or pool.end() would wait for every one of them to time out.
+    const connecting = this.#connecting;
+    class TrackedClient extends pg.Client {
+      constructor(config?: string | pg.ClientConfig) {
+        super(config);
+        connecting.add(this);
+        this.once('end', () => connecting.delete(this));
+      }
+    }
     this.#pool = new pg.Pool({
+      Client: TrackedClient,
       connectionString,
       max: 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -243,6 +255,7 @@ export class PostgresUserStore implements UserCapabilityStore {
     });
     // An idle connection dropped by the server (restart, failover) is reported here; without a
     // listener the EventEmitter would throw and take the whole process down with it.
+    this.#pool.on('connect', (client) => connecting.delete(client as pg.Client));
     this.#pool.on('error', (error) => {
       this.#log(`capreg user store: idle PostgreSQL connection lost (${this.#scrub(error.message)}); it will be replaced`);
     });
@@ -496,6 +509,9 @@ export class PostgresUserStore implements UserCapabilityStore {
     clearInterval(this.#healthCheck);
     // A check waiting on a silent database would hold pool.end() until its query timed out.
     this.#checkClient?.end().catch(() => undefined);
+    // A connection not open yet has no query to finish: its socket is closed now, and the call that
+    // waited for it fails as store-unavailable, rather than close() waiting out the connect timeout.
+    for (const client of this.#connecting) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     await this.#pool.end();
   }
 }
