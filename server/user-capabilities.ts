@@ -62,8 +62,9 @@ export interface ToolDiagnostic {
 export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy';
 
 export type SaveOutcome =
-  | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[] }
-  | { kind: 'invalid'; diagnostics: ToolDiagnostic[] }
+  | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[]; omitted: number }
+  /** `omitted`: how many more the rules reported past MAX_TOOL_DIAGNOSTICS (errors are kept first). */
+  | { kind: 'invalid'; diagnostics: ToolDiagnostic[]; omitted: number }
   /** Not the caller's, or no such id: answered with the uniform error. */
   | { kind: 'not-accessible' }
   | { kind: 'failed'; code: UserCapabilityFailureCode; message: string };
@@ -235,7 +236,7 @@ export class UserCapabilities {
       });
       if (outcome.kind === 'busy') return { kind: 'failed', code: 'busy', message: BUSY_MESSAGE };
       const compiled = outcome.result;
-      if (!compiled.ok) return { kind: 'invalid', diagnostics: compiled.diagnostics.map(toToolDiagnostic) };
+      if (!compiled.ok) return { kind: 'invalid', ...toolDiagnostics(compiled.diagnostics) };
       const { name, description, whenToUse, uses, dependencies, toolBindings } = compiled.capability;
       const data: UserCapabilityData = { markdown: input.markdown, name, description, whenToUse, uses, dependencies, toolBindings };
       const record =
@@ -245,7 +246,8 @@ export class UserCapabilities {
       // Rendered in the worker: the first load of this revision here does not parse it on the event
       // loop (64 KiB of blank lines take seconds to parse).
       this.#rendered.set(renderedKey(record), compiled.capability.protocol);
-      return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings: compiled.diagnostics.map(toToolDiagnostic) };
+      const { diagnostics: warnings, omitted } = toolDiagnostics(compiled.diagnostics);
+      return { kind: 'saved', capabilityId: record.id, revision: record.revision, warnings, omitted };
     } catch (error) {
       return this.#writeFailure(error);
     }
@@ -328,6 +330,23 @@ function visibleIds(catalog: Catalog, grants: Grants): string[] {
     .map((capability) => capability.id);
 }
 
+/**
+ * The diagnostics a save answers with, bounded: a 64 KiB document of broken links gave 5,300 of them,
+ * a megabyte of JSON (twice in the answer) for an agent to read. Errors come first, so a cut never
+ * hides why nothing was saved; each message is cut at MAX_DIAGNOSTIC_MESSAGE characters (a message
+ * may quote what the author wrote).
+ */
+export const MAX_TOOL_DIAGNOSTICS = 100;
+export const MAX_DIAGNOSTIC_MESSAGE = 1_000;
+
+function toolDiagnostics(diagnostics: readonly Diagnostic[]): { diagnostics: ToolDiagnostic[]; omitted: number } {
+  const ordered = [...diagnostics.filter((d) => d.severity === 'error'), ...diagnostics.filter((d) => d.severity !== 'error')];
+  const kept = ordered.slice(0, MAX_TOOL_DIAGNOSTICS).sort((a, b) => a.line - b.line || a.column - b.column);
+  return { diagnostics: kept.map(toToolDiagnostic), omitted: ordered.length - kept.length };
+}
+
 function toToolDiagnostic(diagnostic: Diagnostic): ToolDiagnostic {
-  return { ruleId: diagnostic.ruleId, severity: diagnostic.severity, message: diagnostic.message, line: diagnostic.line, column: diagnostic.column };
+  const points = [...diagnostic.message];
+  const message = points.length > MAX_DIAGNOSTIC_MESSAGE ? `${points.slice(0, MAX_DIAGNOSTIC_MESSAGE - 1).join('')}…` : diagnostic.message;
+  return { ruleId: diagnostic.ruleId, severity: diagnostic.severity, message, line: diagnostic.line, column: diagnostic.column };
 }

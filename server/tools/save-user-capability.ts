@@ -36,6 +36,7 @@ const outputSchema = z.object({
   revision: z.string().optional().describe('Pass it back as expectedRevision to update safely.'),
   warnings: z.array(diagnosticSchema).optional(),
   diagnostics: z.array(diagnosticSchema).optional().describe('Why nothing was saved, with positions in your Markdown.'),
+  diagnosticsOmitted: z.number().optional().describe('How many more problems there were than the 100 listed (errors are listed first).'),
   error: z.string().optional(),
   code: z.string().optional(),
 });

@@ -17,9 +17,13 @@ export function saveResult(outcome: SaveOutcome): CallToolResult {
         capabilityId: outcome.capabilityId,
         revision: outcome.revision,
         ...(outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {}),
+        ...(outcome.omitted > 0 ? { diagnosticsOmitted: outcome.omitted } : {}),
       });
     case 'invalid':
-      return { ...jsonResult({ success: false, diagnostics: outcome.diagnostics }), isError: true };
+      return {
+        ...jsonResult({ success: false, diagnostics: outcome.diagnostics, ...(outcome.omitted > 0 ? { diagnosticsOmitted: outcome.omitted } : {}) }),
+        isError: true,
+      };
     case 'not-accessible':
       return uniformError();
     case 'failed':
