@@ -104,7 +104,21 @@ export const STORE_UNAVAILABLE_MESSAGE =
 export const BUSY_MESSAGE = 'the server is checking too many user capabilities right now; save again in a few seconds';
 export const LOAD_BUSY_MESSAGE = 'the server is preparing too many user capabilities right now; load it again in a few seconds';
 const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
-const RENDERED_CACHE_SIZE = 512;
+/**
+ * Rendered protocols kept: at most 512, and at most 16 M characters together. A protocol can render
+ * to ~9 times its Markdown (a link per paragraph), and each save adds a revision: by count alone, one
+ * author saving again and again could hold 64–128 MB of every replica.
+ */
+export const RENDERED_CACHE = { max: 512, maxChars: 16 * 1024 * 1024 };
+
+/** The cache of rendered protocols, by `id\nrevision`. */
+export function renderedCache(): LRUCache<string, string> {
+  return new LRUCache<string, string>({
+    max: RENDERED_CACHE.max,
+    maxSize: RENDERED_CACHE.maxChars,
+    sizeCalculation: (protocol) => Math.max(1, protocol.length),
+  });
+}
 
 export function isUserCapabilityId(id: unknown): id is string {
   return typeof id === 'string' && USER_ID_PATTERN.test(id);
@@ -125,7 +139,7 @@ export class UserCapabilities {
   readonly #onStoreError: () => void;
   readonly #compiler: UserCompilePool;
   /** `id\nrevision` → rendered protocol. Safe across replicas: every write makes a new revision. */
-  readonly #rendered = new LRUCache<string, string>({ max: RENDERED_CACHE_SIZE });
+  readonly #rendered = renderedCache();
   /** Renders in a worker now, by the same key: concurrent first loads of a revision share one. */
   readonly #rendering = new Map<string, Promise<RenderOutcome>>();
 
