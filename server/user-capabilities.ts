@@ -16,6 +16,7 @@ import { UserCompilePool, type RenderOutcome, type UserCompilePoolOptions } from
 import {
   isUserStoreError,
   type ToolBinding,
+  LimitExceededError,
   StaleRevisionError,
   USER_ID_PATTERN,
   type UserCapabilityData,
@@ -238,6 +239,11 @@ export class UserCapabilities {
         // Stale already: no compile, and a revision this server never gave out (a NUL, say) never
         // reaches the store. The conditional write below still decides a race.
         if (expectedRevision !== undefined && expectedRevision !== existing.revision) throw new StaleRevisionError(capabilityId, expectedRevision);
+      }
+      // An owner at the limit is refused before the compile it could not use (the store's own check
+      // at create still decides a race between two saves).
+      if (capabilityId === undefined && (await this.#store.countByOwner(caller.owner)) >= this.#store.maxPerOwner) {
+        throw new LimitExceededError(this.#store.maxPerOwner);
       }
       // Off the event loop, within a time budget: one author's save never stalls other callers.
       const outcome = await this.#compiler.compile({

@@ -486,6 +486,10 @@ export class PostgresUserStore implements UserCapabilityStore {
     });
   }
 
+  get maxPerOwner(): number {
+    return this.#maxPerOwner;
+  }
+
   countByOwner(ownerId: string): Promise<number> {
     return this.#use(async () => {
       const { rows } = await this.#pool.query<{ count: number }>('SELECT count(*)::int AS count FROM user_capabilities WHERE owner_id = $1', [ownerId]);

@@ -437,6 +437,10 @@ export class SqliteUserStore implements UserCapabilityStore {
     return this.#use(({ statements }) => statements.listSummaries.all(ownerId).map(toSummary));
   }
 
+  get maxPerOwner(): number {
+    return this.#maxPerOwner;
+  }
+
   countByOwner(ownerId: string): Promise<number> {
     return this.#use(({ statements }) => statements.count.get(ownerId)!);
   }

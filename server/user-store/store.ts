@@ -48,6 +48,8 @@ export interface UserCapabilityStore {
   /** The same rows as `listByOwner`, only the columns a catalog lists: the query of every `list_capabilities`. */
   listSummariesByOwner(ownerId: string): Promise<UserCapabilitySummary[]>;
   countByOwner(ownerId: string): Promise<number>;
+  /** How many capabilities an owner may keep (`create` refuses past it). */
+  readonly maxPerOwner: number;
   /**
    * Resolves when the database is reachable and its schema is migrated; StoreUnavailableError
    * otherwise. Every other method does the same check first, so calling it is optional: it lets a

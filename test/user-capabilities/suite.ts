@@ -479,6 +479,8 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
         code: 'limit-exceeded',
       });
       expect(await store.countByOwner('key:alice')).toBe(2);
+      // At the limit, a create is refused before its Markdown is compiled: no diagnostics, the limit.
+      expect((await save(alice, { markdown: 'not a capability' })).answer).toMatchObject({ success: false, code: 'limit-exceeded' });
       expect((await save(alice, { markdown: WEEKLY_DIGEST, capabilityId: first.capabilityId })).isError).toBe(false);
       await saved(await harness.session('key-bob'), WEEKLY_DIGEST);
     });
