@@ -118,7 +118,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const principalsStore = options.principalsFile
     ? await orClose(openPrincipalsStore({ file: options.principalsFile, limits: options.readLimits?.principals, log }))
     : undefined;
-  const jwt = options.jwt ? await orClose(createJwtVerifier(options.jwt)) : undefined;
+  const jwt = options.jwt ? await orClose(createJwtVerifier(options.jwt, log)) : undefined;
   const userStore = options.openUserStore ? await orClose(options.openUserStore()) : undefined;
   const metrics = options.metrics
     ? new ServerMetrics({ revision: () => manifests.current.catalog.revision, cachedProjections: () => manifests.current.catalog.cachedProjections })

@@ -2,9 +2,10 @@
 // public key file; `exp` required, `nbf`, `iss` and `aud` checked; scopes from `scope` (space
 // separated) or `scp` (list or space separated); principal id from `sub`. No MCP SDK code here.
 import { createPublicKey } from 'node:crypto';
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import { authenticatedCaller, type Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
+import type { LineLog } from '../log.js';
 import { KEY_FILE_LIMITS, readBounded } from '../read-file.js';
 
 export interface JwtOptions {
@@ -37,8 +38,14 @@ export const MAX_SUBJECT_LENGTH = 256;
 // share one owner whose stored id matches none of them.
 const VALID_SUBJECT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f\\p{Cs}]{1,${MAX_SUBJECT_LENGTH}}$`, 'u');
 
-export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifier> {
-  const key = await loadKey(options);
+/** A JWKS fetched from a URL is at most this long, like a JWKS file (KEY_FILE_LIMITS). */
+export const MAX_JWKS_BYTES = KEY_FILE_LIMITS.maxBytes;
+/** After a failed JWKS fetch the URL is not fetched again for this long, doubled at each failure in a row up to the maximum. */
+export const FIRST_JWKS_RETRY_MS = 1_000;
+export const MAX_JWKS_RETRY_MS = 60_000;
+
+export async function createJwtVerifier(options: JwtOptions, log: LineLog = () => {}): Promise<JwtVerifier> {
+  const key = await loadKey(options, log);
   const verifyOptions = {
     issuer: options.issuer,
     audience: options.audience,
@@ -58,7 +65,7 @@ export async function createJwtVerifier(options: JwtOptions): Promise<JwtVerifie
   };
 }
 
-async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject> {
+async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetKey | KeyObject> {
   if ((options.jwks === undefined) === (options.publicKeyFile === undefined)) {
     throw new JwtConfigError('give exactly one of --jwt-jwks and --jwt-public-key');
   }
@@ -85,7 +92,7 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
       throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${source}`);
     }
-    return createRemoteJWKSet(url);
+    return createRemoteJWKSet(url, { [customFetch]: boundedJwksFetch(log) });
   }
   const read = await readBounded(source, KEY_FILE_LIMITS);
   if (!read.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source}: ${read.reason}`);
@@ -99,6 +106,76 @@ async function loadKey(options: JwtOptions): Promise<JWTVerifyGetKey | KeyObject
     throw new JwtConfigError(`--jwt-jwks ${source} must be a JSON Web Key Set ({"keys": [...]})`);
   }
   return createLocalJWKSet(parsed as Parameters<typeof createLocalJWKSet>[0]);
+}
+
+/**
+ * The fetch jose uses for a JWKS URL. jose reads the whole answer into memory and, while the URL
+ * fails (an error status, a redirect, a timeout, a body that is not a key set), fetches it again for
+ * every token presented: a stream of tokens would become a stream of fetches at the issuer, and a
+ * huge answer a huge allocation. Here the body is read up to MAX_JWKS_BYTES, and after a failure
+ * the URL is left alone for a wait that doubles while it keeps failing (tokens meanwhile do not
+ * verify, unless jose still holds keys that are fresh).
+ */
+function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Promise<Response> {
+  let failures = 0;
+  let retryAt = 0;
+  return async (url, init) => {
+    if (failures > 0 && performance.now() < retryAt) throw new Error('the JWKS URL failed recently; not fetched again yet');
+    try {
+      const response = await fetch(url, init);
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new Error(`it answered HTTP ${response.status}`);
+      }
+      const text = await readLimited(response, MAX_JWKS_BYTES);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new Error('its answer is not JSON');
+      }
+      if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
+        throw new Error('its answer is not a JSON Web Key Set ({"keys": [...]})');
+      }
+      if (failures > 0) log(`capreg serve: the JWKS URL ${url} answers again`);
+      failures = 0;
+      return new Response(text, { status: 200, headers: { 'Content-Type': 'application/json' } });
+    } catch (error) {
+      const wait = Math.min(MAX_JWKS_RETRY_MS, FIRST_JWKS_RETRY_MS * 2 ** failures);
+      failures += 1;
+      retryAt = performance.now() + wait;
+      const reason = (error as Error).name === 'TimeoutError' ? 'it did not answer in time' : (error as Error).message;
+      log(
+        `capreg serve: cannot fetch the JWKS URL ${url}: ${reason}; JWTs are refused until it is fetched again (in ${wait / 1000} s at the earliest)`,
+        'warn',
+      );
+      throw error;
+    }
+  };
+}
+
+/** The body as text, or an error as soon as it passes `limit` bytes (the rest is not read). */
+async function readLimited(response: Response, limit: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new Error(`its answer is ${declared} bytes, over the limit of ${limit}`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new Error(`its answer is over the limit of ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function callerFromClaims(payload: JWTPayload): Caller | undefined {
