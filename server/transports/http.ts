@@ -188,6 +188,12 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     return advertisesOAuth ? `Bearer resource_metadata="${baseUrl(req, listen.address)}${RESOURCE_METADATA_PATH}"${error}` : `Bearer realm="capreg"${error}`;
   };
   return async (req, res) => {
+    if (headerCount(req, 'authorization') > 1) {
+      // Node keeps the first of several, a proxy in front may act on another: refuse the ambiguity.
+      res.setHeader('WWW-Authenticate', `${challenge(req, false)}, error="invalid_request"`);
+      sendJson(res, 400, { error: 'invalid_request', error_description: 'more than one Authorization header' });
+      return;
+    }
     const auth = await authenticator.authenticate(req.headers.authorization);
     if (!auth.ok) {
       res.setHeader('WWW-Authenticate', challenge(req, auth.reason === 'invalid'));
@@ -490,6 +496,13 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number
   req.resume();
   const socket: Socket | null = req.socket;
   setTimeout(() => socket?.destroy(), 1_000).unref();
+}
+
+/** How many times the request carries the header `lowerName` (Node folds some repeated headers into one). */
+function headerCount(req: IncomingMessage, lowerName: string): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === lowerName) count += 1;
+  return count;
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

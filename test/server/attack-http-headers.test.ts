@@ -1,0 +1,70 @@
+// Header ambiguities a hostile caller (or a proxy in front) may send (found by an HTTP attack pass).
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, writeManifest } from './helpers.js';
+
+let dir: string;
+let runtime: Runtime;
+let http: HttpServerHandle;
+
+beforeAll(async () => {
+  dir = tempDir();
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
+  http = await startHttpServer(runtime, { port: 0 });
+});
+
+afterAll(async () => {
+  await http.close();
+  await runtime.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** One raw HTTP/1.1 request on its own connection; the whole answer as text. */
+function raw(headers: readonly string[], body: string): Promise<string> {
+  const { port } = new URL(http.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (data: string) => {
+      answer += data;
+      if (/\r\n\r\n/.test(answer) && /"\}?\}?$|\}$/.test(answer)) socket.end();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.end(['POST /mcp HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', ...headers, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'));
+  });
+}
+
+const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_current_user', arguments: {} } });
+const MCP_HEADERS = ['Content-Type: application/json', 'Accept: application/json, text/event-stream'];
+
+describe('Authorization header ambiguities', () => {
+  it('refuses a request with two Authorization headers, whichever order and whether or not both are valid', async () => {
+    for (const pair of [
+      ['Authorization: Bearer key-alice-reports', 'Authorization: Bearer key-bob-all'],
+      ['Authorization: Bearer key-bob-all', 'authorization: Bearer not-a-key'],
+      ['Authorization: Bearer not-a-key', 'AUTHORIZATION: Bearer key-bob-all'],
+    ]) {
+      const answer = await raw([...pair, ...MCP_HEADERS], PING);
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(answer).toMatch(/WWW-Authenticate: Bearer realm="capreg", error="invalid_request"/i);
+      expect(answer).not.toContain('bob');
+      expect(answer).not.toContain('alice');
+    }
+  });
+
+  it('still answers a request with one Authorization header', async () => {
+    const answer = await raw(['Authorization: Bearer key-bob-all', ...MCP_HEADERS], PING);
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(answer).toContain('bob');
+  });
+});
