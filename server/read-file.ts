@@ -3,7 +3,7 @@
 // is a regular file, refused over a size limit, and given up on after a time limit. Also the
 // identity (device, inode, size, mtime) by which a replaced or rewritten file is noticed.
 import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 
 export interface ReadLimits {
   maxBytes: number;
@@ -73,6 +73,15 @@ export class TimeoutRetry {
 
   due(files: readonly string[]): boolean {
     return this.#timeouts > 0 && this.now() >= this.#dueAt && !files.some(readOutstanding);
+  }
+}
+
+/** The identity of `file` as a stat (in libuv's thread pool, off the event loop) gives it now. */
+export async function statIdentity(file: string): Promise<string> {
+  try {
+    return fileIdentity(await stat(file, { bigint: true }));
+  } catch (error) {
+    return missingIdentity(error);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   missingIdentity,
   readBounded,
   readBoundedSync,
+  statIdentity,
   TIMED_OUT,
   TimeoutRetry,
   type ReadLimits,
@@ -72,6 +73,10 @@ export class ReloadableFile<T> {
   #readsStarted = 0;
   #lastDecided = 0;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The check (stat, and read when changed) running now, and the one callers that came meanwhile share. */
+  #checking: Promise<ReloadOutcome> | undefined;
+  #nextCheck: Promise<ReloadOutcome> | undefined;
+  #checkingSince = 0;
   readonly #listeners = new Set<(next: Snapshot<T>, previous: Snapshot<T>) => void>();
 
   private constructor(options: ReloadableOptions<T>, snapshot: Snapshot<T>, digest: string, identity: string) {
@@ -147,6 +152,56 @@ export class ReloadableFile<T> {
     if (identity === this.#lastIdentity) return 'unchanged';
     const started = ++this.#readsStarted;
     return this.#decide(started, readBoundedSync(this.file, this.#limits));
+  }
+
+  /**
+   * refreshSync off the event loop and bounded in time: resolves once a stat that started after
+   * this call has answered (and the file, when it changed, was read and decided), or with 'timeout'
+   * after `timeoutMs` (a hung mount: a synchronous stat would stall every caller, for as long as
+   * the mount hangs). Callers that come while a check runs share the next one, so a hung stat holds
+   * one thread of libuv's pool, not one per request; once a check has run past `timeoutMs`, callers
+   * get 'timeout' at once until it answers.
+   */
+  async refresh(timeoutMs: number): Promise<ReloadOutcome | 'timeout'> {
+    // A check already running for longer is hung: answer now rather than pile up waiters on it.
+    if (this.#checking !== undefined && performance.now() - this.#checkingSince >= timeoutMs) return 'timeout';
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.#check(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #check(): Promise<ReloadOutcome> {
+    if (this.#checking === undefined) return this.#startCheck();
+    this.#nextCheck ??= this.#checking.then(
+      () => this.#startNext(),
+      () => this.#startNext(),
+    );
+    return this.#nextCheck;
+  }
+
+  #startNext(): Promise<ReloadOutcome> {
+    this.#nextCheck = undefined;
+    return this.#startCheck();
+  }
+
+  #startCheck(): Promise<ReloadOutcome> {
+    const run = (async (): Promise<ReloadOutcome> => {
+      const identity = await statIdentity(this.file);
+      return identity === this.#lastIdentity ? 'unchanged' : this.reload();
+    })();
+    this.#checking = run;
+    this.#checkingSince = performance.now();
+    const done = (): void => {
+      if (this.#checking === run) this.#checking = undefined;
+    };
+    run.then(done, done);
+    return run;
   }
 
   #decide(started: number, read: ReadResult): ReloadOutcome {

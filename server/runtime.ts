@@ -79,6 +79,11 @@ export interface Runtime {
   audit: AuditSink | undefined;
   catalog(this: void): Catalog;
   principals(): PrincipalRegistry;
+  /**
+   * The principals as the file is now, checked off the event loop (HTTP): undefined when the file
+   * could not be checked within PRINCIPALS_CHECK_TIMEOUT_MS (a hung mount), so the caller fails closed.
+   */
+  currentPrincipals(): Promise<PrincipalRegistry | undefined>;
   health(): HealthReport;
   /** Called after the manifest or the principals changed: what a caller may see may have changed. */
   onChange(listener: () => void): () => void;
@@ -89,6 +94,9 @@ export interface Runtime {
  * Loads everything the server needs and starts watching. Throws LoadError (manifest or principals
  * missing or invalid) or JwtConfigError; the caller turns those into exit code 2.
  */
+/** The longest an HTTP request waits for the principals file to be checked (stat'ed, read when changed). */
+export const PRINCIPALS_CHECK_TIMEOUT_MS = 2_000;
+
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
   // Listings are priced in tokens (compact-listing.ts): the tokenizer's tables load now, at start,
@@ -179,6 +187,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       // A revoked key must fail on the very next call, not after the watcher's debounce.
       principalsStore.refreshSync();
       return principalsStore.current;
+    },
+    currentPrincipals: async () => {
+      if (!principalsStore) return PrincipalRegistry.empty;
+      const outcome = await principalsStore.refresh(PRINCIPALS_CHECK_TIMEOUT_MS);
+      return outcome === 'timeout' ? undefined : principalsStore.current;
     },
     health: () => {
       const snapshot = manifests.snapshot;

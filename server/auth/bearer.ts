@@ -5,7 +5,8 @@ import type { PrincipalRegistry } from '../principals.js';
 import { apiKeyCaller } from './api-key.js';
 import type { JwtVerifier } from './jwt.js';
 
-export type BearerResult = { ok: true; caller: Caller } | { ok: false; reason: 'missing' | 'invalid' };
+/** `unavailable`: the principals file could not be checked in time, so no key can be trusted or refused. */
+export type BearerResult = { ok: true; caller: Caller } | { ok: false; reason: 'missing' | 'invalid' | 'unavailable' };
 
 export interface BearerAuthenticator {
   authenticate(authorization: string | undefined): Promise<BearerResult>;
@@ -15,7 +16,10 @@ export interface BearerAuthenticator {
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 
-export function createBearerAuthenticator(deps: { principals: () => PrincipalRegistry; jwt?: JwtVerifier | undefined }): BearerAuthenticator {
+export function createBearerAuthenticator(deps: {
+  principals: () => PrincipalRegistry | undefined | Promise<PrincipalRegistry | undefined>;
+  jwt?: JwtVerifier | undefined;
+}): BearerAuthenticator {
   return {
     async authenticate(authorization) {
       if (authorization === undefined || authorization.trim() === '') return { ok: false, reason: 'missing' };
@@ -23,7 +27,10 @@ export function createBearerAuthenticator(deps: { principals: () => PrincipalReg
       const match = BEARER.exec(authorization);
       if (!match) return { ok: false, reason: 'invalid' };
       const token = match[1] as string;
-      const keyCaller = apiKeyCaller(deps.principals(), token);
+      // A key revoked a moment ago must fail now: no answer about the principals, no answer at all.
+      const principals = await deps.principals();
+      if (principals === undefined) return { ok: false, reason: 'unavailable' };
+      const keyCaller = apiKeyCaller(principals, token);
       if (keyCaller) return { ok: true, caller: keyCaller };
       if (deps.jwt && token.split('.').length === 3) {
         const caller = await deps.jwt.verify(token);

@@ -177,7 +177,7 @@ function httpRoutes(runtime: Runtime, options: HttpOptions, connections: Connect
 /** `POST /mcp`: authenticate, read the body, then answer with a fresh MCP server for this request. */
 function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connections, listen: { address: string }): Route['handle'] {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const authenticator = createBearerAuthenticator({ principals: () => runtime.principals(), jwt: runtime.jwt });
+  const authenticator = createBearerAuthenticator({ principals: () => runtime.currentPrincipals(), jwt: runtime.jwt });
   const turns = new CallerTurns(options.callerConcurrency ?? DEFAULT_CALLER_CONCURRENCY);
   const turnWaitMs = options.turnWaitMs ?? DEFAULT_TURN_WAIT_MS;
   // One validator for every per-request server: the SDK would otherwise build a new Ajv each time.
@@ -195,6 +195,11 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       return;
     }
     const auth = await authenticator.authenticate(req.headers.authorization);
+    if (!auth.ok && auth.reason === 'unavailable') {
+      res.setHeader('Retry-After', '1');
+      sendJson(res, 503, { jsonrpc: '2.0', error: { code: -32000, message: 'The principals file could not be checked in time: retry shortly' }, id: null });
+      return;
+    }
     if (!auth.ok) {
       res.setHeader('WWW-Authenticate', challenge(req, auth.reason === 'invalid'));
       sendJson(res, 401, { error: auth.reason === 'invalid' ? 'invalid_token' : 'unauthorized' });

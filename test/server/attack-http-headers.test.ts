@@ -34,13 +34,13 @@ function raw(headers: readonly string[], body: string): Promise<string> {
     const socket = net.connect(Number(port), '127.0.0.1');
     let answer = '';
     socket.setEncoding('utf8');
-    socket.on('data', (data: string) => {
-      answer += data;
-      if (/\r\n\r\n/.test(answer) && /"\}?\}?$|\}$/.test(answer)) socket.end();
-    });
+    socket.on('data', (data: string) => (answer += data));
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));
-    socket.end(['POST /mcp HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', ...headers, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'));
+    // Written, not ended: the server closes the connection after its answer (Connection: close).
+    socket.write(
+      ['POST /mcp HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', ...headers, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'),
+    );
   });
 }
 

@@ -1,0 +1,90 @@
+// A principals file on a mount that hangs (found by an HTTP attack pass): every HTTP request stat'ed
+// it synchronously, so one hung stat froze the whole process (/healthz and every caller) for as long
+// as the mount hung. The stat is made to hang here, the way a dead NFS server makes it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, writeManifest } from './helpers.js';
+
+/** Stats of this path hang until this time (Date.now()). */
+const hung = { file: '', until: 0 };
+
+vi.mock('node:fs', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:fs')>();
+  const statSync = ((file: fs.PathLike, options?: fs.StatSyncOptions) => {
+    const wait = hung.until - Date.now();
+    if (String(file) === hung.file && wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+    return original.statSync(file, options);
+  }) as typeof original.statSync;
+  return { ...original, default: { ...original, statSync }, statSync };
+});
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:fs/promises')>();
+  const stat = (async (file: fs.PathLike, options?: fs.StatOptions) => {
+    const wait = hung.until - Date.now();
+    if (String(file) === hung.file && wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return original.stat(file, options);
+  }) as typeof original.stat;
+  return { ...original, default: { ...original, stat }, stat };
+});
+
+let dir: string;
+let runtime: Runtime;
+let http: HttpServerHandle;
+
+beforeAll(async () => {
+  dir = tempDir();
+  const manifestFile = path.join(dir, 'manifest.json');
+  const principalsFile = path.join(dir, 'principals.yaml');
+  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
+  hung.file = principalsFile;
+  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
+  http = await startHttpServer(runtime, { port: 0 });
+});
+
+afterAll(async () => {
+  hung.until = 0;
+  await http.close();
+  await runtime.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function call(key: string): Promise<Response> {
+  return fetch(`${http.url}/mcp`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+}
+
+describe('a principals file whose stat hangs', () => {
+  it('does not stall the process: /healthz answers, callers get 503 after a bounded wait, then 200 once it answers again', async () => {
+    expect((await call('key-bob-all')).status).toBe(200);
+    hung.until = Date.now() + 4_000;
+    const started = performance.now();
+    const calls = Array.from({ length: 5 }, () => call('key-bob-all'));
+    // Measured from the start: a process frozen by the stat fires this timer only once it thaws.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const health = await fetch(`${http.url}/healthz`);
+    const healthMs = performance.now() - started;
+    expect(health.status).toBe(200);
+    expect(healthMs).toBeLessThan(1_500);
+    const answers = await Promise.all(calls);
+    const callsMs = performance.now() - started;
+    // Fail closed: a key is neither trusted nor refused on a file that cannot be checked.
+    expect(answers.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
+    expect(answers[0]!.headers.get('retry-after')).toBe('1');
+    expect(callsMs).toBeLessThan(3_500);
+    // The stat still hangs: a request now is told at once, instead of waiting its 2 s in turn.
+    const late = performance.now();
+    expect((await call('key-bob-all')).status).toBe(503);
+    expect(performance.now() - late).toBeLessThan(500);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, hung.until - Date.now()) + 50));
+    expect((await call('key-bob-all')).status).toBe(200);
+    expect((await call('not-a-key')).status).toBe(401);
+  });
+});
