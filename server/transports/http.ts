@@ -512,8 +512,21 @@ function headerCount(req: IncomingMessage, lowerName: string): number {
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  // A refusal before the body was read (401, 403, 429, 503…) of a request whose body is still
+  // coming: Node would read and throw away whatever the client sends, for up to --request-timeout
+  // (an unauthenticated caller streamed 7 GB in 8 s), so the connection ends soon after the answer.
+  const unread = status >= 400 && !res.req.complete;
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    ...(unread ? { Connection: 'close' } : {}),
+  });
   res.end(body);
+  if (unread) {
+    const socket: Socket | null = res.req.socket;
+    setTimeout(() => socket?.destroy(), 1_000).unref();
+  }
 }
 
 function normalizeOrigin(origin: string): string {

@@ -68,3 +68,37 @@ describe('Authorization header ambiguities', () => {
     expect(answer).toContain('bob');
   });
 });
+
+describe('a refused request whose body keeps coming', () => {
+  it('is not read for --request-timeout: the connection ends soon after the 401', async () => {
+    const { port } = new URL(http.url);
+    // Half-open allowed: a hostile client goes on sending after the server's FIN.
+    const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    let answer = '';
+    let sent = 0;
+    const started = performance.now();
+    socket.setEncoding('utf8');
+    socket.on('data', (data: string) => (answer += data));
+    socket.on('error', () => undefined);
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now() - started)));
+    socket.write(
+      ['POST /mcp HTTP/1.1', 'Host: 127.0.0.1', 'Authorization: Bearer not-a-key', ...MCP_HEADERS, 'Transfer-Encoding: chunked', '', ''].join('\r\n'),
+    );
+    const frame = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 'a'), Buffer.from('\r\n')]);
+    // An endless chunked body, as fast as the server takes it, for at most 8 s.
+    const pump = (): void => {
+      while (!socket.destroyed && performance.now() - started < 8_000) {
+        sent += frame.length;
+        if (!socket.write(frame)) return void socket.once('drain', pump);
+      }
+      socket.destroy();
+    };
+    pump();
+    const closedAfterMs = await closed;
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+    expect(answer).toMatch(/Connection: close/i);
+    // The server (default --request-timeout 30 s) closed it, not the 8 s pump.
+    expect(closedAfterMs).toBeLessThan(5_000);
+    expect(sent).toBeGreaterThan(0);
+  });
+});
