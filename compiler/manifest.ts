@@ -13,6 +13,44 @@ import manifestSchema from './schema/manifest.schema.json' with { type: 'json' }
 
 const manifestShapeValidator = compiledOnFirstUse(() => createAjv({ strict: false }).compile(manifestSchema));
 
+/**
+ * The most JSON values (objects, arrays, strings, numbers, booleans, nulls) a manifest may hold. A
+ * capability compiles to about 220 values (its protocol is a few strings, whatever its length), so
+ * this leaves room for over 20,000 capabilities, while parsing it stays within seconds and a few
+ * hundred MB of heap.
+ */
+export const MAX_MANIFEST_JSON_VALUES = 5_000_000;
+
+/**
+ * About how many values `text` (JSON) holds: its commas and its opening brackets outside strings,
+ * plus one; counting stops past `limit`. Strings are skipped with indexOf, so a manifest of long
+ * protocols is scanned in a few ms per MB.
+ */
+export function countJsonValues(text: string, limit: number): number {
+  const next = /["{[,]/g;
+  let count = 1;
+  for (let match = next.exec(text); match !== null; match = next.exec(text)) {
+    if (match[0] !== '"') {
+      count++;
+      if (count > limit) return count;
+      continue;
+    }
+    // Past the closing quote: one not preceded by an odd run of backslashes.
+    for (let from = next.lastIndex; ;) {
+      const end = text.indexOf('"', from);
+      if (end === -1) return count;
+      let backslashes = 0;
+      while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+      from = end + 1;
+      if (backslashes % 2 === 0) {
+        next.lastIndex = from;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
 /** `integrity`: digest of the canonical JSON of every other field. */
 export function manifestIntegrity(manifest: Omit<Manifest, 'integrity'> | Manifest): string {
   const { integrity: _ignored, ...rest } = manifest as Manifest;
@@ -36,6 +74,15 @@ export type ManifestParseResult = { ok: true; manifest: Manifest } | { ok: false
  * `integrity`. A half-written or tampered file fails here and is never served.
  */
 export function parseManifest(text: string): ManifestParseResult {
+  // JSON.parse holds the event loop and builds every value before anything can look at them: a
+  // file within the size limit made only of `{},` (85 million objects in 256 MiB) ran the heap out
+  // and aborted the server after minutes. Counted first, on the text.
+  if (text.length > MAX_MANIFEST_JSON_VALUES && countJsonValues(text, MAX_MANIFEST_JSON_VALUES) > MAX_MANIFEST_JSON_VALUES) {
+    return {
+      ok: false,
+      error: `manifest holds more than ${MAX_MANIFEST_JSON_VALUES} JSON values, over the limit (a registry of 10,000 capabilities holds about 2.2 million)`,
+    };
+  }
   let data: unknown;
   try {
     data = JSON.parse(text);
