@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFilesAtomic } from './atomic-write.js';
+import { removeStaleTemporaries, writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
@@ -472,6 +472,10 @@ async function openRemote(options: ManifestSourceOptions, log: LineLog): Promise
   };
   const fromUrl: VerifiedOptions = { names: options.names, keys: options.keys, log, label: 'manifest', file: displayUrl(url), origin: 'url', read, persist };
 
+  // A replica killed while persisting (SIGKILL, the OOM killer, a restart loop) left a temporary
+  // file as large as the manifest; nothing else ever removes it. Those of live replicas sharing the
+  // folder are left alone.
+  if (cacheFile !== undefined) await removeStaleTemporaries([cacheFile, `${cacheFile}${MANIFEST_SIGNATURE_SUFFIX}`]);
   try {
     store = await VerifiedManifestStore.open(fromUrl);
   } catch (error) {
