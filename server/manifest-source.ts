@@ -10,6 +10,7 @@ import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { removeStaleTemporaries, writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
+import { displayUrl } from './display-url.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
@@ -78,11 +79,6 @@ export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined
   if (url.protocol !== 'http:') return `only https:// (or http:// on loopback) is fetched, not ${url.protocol}`;
   if (allowInsecure || isLoopbackHost(url.hostname)) return undefined;
   return 'http:// is allowed only on loopback (use https://, or --allow-insecure-manifest-url)';
-}
-
-/** What a caller may be shown of a URL: no credentials, no query (it may hold a token). */
-export function displayUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
 }
 
 /** `text` with each URL in it as `displayUrl` shows it: an error message may quote a URL whole. */

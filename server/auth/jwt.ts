@@ -3,6 +3,7 @@
 // separated) or `scp` (list or space separated); principal id from `sub`. No MCP SDK code here.
 import { createPublicKey } from 'node:crypto';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { displayUrl } from '../display-url.js';
 import { authenticatedCaller, type Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
 import type { LineLog } from '../log.js';
@@ -118,6 +119,8 @@ async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetK
  */
 function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Promise<Response> {
   let failures = 0;
+  // Logged without a query string or credentials: either may hold a secret.
+  const shown = (url: string): string => (URL.canParse(url) ? displayUrl(new URL(url)) : '<the JWKS URL>');
   let retryAt = 0;
   return async (url, init) => {
     if (failures > 0 && performance.now() < retryAt) throw new Error('the JWKS URL failed recently; not fetched again yet');
@@ -137,7 +140,7 @@ function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Pro
       if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
         throw new Error('its answer is not a JSON Web Key Set ({"keys": [...]})');
       }
-      if (failures > 0) log(`capreg serve: the JWKS URL ${url} answers again`);
+      if (failures > 0) log(`capreg serve: the JWKS URL ${shown(url)} answers again`);
       failures = 0;
       return new Response(text, { status: 200, headers: { 'Content-Type': 'application/json' } });
     } catch (error) {
@@ -146,7 +149,7 @@ function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Pro
       retryAt = performance.now() + wait;
       const reason = (error as Error).name === 'TimeoutError' ? 'it did not answer in time' : (error as Error).message;
       log(
-        `capreg serve: cannot fetch the JWKS URL ${url}: ${reason}; JWTs are refused until it is fetched again (in ${wait / 1000} s at the earliest)`,
+        `capreg serve: cannot fetch the JWKS URL ${shown(url)}: ${reason}; JWTs are refused until it is fetched again (in ${wait / 1000} s at the earliest)`,
         'warn',
       );
       throw error;
