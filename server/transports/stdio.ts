@@ -134,8 +134,10 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private draining: Promise<void> | undefined;
   private holding = false;
   private closed = false;
-  /** The start of a line not yet ended by a newline. */
+  /** Input read and not taken yet: the start of a line not yet ended by a newline, and lines held back. */
   private partial: Buffer | undefined;
+  /** Set while takeLines runs (a line it passes on may let input go again, which would call it back). */
+  private taking = false;
 
   constructor(
     private readonly input: Readable,
@@ -194,16 +196,35 @@ class AnsweringStdioTransport extends StdioServerTransport {
 
   /** Splits the input into lines; a line over MAX_MESSAGE_BYTES ends the session, as the SDK's does. */
   private read(chunk: Buffer): void {
-    const buffer = this.partial ? Buffer.concat([this.partial, chunk]) : chunk;
+    this.partial = this.partial ? Buffer.concat([this.partial, chunk]) : chunk;
+    this.takeLines();
+  }
+
+  /**
+   * Takes the lines read so far, one by one, until input is held: the rest wait in `partial` until
+   * it is let go again (a pipe hands over up to 64 KiB at once, over a thousand small requests, and
+   * pausing the input stops only the chunks after this one).
+   */
+  private takeLines(): void {
+    if (this.taking || this.partial === undefined) return;
+    this.taking = true;
+    const buffer = this.partial;
     this.partial = undefined;
     let start = 0;
-    for (let end = buffer.indexOf(NEWLINE); end !== -1 && !this.closed; end = buffer.indexOf(NEWLINE, start)) {
-      if (end - start > MAX_MESSAGE_BYTES) return this.overLimit();
-      this.receive(buffer.toString('utf8', start, end).replace(/\r$/, ''));
-      start = end + 1;
+    try {
+      for (let end = buffer.indexOf(NEWLINE); end !== -1 && !this.closed && !this.holding; end = buffer.indexOf(NEWLINE, start)) {
+        if (end - start > MAX_MESSAGE_BYTES) return this.overLimit();
+        this.receive(buffer.toString('utf8', start, end).replace(/\r$/, ''));
+        start = end + 1;
+      }
+      if (this.closed) return;
+      const rest = buffer.subarray(start);
+      // Only the start of a line (no newline in it yet) is bounded here; held lines are at most a chunk.
+      if (rest.length > MAX_MESSAGE_BYTES && !rest.includes(NEWLINE)) return this.overLimit();
+      if (rest.length > 0) this.partial = this.partial ? Buffer.concat([rest, this.partial]) : rest;
+    } finally {
+      this.taking = false;
     }
-    if (buffer.length - start > MAX_MESSAGE_BYTES) return this.overLimit();
-    if (start < buffer.length && !this.closed) this.partial = buffer.subarray(start);
   }
 
   private overLimit(): void {
@@ -249,7 +270,10 @@ class AnsweringStdioTransport extends StdioServerTransport {
     this.unansweredCount += 1;
     this.pauseOrResumeInput();
     const written = this.output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
-    void (written ? Promise.resolve() : this.drained()).then(() => this.settleOne());
+    const settled = written ? Promise.resolve() : this.drained();
+    // stdout is full: hold input now, not only once MAX_UNANSWERED answers wait.
+    this.pauseOrResumeInput();
+    void settled.then(() => this.settleOne());
   }
 
   private drained(): Promise<void> {
@@ -268,7 +292,11 @@ class AnsweringStdioTransport extends StdioServerTransport {
     if (hold === this.holding) return;
     this.holding = hold;
     if (hold) this.input.pause();
-    else if (!this.closed) this.input.resume();
+    else if (!this.closed) {
+      // Lines already read come first; they may hold input again.
+      this.takeLines();
+      if (!this.holding && !this.closed) this.input.resume();
+    }
   }
 
   private settle(id: RequestId): void {

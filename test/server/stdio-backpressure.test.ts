@@ -93,6 +93,37 @@ describe('stdio output backpressure', () => {
     await session.close();
   }, 30_000);
 
+  it('holds to the bound when many requests come in one chunk (a pipe hands over up to 64 KiB at once)', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = await serveStdio(server.runtime, { apiKey: 'key-alice-reports', stdin, stdout });
+    const REQUESTS = 1_000;
+    const lines = [JSON.stringify(INITIALIZE), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })];
+    for (let id = 1; id <= REQUESTS; id += 1) lines.push(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }));
+    // One write, so one chunk: every line in it used to be taken, past MAX_UNANSWERED.
+    stdin.write(`${lines.join('\n')}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // ~7 KiB per answer: all 1,000 would be ~7 MiB held; MAX_UNANSWERED of them ~450 KiB.
+    expect(stdout.readableLength + stdout.writableLength).toBeLessThan(1024 * 1024);
+    let answers = 0;
+    stdout.on('data', (chunk: Buffer) => (answers += chunk.toString().split('\n').length - 1));
+    await eventually(() => expect(answers).toBe(REQUESTS + 1), 20_000);
+    await session.close();
+  }, 30_000);
+
+  it('answers every request of a chunk held back when the input then ends', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const answers = collect(stdout);
+    const session = await serveStdio(server.runtime, { apiKey: 'key-alice-reports', stdin, stdout });
+    const REQUESTS = 1_000;
+    const lines = [JSON.stringify(INITIALIZE), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })];
+    for (let id = 1; id <= REQUESTS; id += 1) lines.push(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }));
+    stdin.end(`${lines.join('\n')}\n`);
+    await session.closed;
+    expect(answers).toHaveLength(REQUESTS + 1);
+  }, 30_000);
+
   it.each([
     ['distinct ids', (id: number) => id],
     ['one id sent again and again', () => 1],
