@@ -510,12 +510,21 @@ function headerCount(req: IncomingMessage, lowerName: string): number {
   return count;
 }
 
+/** Whether a body follows the request's headers: a Transfer-Encoding, or a Content-Length other than 0. */
+function hasBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length.trim() !== '0';
+}
+
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   // A refusal before the body was read (401, 403, 429, 503…) of a request whose body is still
   // coming: Node would read and throw away whatever the client sends, for up to --request-timeout
   // (an unauthenticated caller streamed 7 GB in 8 s), so the connection ends soon after the answer.
-  const unread = status >= 400 && !res.req.complete;
+  // Only a request that has a body (RFC 9112 6.3): `complete` is still false for a GET answered in
+  // the handler's first turn, and closing there would end every keep-alive connection on a 404/405.
+  const unread = status >= 400 && !res.req.complete && hasBody(res.req);
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),

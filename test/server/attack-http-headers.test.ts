@@ -102,3 +102,49 @@ describe('a refused request whose body keeps coming', () => {
     expect(sent).toBeGreaterThan(0);
   });
 });
+
+describe('a refused request without a body', () => {
+  /** Requests written one after another on one keep-alive connection; each answer's head, and whether the connection is still open after. */
+  async function onOneConnection(requests: readonly string[]): Promise<{ heads: string[]; openAfter: boolean }> {
+    const { port } = new URL(http.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.setEncoding('utf8');
+    let text = '';
+    let closed = false;
+    socket.on('data', (data: string) => (text += data));
+    socket.on('error', () => undefined);
+    socket.on('close', () => (closed = true));
+    const heads: string[] = [];
+    for (const request of requests) {
+      text = '';
+      socket.write(request);
+      // Each answer is small and has a Content-Length: wait for its head and whole body.
+      await new Promise<void>((resolve) => {
+        const check = (): void => {
+          const end = text.indexOf('\r\n\r\n');
+          const length = /content-length: (\d+)/i.exec(text);
+          if ((end !== -1 && length && text.length >= end + 4 + Number(length[1])) || closed) resolve();
+          else setTimeout(check, 5);
+        };
+        check();
+      });
+      heads.push(text.split('\r\n\r\n')[0] ?? '');
+    }
+    // Past the 1 s after which a refused connection with an unread body is cut.
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    const openAfter = !closed;
+    socket.destroy();
+    return { heads, openAfter };
+  }
+
+  it('keeps its keep-alive connection: a 405 (an MCP client opening its GET stream), a 404, then a 200 on the same one', async () => {
+    const { heads, openAfter } = await onOneConnection([
+      'GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n',
+      'GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+    ]);
+    expect(heads.map((head) => head.split('\r\n')[0])).toEqual(['HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 404 Not Found', 'HTTP/1.1 200 OK']);
+    for (const head of heads) expect(head).not.toMatch(/Connection: close/i);
+    expect(openAfter).toBe(true);
+  });
+});
