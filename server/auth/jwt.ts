@@ -87,11 +87,13 @@ async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetK
     try {
       url = new URL(source);
     } catch {
-      throw new JwtConfigError(`--jwt-jwks ${source} is not a valid URL`);
+      // Not repeated: an unparsable URL cannot be shown without whatever secret it holds.
+      throw new JwtConfigError('--jwt-jwks is not a valid URL');
     }
     // Keys fetched over plain HTTP could be swapped on the way; only loopback may skip TLS.
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-      throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${source}`);
+      // Shown without credentials or query: the message goes to stderr, and from there to the logs.
+      throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${displayUrl(url)}`);
     }
     return createRemoteJWKSet(url, { [customFetch]: boundedJwksFetch(log) });
   }

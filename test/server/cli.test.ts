@@ -107,6 +107,22 @@ describe('capreg serve arguments', () => {
     });
   }
 
+  it('refuses a plain-HTTP --jwt-jwks URL without repeating its credentials or query (exit 2)', async () => {
+    const ctx = context();
+    const jwks = 'http://reader:pw-secret-1@keys.example/jwks.json?token=tok-secret-2';
+    const argv = ['--manifest', 'manifest.json', '--http', '--jwt-jwks', jwks, '--jwt-issuer', 'i', '--jwt-audience', 'a'];
+    expect(await serveCommand(argv, ctx)).toBe(2);
+    const stderr = ctx.err.join('');
+    expect(stderr).toContain('--jwt-jwks must be an https:// URL (or a file), not http://keys.example/jwks.json');
+    expect(stderr).not.toMatch(/secret/);
+    // One that cannot be parsed cannot be cleaned: it is not repeated at all.
+    const unparsable = context();
+    const bad = ['--manifest', 'manifest.json', '--http', '--jwt-jwks', 'https://reader:pw-secret-3@[::1/jwks', '--jwt-issuer', 'i', '--jwt-audience', 'a'];
+    expect(await serveCommand(bad, unparsable)).toBe(2);
+    expect(unparsable.err.join('')).toContain('--jwt-jwks is not a valid URL');
+    expect(unparsable.err.join('')).not.toMatch(/secret/);
+  });
+
   for (const flag of ['--jwt-public-key', '--jwt-jwks']) {
     it(`reads ${flag} bounded: a file over 64 KiB is refused (exit 2)`, async () => {
       fs.writeFileSync(path.join(dir, 'big.key'), ' '.repeat(64 * 1024 + 1));
