@@ -142,6 +142,13 @@ function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Pro
       if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
         throw new Error('its answer is not a JSON Web Key Set ({"keys": [...]})');
       }
+      // jose's own check of the set, here: one it refuses after this fetch succeeded would be
+      // fetched again for every token, with no wait ({"keys": [1]}: 30 tokens were 30 fetches).
+      try {
+        createLocalJWKSet(parsed as Parameters<typeof createLocalJWKSet>[0]);
+      } catch {
+        throw new Error('its answer is not a JSON Web Key Set (a key in "keys" is not a JSON object)');
+      }
       if (failures > 0) log(`capreg serve: the JWKS URL ${shown(url)} answers again`);
       failures = 0;
       return new Response(text, { status: 200, headers: { 'Content-Type': 'application/json' } });

@@ -77,10 +77,12 @@ async function against(jwksUrl: string, tokens: readonly string[]): Promise<{ st
 }
 
 describe('a JWKS URL under attack', () => {
-  it('is not fetched again for every token while it fails (error status, redirect)', async () => {
+  it('is not fetched again for every token while it fails (error status, redirect, keys that are not keys)', async () => {
     for (const answer of [
       (res: ServerResponse) => res.writeHead(500).end('down'),
       (res: ServerResponse) => res.writeHead(302, { Location: '/elsewhere' }).end(),
+      // A 200 whose keys are not keys: jose refuses the set after the fetch said it succeeded.
+      (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"keys":[1,"k"]}'),
     ]) {
       const keys = await keyServer(answer);
       try {
