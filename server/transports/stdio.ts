@@ -213,14 +213,18 @@ class AnsweringStdioTransport extends StdioServerTransport {
     let start = 0;
     try {
       for (let end = buffer.indexOf(NEWLINE); end !== -1 && !this.closed && !this.holding; end = buffer.indexOf(NEWLINE, start)) {
-        if (end - start > MAX_MESSAGE_BYTES) return this.overLimit();
-        this.receive(buffer.toString('utf8', start, end).replace(/\r$/, ''));
+        // The message is bounded, not its line ending: CRLF takes no byte from it.
+        const length = end - start - (end > start && buffer[end - 1] === CARRIAGE_RETURN ? 1 : 0);
+        if (length > MAX_MESSAGE_BYTES) return this.overLimit();
+        this.receive(buffer.toString('utf8', start, start + length));
         start = end + 1;
       }
       if (this.closed) return;
       const rest = buffer.subarray(start);
       // Only the start of a line (no newline in it yet) is bounded here; held lines are at most a chunk.
-      if (rest.length > MAX_MESSAGE_BYTES && !rest.includes(NEWLINE)) return this.overLimit();
+      // (a CR that may yet end it is not counted)
+      const unended = rest.length - (rest.at(-1) === CARRIAGE_RETURN ? 1 : 0);
+      if (unended > MAX_MESSAGE_BYTES && !rest.includes(NEWLINE)) return this.overLimit();
       if (rest.length > 0) this.partial = this.partial ? Buffer.concat([rest, this.partial]) : rest;
     } finally {
       this.taking = false;
@@ -315,6 +319,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
 }
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 

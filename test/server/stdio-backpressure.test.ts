@@ -3,6 +3,7 @@
 // into memory (an answer is often thousands of times its request: the heap grew by ~140 MB/s).
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_MESSAGE_BYTES } from '../../server/create-server.js';
 import { serveStdio } from '../../server/transports/stdio.js';
 import { INITIALIZE, eventually, startStandardServer, type StandardServer } from './helpers.js';
 
@@ -43,6 +44,24 @@ describe('stdio lines', () => {
     stdin.write(`${ping(2)}\n${ping(3)}\r\n${ping(4)}`);
     stdin.write('\n');
     await eventually(() => expect(answers.map((answer) => answer.id)).toEqual([0, 'é', 2, 3, 4]));
+    await session.close();
+  });
+
+  it('takes a message of exactly 1 MiB whichever line ending it comes with', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const answers = collect(stdout);
+    const session = await serveStdio(server.runtime, { stdin, stdout });
+    stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+    const exactly = (id: number): string => {
+      const head = `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"_meta":{"pad":"`;
+      const tail = '"}}}';
+      return head + 'x'.repeat(MAX_MESSAGE_BYTES - head.length - tail.length) + tail;
+    };
+    expect(Buffer.byteLength(exactly(2))).toBe(MAX_MESSAGE_BYTES);
+    stdin.write(`${exactly(2)}\n`);
+    stdin.write(`${exactly(3)}\r\n`);
+    await eventually(() => expect(answers.map((answer) => answer.id)).toEqual([0, 2, 3]));
     await session.close();
   });
 
