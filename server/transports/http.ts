@@ -444,7 +444,7 @@ function whenDone(req: IncomingMessage, res: ServerResponse, done: () => void): 
 async function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<{ value: unknown } | undefined> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    refuseTooLarge(req, res, limit);
+    refuseTooLarge(res, limit);
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -459,7 +459,7 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: nu
     chunks.push(chunk);
   }
   if (tooLarge) {
-    refuseTooLarge(req, res, limit);
+    refuseTooLarge(res, limit);
     return undefined;
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -494,13 +494,8 @@ function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
-  res.setHeader('Connection', 'close');
+function refuseTooLarge(res: ServerResponse, limit: number): void {
   sendJson(res, 413, { jsonrpc: '2.0', error: { code: -32600, message: `Request body larger than ${limit} bytes` }, id: null });
-  // Let the client finish sending so that it reads the 413 instead of a reset, then drop it.
-  req.resume();
-  const socket: Socket | null = req.socket;
-  setTimeout(() => socket?.destroy(), 1_000).unref();
 }
 
 /** How many times the request carries the header `lowerName` (Node folds some repeated headers into one). */
@@ -519,9 +514,11 @@ function hasBody(req: IncomingMessage): boolean {
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  // A refusal before the body was read (401, 403, 429, 503…) of a request whose body is still
+  // A refusal before the body was read (401, 403, 413, 429, 503…) of a request whose body is still
   // coming: Node would read and throw away whatever the client sends, for up to --request-timeout
-  // (an unauthenticated caller streamed 7 GB in 8 s), so the connection ends soon after the answer.
+  // (an unauthenticated caller streamed 7 GB in 8 s), so the connection ends 1 s after the answer.
+  // Until then the rest is read and dropped (a lingering close, as web servers do): closing with
+  // unread bytes sends a reset, which can reach the client before the answer it has not read yet.
   // Only a request that has a body (RFC 9112 6.3): `complete` is still false for a GET answered in
   // the handler's first turn, and closing there would end every keep-alive connection on a 404/405.
   const unread = status >= 400 && !res.req.complete && hasBody(res.req);
@@ -533,6 +530,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   });
   res.end(body);
   if (unread) {
+    res.req.resume();
     const socket: Socket | null = res.req.socket;
     setTimeout(() => socket?.destroy(), 1_000).unref();
   }
