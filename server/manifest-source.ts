@@ -81,6 +81,11 @@ export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined
   return 'http:// is allowed only on loopback (use https://, or --allow-insecure-manifest-url)';
 }
 
+/** An entity tag without its weak marker: a proxy that compresses may turn `"x"` into `W/"x"`. */
+function opaqueTag(etag: string): string {
+  return etag.trim().replace(/^W\//, '');
+}
+
 /** `text` with each URL in it as `displayUrl` shows it: an error message may quote a URL whole. */
 function withoutUrlSecrets(text: string): string {
   return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, (match) => (URL.canParse(match) ? displayUrl(new URL(match)) : '<URL>'));
@@ -150,8 +155,10 @@ type FetchResult =
 
 /**
  * GET within limits: at most MAX_REDIRECTS redirects, never from https to http, every hop checked
- * like the first URL; the whole exchange (body included) within `limits.timeoutMs`; a body over
- * `limits.maxBytes` is cut off and refused.
+ * like the first URL; a 304 only as the answer to the `etag` sent (one to a request that sent
+ * none, or naming another ETag, is a failed fetch: taken as "unchanged" it would vouch for a
+ * version never received); the whole exchange (body included) within `limits.timeoutMs`; a body
+ * over `limits.maxBytes` is cut off and refused.
  */
 export async function fetchBounded(
   url: URL,
@@ -178,6 +185,12 @@ export async function fetchBounded(
       }
       if (response.status === 304) {
         await response.body?.cancel();
+        const unasked = '304 Not Modified';
+        if (options.etag === undefined) return { ok: false, status: 304, reason: `the server answered ${unasked} to a request without If-None-Match` };
+        const answered = response.headers.get('etag');
+        if (answered !== null && opaqueTag(answered) !== opaqueTag(options.etag)) {
+          return { ok: false, status: 304, reason: `the server answered ${unasked} with another ETag than the one sent` };
+        }
         return { ok: true, status: 304 };
       }
       if (response.status !== 200) {
@@ -334,7 +347,8 @@ export class VerifiedManifestStore implements ManifestStore {
     this.#retry.record(decided.kind === 'refuse' && decided.timedOut === true);
     switch (decided.kind) {
       case 'not-modified':
-        // Sent only with the served version's ETag: what is served is what is published.
+        // A 304 counts only as the answer to the served version's ETag (fetchBounded): what is
+        // served is what is published.
         this.#lastReloadError = null;
         return 'unchanged';
       case 'same':

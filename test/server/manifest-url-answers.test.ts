@@ -1,0 +1,183 @@
+// Answers a manifest URL may give that must not be taken at their word (docs/server.md, "Manifests
+// from a URL"), against real local HTTP servers: a 304 Not Modified to a request that asked nothing
+// (no If-None-Match, or another ETag) is a failed fetch, never "unchanged" — it neither clears
+// /healthz after a refused version nor stops a first fetch from falling back to the cache; and a
+// redirect may not take the server from one kind of host to a more internal one (loopback, private,
+// link-local: the cloud metadata address) it was not configured to reach.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serializeManifest } from '../../compiler/manifest.js';
+import { LoadError } from '../../server/reloadable.js';
+import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { STANDARD_CAPABILITIES, eventually, makeManifest, serveArgv, tempDir } from './helpers.js';
+
+const POLL_MS = 100;
+const DEMO_PRINCIPALS = path.resolve(import.meta.dirname, '../../examples/principals.demo.yaml');
+const text = (marker: string): string => serializeManifest(makeManifest(STANDARD_CAPABILITIES, { marker }));
+const revisionOf = (manifest: string): string => (JSON.parse(manifest) as { revision: string }).revision;
+
+/** What the test server does with one request; `null` answers the published manifest honestly. */
+type Answer = (request: http.IncomingMessage, response: http.ServerResponse) => boolean;
+
+interface TestServer {
+  url: string;
+  published: string;
+  /** Tried first on every request; returns true when it answered. */
+  answer: Answer | undefined;
+  /** The If-None-Match of every request for the manifest, in order (undefined when none was sent). */
+  asked: (string | undefined)[];
+  close(): Promise<void>;
+}
+
+async function startServer(published: string): Promise<TestServer> {
+  const state: Pick<TestServer, 'published' | 'answer' | 'asked'> = { published, answer: undefined, asked: [] };
+  const server = http.createServer((request, response) => {
+    if (request.url?.split('?')[0] === '/manifest.json') state.asked.push(request.headers['if-none-match']);
+    if (state.answer?.(request, response) === true) return;
+    if (request.url?.split('?')[0] !== '/manifest.json') {
+      response.writeHead(404).end();
+      return;
+    }
+    const etag = `"${createHash('sha256').update(state.published).digest('hex').slice(0, 16)}"`;
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304, { etag }).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json', etag }).end(state.published);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}/manifest.json`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
+
+/** A 304 to every request for the manifest, whatever it asked (with an ETag header, or without). */
+const alwaysNotModified =
+  (etag?: string): Answer =>
+  (request, response) => {
+    if (request.url !== '/manifest.json') return false;
+    response.writeHead(304, etag !== undefined ? { etag } : {}).end();
+    return true;
+  };
+
+let server: TestServer;
+let dir: string;
+const runtimes: Runtime[] = [];
+
+beforeEach(async () => {
+  server = await startServer(text('a'));
+  dir = tempDir();
+});
+
+afterEach(async () => {
+  for (const runtime of runtimes.splice(0)) await runtime.close();
+  await server.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(options: { url?: string; cacheDir?: string; timeoutMs?: number } = {}): Promise<Runtime> {
+  const runtime = await startRuntime({
+    manifestFile: options.url ?? server.url,
+    manifestSource: {
+      remote: {
+        pollIntervalMs: POLL_MS,
+        ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+        ...(options.timeoutMs !== undefined ? { fetchLimits: { maxBytes: 64 * 1024 * 1024, timeoutMs: options.timeoutMs } } : {}),
+      },
+    },
+  });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+describe('a 304 Not Modified the server was not asked for', () => {
+  it('after a refused version, a 304 to a request without If-None-Match keeps /healthz degraded and says why', async () => {
+    const runtime = await start();
+    const good = revisionOf(text('a'));
+    server.published = '{"schemaVersion": 1';
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/manifest reload rejected/));
+    // The refused version is fetched in full from now on: no ETag is sent.
+    await eventually(() => expect(server.asked.at(-1)).toBeUndefined());
+    server.answer = alwaysNotModified();
+    const answered = server.asked.length;
+    await eventually(() => expect(server.asked.length).toBeGreaterThanOrEqual(answered + 3));
+    expect(server.asked.slice(answered).every((etag) => etag === undefined)).toBe(true);
+    expect(runtime.health()).toMatchObject({ status: 'degraded', revision: good });
+    expect(runtime.health().lastReloadError).toMatch(/cannot fetch it: the server answered 304 Not Modified to a request without If-None-Match/);
+  });
+
+  it('a 304 naming another ETag than the one sent is a failed poll, not "unchanged"', async () => {
+    const runtime = await start();
+    const etag = `"${createHash('sha256').update(text('a')).digest('hex').slice(0, 16)}"`;
+    await eventually(() => expect(server.asked.at(-1)).toBe(etag));
+    server.answer = alwaysNotModified('"some-other-version"');
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/cannot fetch it: the server answered 304 Not Modified with another ETag/));
+    expect(runtime.health()).toMatchObject({ status: 'degraded', revision: revisionOf(text('a')) });
+    // The same ETag (strong or weak, as a compressing proxy rewrites it) is a real 304.
+    server.answer = alwaysNotModified(`W/${etag}`);
+    await eventually(() => expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null }));
+  });
+
+  it('a 304 to the first fetch falls back to the cache like an unreachable URL, and is refused without one', async () => {
+    const cacheDir = path.join(dir, 'cache');
+    const first = await start({ cacheDir });
+    await eventually(() => expect(fs.existsSync(path.join(cacheDir, 'manifest.json'))).toBe(true));
+    await first.close();
+    runtimes.splice(runtimes.indexOf(first), 1);
+
+    server.answer = alwaysNotModified('"anything"');
+    const booted = await start({ cacheDir });
+    expect(booted.health()).toMatchObject({ source: 'cache', revision: revisionOf(text('a')) });
+
+    const refused = start({ cacheDir: path.join(dir, 'empty') });
+    await expect(refused).rejects.toBeInstanceOf(LoadError);
+    await expect(refused).rejects.toThrow(/cannot fetch it: the server answered 304 Not Modified to a request without If-None-Match/);
+  });
+
+  it('the bin: a 304 at start boots from --manifest-cache; without a cache it is exit 2 saying so', async () => {
+    const cacheDir = path.join(dir, 'cache');
+    const first = await start({ cacheDir });
+    await eventually(() => expect(fs.existsSync(path.join(cacheDir, 'manifest.json'))).toBe(true));
+    server.answer = alwaysNotModified();
+
+    const env = { PATH: process.env['PATH'] ?? '' };
+    // Not spawnSync: the server answering it runs in this process.
+    const none = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, serveArgv(['--manifest', server.url]), { cwd: dir, env, timeout: 20_000 });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('exit', (status) => resolve({ status, stderr }));
+    });
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/refused: cannot fetch it: the server answered 304 Not Modified to a request without If-None-Match/);
+    expect(none.stderr).not.toMatch(/nothing to load/);
+
+    const child = spawn(
+      process.execPath,
+      serveArgv(['--http', '--port', '0', '--principals', DEMO_PRINCIPALS, '--manifest', server.url, '--manifest-cache', cacheDir, '--log-level', 'warn']),
+      { cwd: dir, env },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => expect(stderr).toContain('A real key is any long random secret'), 15_000);
+      expect(stderr).toMatch(/unreachable at start \(cannot fetch it: the server answered 304 Not Modified[^)]*\); booting from the cache/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(first.health().revision).toBe(revisionOf(text('a')));
+  });
+});
