@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serializeManifest } from '../../compiler/manifest.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
+import { redirectRefusal } from '../../server/manifest-source.js';
 import { STANDARD_CAPABILITIES, eventually, makeManifest, serveArgv, tempDir } from './helpers.js';
 
 const POLL_MS = 100;
@@ -179,5 +180,85 @@ describe('a 304 Not Modified the server was not asked for', () => {
     }
     expect(await exited).toBe(0);
     expect(first.health().revision).toBe(revisionOf(text('a')));
+  });
+});
+
+describe('redirects to internal addresses', () => {
+  it('the rule: an internal address (loopback, private, link-local) is reached only from a host of the same kind', () => {
+    const refusal = (from: string, to: string): string | undefined => redirectRefusal(new URL(from), new URL(to));
+    const publicHost = 'https://manifests.example.com/m.json';
+    for (const internal of [
+      'https://127.0.0.1/x',
+      'https://127.8.9.10/x',
+      'https://2130706433/x', // 127.0.0.1, as URL reads it
+      'https://localhost/x',
+      'https://LOCALHOST./x',
+      'https://api.localhost/x',
+      'https://[::1]/x',
+      'https://0.0.0.0/x',
+      'https://[::]/x',
+      'https://10.1.2.3/x',
+      'https://172.16.0.1/x',
+      'https://172.31.255.255/x',
+      'https://192.168.1.1/x',
+      'https://100.64.0.1/x',
+      'https://[fd00::1]/x',
+      'https://[fc00::1]/x',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[fe80::1]/x',
+      'https://[::ffff:169.254.169.254]/x',
+      'https://[::ffff:127.0.0.1]/x',
+    ]) {
+      expect(refusal(publicHost, internal), internal).toMatch(/^from a public host to a (loopback|private|link-local) address/);
+    }
+    expect(refusal(publicHost, 'https://169.254.169.254/latest/meta-data/')).toMatch(/link-local address .*cloud metadata/);
+    // Public addresses and names (what a name resolves to is not looked at).
+    for (const external of ['https://cdn.example.net/m.json', 'https://8.8.8.8/x', 'https://172.32.0.1/x', 'https://[2001:db8::1]/x']) {
+      expect(refusal(publicHost, external), external).toBeUndefined();
+    }
+    // The same kind: a loopback server to itself, an internal server inside its network.
+    expect(refusal('http://127.0.0.1:8080/m.json', 'http://localhost:9090/m.json')).toBeUndefined();
+    expect(refusal('https://10.0.0.5/m.json', 'https://192.168.3.4/m.json')).toBeUndefined();
+    expect(refusal('https://10.0.0.5/m.json', 'https://cdn.example.net/m.json')).toBeUndefined();
+    // Inward from there: an internal server may not send the replica to its own loopback or the metadata service.
+    expect(refusal('https://10.0.0.5/m.json', 'https://127.0.0.1/admin')).toMatch(/from a private host to a loopback address/);
+    expect(refusal('http://127.0.0.1/m.json', 'http://169.254.169.254/latest/')).toMatch(/from a loopback host to a link-local address/);
+    expect(refusal('http://127.0.0.1/m.json', 'http://10.0.0.1/m.json')).toMatch(/from a loopback host to a private address/);
+  });
+
+  it('a redirect to the metadata address or a private one is refused before any request; the good version keeps serving', async () => {
+    const runtime = await start({ timeoutMs: 1_500 });
+    const good = revisionOf(text('a'));
+    for (const [target, kind] of [
+      ['http://169.254.169.254/latest/meta-data/iam/security-credentials/?token=s3cret', 'link-local'],
+      ['http://10.255.255.1/manifest.json', 'private'],
+    ] as const) {
+      server.answer = (request, response) => {
+        if (request.url?.split('?')[0] !== '/manifest.json') return false;
+        response.writeHead(302, { location: target }).end();
+        return true;
+      };
+      await eventually(() =>
+        expect(runtime.health().lastReloadError).toMatch(new RegExp(`cannot fetch it: refused a redirect from a loopback host to a ${kind} address`)),
+      );
+      expect(runtime.health()).toMatchObject({ status: 'degraded', revision: good });
+      expect(JSON.stringify(runtime.health())).not.toContain('s3cret');
+    }
+    await expect(start({ url: `${server.url}?at=start`, timeoutMs: 1_500 })).rejects.toThrow(
+      /refused: cannot fetch it: refused a redirect from a loopback host to a private address/,
+    );
+    server.answer = undefined;
+    await eventually(() => expect(runtime.health()).toMatchObject({ status: 'ok', lastReloadError: null }));
+  });
+
+  it('a redirect between loopback addresses is still followed', async () => {
+    const port = new URL(server.url).port; // an absolute Location, to a loopback literal
+    server.answer = (request, response) => {
+      if (request.url !== '/hop') return false;
+      response.writeHead(302, { location: `http://127.0.0.1:${port}/manifest.json` }).end();
+      return true;
+    };
+    const runtime = await start({ url: server.url.replace('/manifest.json', '/hop') });
+    expect(runtime.health()).toMatchObject({ status: 'ok', source: 'url', revision: revisionOf(text('a')) });
   });
 });
