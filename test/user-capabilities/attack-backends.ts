@@ -5,10 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterEach } from 'vitest';
 import { PostgresUserStore } from '../../server/user-store/postgres.js';
 import { SqliteUserStore } from '../../server/user-store/sqlite.js';
 import type { UserCapabilityStore, UserStoreOptions } from '../../server/user-store/store.js';
 import { TEST_PG_URL } from '../support/postgres.js';
+import { startHarness, type Harness, type Session } from './harness.js';
 
 export interface AttackBackend {
   open(options?: UserStoreOptions): UserCapabilityStore;
@@ -61,3 +63,26 @@ export const ATTACK_BACKENDS: { name: string; make: () => AttackBackend }[] = [
       ]
     : []),
 ];
+
+/**
+ * For each test of the describe block it is called in: a server on a fresh store of `make`'s
+ * backend, and Alice's session on it; both closed after the test.
+ */
+export function aliceOnFreshStore(make: () => AttackBackend): () => Promise<{ alice: Session; store: UserCapabilityStore }> {
+  let backend: AttackBackend | undefined;
+  let harness: Harness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    await backend?.dispose();
+    harness = undefined;
+    backend = undefined;
+  });
+  return async () => {
+    const opened = make();
+    backend = opened;
+    let store: UserCapabilityStore | undefined;
+    harness = await startHarness(() => Promise.resolve((store = opened.open())));
+    const alice = await harness.session('key-alice');
+    return { alice, store: store! };
+  };
+}

@@ -1,28 +1,15 @@
 // A save's diagnostics from a hostile document: 60 KB of links to unknown capabilities gave 5,300
 // diagnostics, about a megabyte of JSON, twice in the answer (text and structuredContent). The
 // answer now lists at most 100, errors first, says how many more there were, and cuts long messages.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_DIAGNOSTIC_MESSAGE, MAX_TOOL_DIAGNOSTICS } from '../../server/user-capabilities.js';
-import type { UserCapabilityStore } from '../../server/user-store/store.js';
-import { ATTACK_BACKENDS, type AttackBackend } from './attack-backends.js';
-import { startHarness, WEEKLY_DIGEST, type Harness } from './harness.js';
+import { aliceOnFreshStore, ATTACK_BACKENDS } from './attack-backends.js';
+import { WEEKLY_DIGEST } from './harness.js';
 
 const [sqlite] = ATTACK_BACKENDS;
 
 describe('bounded save diagnostics', () => {
-  let backend: AttackBackend;
-  let harness: Harness;
-  let store: UserCapabilityStore;
-  afterEach(async () => {
-    await harness.close();
-    await backend.dispose();
-  });
-
-  async function start() {
-    backend = sqlite!.make();
-    harness = await startHarness(() => Promise.resolve((store = backend.open())));
-    return harness.session('key-alice');
-  }
+  const start = aliceOnFreshStore(sqlite!.make);
 
   interface Diagnostic {
     ruleId: string;
@@ -33,7 +20,7 @@ describe('bounded save diagnostics', () => {
   }
 
   it('answers at most 100 diagnostics, errors first, with the count of the others', async () => {
-    const alice = await start();
+    const { alice, store } = await start();
     const links = Array.from({ length: 2_000 }, (_, i) => `[a](capability:missing-${i})`).join('\n\n');
     const markdown = `${WEEKLY_DIGEST}\n${links}\n`;
     expect(Buffer.byteLength(markdown)).toBeLessThan(64 * 1024);
@@ -52,7 +39,7 @@ describe('bounded save diagnostics', () => {
   });
 
   it('lists errors before warnings when there are more than it can list', async () => {
-    const alice = await start();
+    const { alice } = await start();
     // Warnings first in the document (tools of the linked toolset's family that do not exist), then errors.
     const warnings = Array.from({ length: 60 }, (_, i) => `Use \`submit_made_up_${i}\` here.`).join('\n\n');
     const errors = Array.from({ length: 150 }, (_, i) => `[broken](capability:no-such-${i})`).join('\n\n');
@@ -66,7 +53,7 @@ describe('bounded save diagnostics', () => {
   });
 
   it('cuts a message that quotes a very long value', async () => {
-    const alice = await start();
+    const { alice } = await start();
     const long = 'x'.repeat(20_000);
     const markdown = WEEKLY_DIGEST.replace('tools: [submit_report]', `tools: [${long}]`);
     const answer = await alice.json('save_user_capability', { markdown });

@@ -2,10 +2,9 @@
 // save checks the Markdown for NUL and lone surrogates). PostgreSQL refuses NUL in text and JSON,
 // so such a save failed as "store-unavailable" and marked the store's health `writes-failing`; a
 // lone surrogate was acknowledged and then served as U+FFFD by both stores. Each is a diagnostic now.
-import { afterEach, describe, expect, it } from 'vitest';
-import type { UserCapabilityStore } from '../../server/user-store/store.js';
-import { ATTACK_BACKENDS, type AttackBackend } from './attack-backends.js';
-import { startHarness, WEEKLY_DIGEST, type Harness } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { aliceOnFreshStore, ATTACK_BACKENDS } from './attack-backends.js';
+import { WEEKLY_DIGEST } from './harness.js';
 
 const HOSTILE: [string, string, string][] = [
   ['a NUL in name', WEEKLY_DIGEST.replace('name: Weekly digest', 'name: "Weekly\\0digest"'), '`name` contains a NUL character'],
@@ -18,18 +17,10 @@ const HOSTILE: [string, string, string][] = [
 
 for (const { name, make } of ATTACK_BACKENDS) {
   describe(`hostile frontmatter escapes: ${name}`, () => {
-    let backend: AttackBackend;
-    let harness: Harness;
-    let store: UserCapabilityStore;
-    afterEach(async () => {
-      await harness.close();
-      await backend.dispose();
-    });
+    const start = aliceOnFreshStore(make);
 
     it.each(HOSTILE)('%s is a diagnostic, nothing is stored, and the store stays healthy', async (_label, markdown, message) => {
-      backend = make();
-      harness = await startHarness(() => Promise.resolve((store = backend.open())));
-      const alice = await harness.session('key-alice');
+      const { alice, store } = await start();
       const answer = await alice.json('save_user_capability', { markdown });
       expect(answer.success).toBe(false);
       expect(answer.code).toBeUndefined();
@@ -43,9 +34,7 @@ for (const { name, make } of ATTACK_BACKENDS) {
     });
 
     it('a well-formed astral character in the frontmatter is kept byte for byte', async () => {
-      backend = make();
-      harness = await startHarness(() => Promise.resolve((store = backend.open())));
-      const alice = await harness.session('key-alice');
+      const { alice, store } = await start();
       const saved = await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST.replace('name: Weekly digest', 'name: "Weekly \\U0001F4C5 digest"') });
       expect(saved.success).toBe(true);
       const record = await store.get(saved.capabilityId as string);
