@@ -1,31 +1,18 @@
 // Header ambiguities a hostile caller (or a proxy in front) may send (found by an HTTP attack pass).
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
-import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import type { HttpServerHandle } from '../../server/transports/http.js';
+import { startStandardServer, type StandardServer } from './helpers.js';
 
-let dir: string;
-let runtime: Runtime;
+let server: StandardServer;
 let http: HttpServerHandle;
 
 beforeAll(async () => {
-  dir = tempDir();
-  const manifestFile = path.join(dir, 'manifest.json');
-  const principalsFile = path.join(dir, 'principals.yaml');
-  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
-  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
-  http = await startHttpServer(runtime, { port: 0 });
+  server = await startStandardServer();
+  http = server.http;
 });
 
-afterAll(async () => {
-  await http.close();
-  await runtime.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => server.close());
 
 /** One raw HTTP/1.1 request on its own connection; the whole answer as text. */
 function raw(headers: readonly string[], body: string): Promise<string> {
