@@ -3,6 +3,7 @@
 // as the mount hung. The stat is made to hang here, the way a dead NFS server makes it.
 import fs from 'node:fs';
 import path from 'node:path';
+import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
@@ -34,6 +35,20 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 let dir: string;
 let runtime: Runtime;
 let http: HttpServerHandle;
+let privateKey: CryptoKey;
+const ISSUER = 'https://issuer.example';
+const AUDIENCE = 'capreg';
+
+/** A JWT for `sub`: verified against the public key, whatever the principals file does. */
+function jwt(sub: string): Promise<string> {
+  return new SignJWT({ sub, scope: 'reports:read' })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
+}
 
 beforeAll(async () => {
   dir = tempDir();
@@ -42,7 +57,11 @@ beforeAll(async () => {
   writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
   hung.file = principalsFile;
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
+  const pair = await generateKeyPair('ES256');
+  privateKey = pair.privateKey;
+  const publicKeyFile = path.join(dir, 'public.pem');
+  fs.writeFileSync(publicKeyFile, await exportSPKI(pair.publicKey));
+  runtime = await startRuntime({ manifestFile, principalsFile, watch: false, jwt: { publicKeyFile, issuer: ISSUER, audience: AUDIENCE } });
   http = await startHttpServer(runtime, { port: 0 });
 });
 
@@ -79,6 +98,9 @@ describe('a principals file whose stat hangs', () => {
     expect(answers.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
     expect(answers[0]!.headers.get('retry-after')).toBe('1');
     expect(callsMs).toBeLessThan(3_500);
+    // A JWT does not depend on the principals file: it is verified and served meanwhile.
+    expect((await call(await jwt('reporter'))).status).toBe(200);
+    expect((await call(`${await jwt('reporter')}x`)).status).toBe(503);
     // The stat still hangs: a request now is told at once, instead of waiting its 2 s in turn.
     const late = performance.now();
     expect((await call('key-bob-all')).status).toBe(503);
