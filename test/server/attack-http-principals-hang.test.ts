@@ -3,11 +3,11 @@
 // as the mount hung. The stat is made to hang here, the way a dead NFS server makes it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
-import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, signedJwt, writeManifest } from './helpers.js';
 
 /** Stats of this path hang until this time (Date.now()). */
 const hung = { file: '', until: 0 };
@@ -41,13 +41,7 @@ const AUDIENCE = 'capreg';
 
 /** A JWT for `sub`: verified against the public key, whatever the principals file does. */
 function jwt(sub: string): Promise<string> {
-  return new SignJWT({ sub, scope: 'reports:read' })
-    .setProtectedHeader({ alg: 'ES256' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(privateKey);
+  return signedJwt(privateKey, { sub, scopes: ['reports:read'], issuer: ISSUER, audience: AUDIENCE });
 }
 
 beforeAll(async () => {

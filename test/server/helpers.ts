@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { SignJWT, type CryptoKey } from 'jose';
 import { digestOf } from '../../compiler/canonical.js';
 import { manifestIntegrity, serializeManifest } from '../../compiler/manifest.js';
 import type { Manifest, ManifestCapability, Toolsets } from '../../compiler/types.js';
@@ -247,4 +248,15 @@ const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 /** argv (after `node`) that runs the real, compiled `capreg serve`. */
 export function serveArgv(args: string[]): string[] {
   return [path.join(REPO, 'bin/capreg.js'), 'serve', ...args];
+}
+
+/** An ES256 JWT for `sub` with `scopes`, valid for 5 minutes. */
+export function signedJwt(privateKey: CryptoKey, claims: { sub: string; scopes: readonly string[]; issuer: string; audience: string }): Promise<string> {
+  return new SignJWT({ sub: claims.sub, scope: claims.scopes.join(' ') })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer(claims.issuer)
+    .setAudience(claims.audience)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
 }

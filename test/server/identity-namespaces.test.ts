@@ -2,7 +2,7 @@
 // principal's id is another owner. Real HTTP, a real JWT signed by a local key, a real SQLite store.
 import fs from 'node:fs';
 import path from 'node:path';
-import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SUBJECT_LENGTH } from '../../server/auth/jwt.js';
 import { ownerKey } from '../../server/identity.js';
@@ -10,7 +10,7 @@ import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import { openUserStore } from '../../server/user-store/open.js';
 import { clientSession, UNIFORM_ERROR_TEXT, USER_SCOPE, userEntries, WEEKLY_DIGEST, type Session } from '../user-capabilities/harness.js';
-import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, tempDir, writeAtomic, signedJwt, writeManifest } from './helpers.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'capreg-test';
@@ -22,14 +22,8 @@ let http: HttpServerHandle;
 let privateKey: CryptoKey;
 const sessions: Session[] = [];
 
-async function jwt(sub: string): Promise<string> {
-  return new SignJWT({ sub, scope: SCOPES.join(' ') })
-    .setProtectedHeader({ alg: 'ES256' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(privateKey);
+function jwt(sub: string): Promise<string> {
+  return signedJwt(privateKey, { sub, scopes: SCOPES, issuer: ISSUER, audience: AUDIENCE });
 }
 
 async function as(token: string): Promise<Session> {
