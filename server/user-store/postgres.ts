@@ -122,6 +122,23 @@ function passwordSpellings(url: string): string[] {
   }
 }
 
+/**
+ * `text` with each of `secrets` replaced by `***` where it stands on its own: not where a letter or
+ * digit continues it on either side. Replaced inside words too, a short password would show itself
+ * by the words it cut ("unex***ectedly" for the password `p`); a password in a URL, a query or a
+ * sentence is still replaced, since `:`, `@`, `=`, `&`, spaces and quotes end it.
+ */
+export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const before = /^[\p{L}\p{N}]/u.test(secret) ? '(?<![\\p{L}\\p{N}])' : '';
+    const after = /[\p{L}\p{N}]$/u.test(secret) ? '(?![\\p{L}\\p{N}])' : '';
+    out = out.replace(new RegExp(`${before}${escaped}${after}`, 'gu'), '***');
+  }
+  return out;
+}
+
 interface Row {
   id: string;
   owner_id: string;
@@ -290,9 +307,7 @@ export class PostgresUserStore implements UserCapabilityStore {
   }
 
   #scrub(text: string): string {
-    let out = text;
-    for (const secret of this.#secrets) out = out.split(secret).join('***');
-    return out;
+    return scrubSecrets(text, this.#secrets);
   }
 
   #unavailable(error: unknown): StoreUnavailableError {

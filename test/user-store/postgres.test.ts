@@ -8,7 +8,13 @@ import pg from 'pg';
 import { closedPort, describeMissingPostgres, TEST_PG_URL } from '../support/postgres.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openUserStore } from '../../server/user-store/open.js';
-import { POSTGRES_MIGRATIONS, PostgresUserStore, redactConnectionString, type PostgresUserStoreOptions } from '../../server/user-store/postgres.js';
+import {
+  POSTGRES_MIGRATIONS,
+  PostgresUserStore,
+  redactConnectionString,
+  scrubSecrets,
+  type PostgresUserStoreOptions,
+} from '../../server/user-store/postgres.js';
 import { isUserStoreError, type UserCapabilityStore } from '../../server/user-store/store.js';
 import { describeUserStoreContract, sampleData, type StoreBackend } from './contract.js';
 
@@ -95,6 +101,13 @@ describe('PostgreSQL user store without a database', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toContain('s3cret');
     await store.close();
+  });
+
+  it('scrubs a password where it stands on its own, and does not show a short one by the words it would cut', () => {
+    expect(scrubSecrets('Connection terminated unexpectedly', ['p'])).toBe('Connection terminated unexpectedly');
+    expect(scrubSecrets('postgres://u:p@db/x?password=p&a=1, "p" and p.', ['p'])).toBe('postgres://u:***@db/x?password=***&a=1, "***" and ***.');
+    expect(scrubSecrets('bad password s3cr.t! (s3cr.t!)', ['s3cr.t!'])).toBe('bad password *** (***)');
+    expect(scrubSecrets('pässwörd: gëheim, gëheimer', ['gëheim'])).toBe('pässwörd: ***, gëheimer');
   });
 
   it('masks the password in connection strings', () => {
