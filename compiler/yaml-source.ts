@@ -23,12 +23,12 @@ import {
 import { LineIndex } from './positions.js';
 import type { FrontmatterProblem, Range, YamlRanges } from './types.js';
 
-/** Keys that could reach an object's prototype when data is later spread or merged. */
-/** A YAML mapping as plain data (what the JSON-compatible reader yields for `{…}`). */
+/** A YAML mapping as plain data (what the JSON-compatible reader yields for `{…}`), or any JSON object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Keys that could reach an object's prototype when data is later spread or merged. */
 export const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** An alias-heavy document ("billion laughs") is refused past this many alias expansions. */
 export const MAX_ALIAS_COUNT = 100;

@@ -13,6 +13,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../../compiler/yaml-source.js';
 import { principalCaller } from '../auth/api-key.js';
 import { auditRecorder } from '../audit.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
@@ -221,8 +222,8 @@ class AnsweringStdioTransport extends StdioServerTransport {
       }
       if (this.closed) return;
       const rest = buffer.subarray(start);
-      // Only the start of a line (no newline in it yet) is bounded here; held lines are at most a chunk.
-      // (a CR that may yet end it is not counted)
+      // Only the start of a line (no newline in it yet, and not counting a CR that may yet end it) is
+      // bounded here; lines held back are at most a chunk.
       const unended = rest.length - (rest.at(-1) === CARRIAGE_RETURN ? 1 : 0);
       if (unended > MAX_MESSAGE_BYTES && !rest.includes(NEWLINE)) return this.overLimit();
       if (rest.length > 0) this.partial = this.partial ? Buffer.concat([rest, this.partial]) : rest;
@@ -322,10 +323,6 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The id of a request that is not valid otherwise, when it is one JSON-RPC allows (a string or an integer). */
 function readableId(value: unknown): RequestId | null {
