@@ -90,13 +90,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The longest an HTTP request waits for the principals file to be checked (stat'ed, read when changed). */
+export const PRINCIPALS_CHECK_TIMEOUT_MS = 2_000;
+
 /**
  * Loads everything the server needs and starts watching. Throws LoadError (manifest or principals
  * missing or invalid) or JwtConfigError; the caller turns those into exit code 2.
  */
-/** The longest an HTTP request waits for the principals file to be checked (stat'ed, read when changed). */
-export const PRINCIPALS_CHECK_TIMEOUT_MS = 2_000;
-
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const log = options.log ?? (() => {});
   // Listings are priced in tokens (compact-listing.ts): the tokenizer's tables load now, at start,

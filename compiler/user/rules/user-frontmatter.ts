@@ -3,7 +3,7 @@
 import { compiledOnFirstUse, createAjv } from '../../ajv.js';
 import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { BLANK_HINT, schemaProblems } from '../../schema-messages.js';
-import { rangeForPath } from '../../yaml-source.js';
+import { escapePointer, rangeForPath } from '../../yaml-source.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
 const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(userSchema));
@@ -64,7 +64,7 @@ function* notText(value: unknown, path: string): Generator<{ path: string; what:
     for (const [index, item] of value.entries()) yield* notText(item, `${path}/${index}`);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      const child = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const child = `${path}/${escapePointer(key)}`;
       yield* notText(key, child);
       yield* notText(item, child);
     }
