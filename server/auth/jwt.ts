@@ -3,6 +3,7 @@
 // separated) or `scp` (list or space separated); principal id from `sub`. No MCP SDK code here.
 import { createPublicKey } from 'node:crypto';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { isRecord } from '../../compiler/yaml-source.js';
 import { displayUrl } from '../display-url.js';
 import { authenticatedCaller, type Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
@@ -99,16 +100,25 @@ async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetK
   }
   const read = await readBounded(source, KEY_FILE_LIMITS);
   if (!read.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source}: ${read.reason}`);
+  const jwks = keySet(read.text);
+  if (!jwks.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source} as a JSON Web Key Set: ${jwks.reason}`);
+  return jwks.keys;
+}
+
+/** A JWKS's text as jose takes it, or why not: the same check for a file and for a URL's answer. */
+function keySet(text: string): { ok: true; keys: JWTVerifyGetKey } | { ok: false; reason: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(read.text);
+    parsed = JSON.parse(text);
   } catch (error) {
-    throw new JwtConfigError(`cannot read --jwt-jwks ${source} as a JSON Web Key Set: ${(error as Error).message}`);
+    return { ok: false, reason: `it is not JSON (${(error as Error).message})` };
   }
-  if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
-    throw new JwtConfigError(`--jwt-jwks ${source} must be a JSON Web Key Set ({"keys": [...]})`);
+  if (!isRecord(parsed) || !Array.isArray(parsed['keys'])) return { ok: false, reason: 'it is not a key set ({"keys": [...]})' };
+  try {
+    return { ok: true, keys: createLocalJWKSet(parsed as unknown as Parameters<typeof createLocalJWKSet>[0]) };
+  } catch (error) {
+    return { ok: false, reason: `jose refuses it as a key set (${(error as Error).message})` };
   }
-  return createLocalJWKSet(parsed as Parameters<typeof createLocalJWKSet>[0]);
 }
 
 /**
@@ -133,22 +143,10 @@ function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Pro
         throw new Error(`it answered HTTP ${response.status}`);
       }
       const text = await readLimited(response, MAX_JWKS_BYTES);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new Error('its answer is not JSON');
-      }
-      if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
-        throw new Error('its answer is not a JSON Web Key Set ({"keys": [...]})');
-      }
-      // jose's own check of the set, here: one it refuses after this fetch succeeded would be
-      // fetched again for every token, with no wait ({"keys": [1]}: 30 tokens were 30 fetches).
-      try {
-        createLocalJWKSet(parsed as Parameters<typeof createLocalJWKSet>[0]);
-      } catch {
-        throw new Error('its answer is not a JSON Web Key Set (a key in "keys" is not a JSON object)');
-      }
+      // Checked here as jose would: a set it refuses after this fetch succeeded would be fetched
+      // again for every token, with no wait ({"keys": [1]}: 30 tokens were 30 fetches).
+      const jwks = keySet(text);
+      if (!jwks.ok) throw new Error(`its answer: ${jwks.reason}`);
       if (failures > 0) log(`capreg serve: the JWKS URL ${shown(url)} answers again`);
       failures = 0;
       return new Response(text, { status: 200, headers: { 'Content-Type': 'application/json' } });

@@ -136,6 +136,18 @@ describe('capreg serve arguments', () => {
     });
   }
 
+  it.each([
+    ['not JSON', 'nope', 'it is not JSON'],
+    ['without keys', '{"key": []}', 'it is not a key set ({"keys": [...]})'],
+    ['with a key that is not a JWK', '{"keys": [1]}', 'jose refuses it as a key set'],
+  ])('refuses a --jwt-jwks file %s with exit 2 and one line that says why', async (_label, text, reason) => {
+    fs.writeFileSync(path.join(dir, 'bad.jwks'), text);
+    const ctx = context();
+    const argv = ['--manifest', 'manifest.json', '--http', '--jwt-jwks', 'bad.jwks', '--jwt-issuer', 'i', '--jwt-audience', 'a'];
+    expect(await serveCommand(argv, ctx)).toBe(2);
+    expect(ctx.err.join('')).toContain(`capreg serve: cannot read --jwt-jwks ${path.join(dir, 'bad.jwks')} as a JSON Web Key Set: ${reason}`);
+  });
+
   it('reads --verify-key bounded: a file over 64 KiB is refused', async () => {
     fs.writeFileSync(path.join(dir, 'big.jwks'), ' '.repeat(64 * 1024 + 1));
     expect(await refusal(['--manifest', 'manifest.json', '--verify-key', 'big.jwks'])).toBe(
