@@ -273,10 +273,9 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private answerUnreadable(id: RequestId | null, code: number, message: string): void {
     if (this.closed) return;
     this.unansweredCount += 1;
-    this.pauseOrResumeInput();
     const written = this.output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
     const settled = written ? Promise.resolve() : this.drained();
-    // stdout is full: hold input now, not only once MAX_UNANSWERED answers wait.
+    // Holds input at MAX_UNANSWERED, or at once while stdout is full.
     this.pauseOrResumeInput();
     void settled.then(() => this.settleOne());
   }
