@@ -144,6 +144,12 @@ export const COMMANDS = {
       'jwt-issuer': { type: 'string', value: 'ISS', help: 'the only accepted JWT iss (required with a JWT key)' },
       'jwt-audience': { type: 'string', value: 'AUD', help: 'the only accepted JWT aud (required with a JWT key)' },
       'allowed-origins': { type: 'string', value: 'A,B', help: 'exact browser origins allowed to call (--http only)', default: 'loopback origins' },
+      'allowed-hosts': {
+        type: 'string',
+        value: 'H,I',
+        help: "host names a request's Host header may name, e.g. the name a reverse proxy forwards (--http only)",
+        default: 'loopback names on a loopback --host, any otherwise',
+      },
       'max-connections': {
         type: 'string',
         value: 'N',

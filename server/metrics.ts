@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { allowedHostNames, hostAllowed } from './host-header.js';
 import { checkingInterval } from './http-limits.js';
 import type { ReloadOutcome } from './reloadable.js';
 
@@ -108,10 +109,17 @@ export interface MetricsServerHandle {
 
 /**
  * `GET /metrics` on its own listener, apart from the MCP port: scraping needs no credentials, so
- * it is reachable only where it listens (loopback by default). Everything else is 404 or 405.
+ * it is reachable only where it listens (loopback by default, and then only under a loopback
+ * `Host`, as host-header.ts explains). Everything else is 403, 404 or 405.
  */
 export async function startMetricsServer(metrics: ServerMetrics, options: { host?: string; port?: number } = {}): Promise<MetricsServerHandle> {
+  // On loopback only loopback names are answered: a rebound page must not read the metrics.
+  const hosts = allowedHostNames(options.host ?? '127.0.0.1', undefined);
   const server = http.createServer({ connectionsCheckingInterval: checkingInterval(METRICS_HEADERS_TIMEOUT_MS) }, (req, res) => {
+    if (!hostAllowed(req.headers.host, hosts)) {
+      res.writeHead(403, { 'Content-Type': 'text/plain' }).end('host not allowed\n');
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0];
     if (path !== METRICS_PATH) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');

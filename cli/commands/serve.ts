@@ -7,6 +7,7 @@ import path from 'node:path';
 import { JwtConfigError, type JwtOptions } from '../../server/auth/jwt.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../server/runtime.js';
+import { normalizeHostName } from '../../server/host-header.js';
 import { isManifestUrl } from '../../server/manifest-source.js';
 import { KEY_FILE_LIMITS, readBoundedSync } from '../../server/read-file.js';
 import { parseVerificationKeys, SigningKeyError } from '../../server/signature.js';
@@ -43,6 +44,7 @@ interface ServeSettings {
         host: string;
         port: number;
         allowedOrigins: string[] | undefined;
+        allowedHosts: string[] | undefined;
         maxConnections: number;
         headersTimeoutMs: number;
         requestTimeoutMs: number;
@@ -98,6 +100,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       'port',
       'host',
       'allowed-origins',
+      'allowed-hosts',
       'max-connections',
       'caller-concurrency',
       'headers-timeout',
@@ -144,6 +147,7 @@ function parseServeArgs(argv: string[], context: CliContext): ServeSettings {
       host: values.host ?? '127.0.0.1',
       port: parsePort(values.port),
       allowedOrigins: values['allowed-origins'] !== undefined ? parseOrigins(values['allowed-origins']) : undefined,
+      allowedHosts: values['allowed-hosts'] !== undefined ? parseHostNames(values['allowed-hosts']) : undefined,
       ...parseConnectionLimits(values['max-connections'], values['headers-timeout'], values['request-timeout']),
       callerConcurrency:
         values['caller-concurrency'] === undefined ? DEFAULT_CALLER_CONCURRENCY : wholeNumber('--caller-concurrency', values['caller-concurrency'], 1, 1_000),
@@ -322,6 +326,20 @@ function parseOrigins(value: string): string[] {
     }
   }
   return origins;
+}
+
+function parseHostNames(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (names.length === 0) throw new UsageError('--allowed-hosts needs at least one host name, e.g. mcp.example.com');
+  for (const name of names) {
+    if (normalizeHostName(name) === undefined) {
+      throw new UsageError(`--allowed-hosts: "${name}" is not a host name (a DNS name or an IP address, without scheme, port or path)`);
+    }
+  }
+  return names;
 }
 
 /** One line that says why the port could not be bound, without a stack trace. */

@@ -10,6 +10,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { createBearerAuthenticator } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
 import type { Caller } from '../identity.js';
+import { allowedHostNames, displayHost, hostAllowed, HOST_HEADER } from '../host-header.js';
+import type { LineLog } from '../log.js';
 import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
@@ -58,6 +60,8 @@ export interface HttpOptions {
   port?: number;
   /** Exact origins (`https://app.example.com`) allowed to call; without a list only loopback origins are. */
   allowedOrigins?: readonly string[] | undefined;
+  /** Host names a request's `Host` may name (host-header.ts); without a list, loopback names on a loopback listener and any elsewhere. */
+  allowedHosts?: readonly string[] | undefined;
   bodyLimit?: number;
   /** Open connections at most; past it the oldest one that is not being answered is closed. */
   maxConnections?: number;
@@ -70,7 +74,7 @@ export interface HttpOptions {
   /** The longest a request waits for its caller's turn (DEFAULT_TURN_WAIT_MS). */
   turnWaitMs?: number;
   extraRegistrars?: readonly ToolRegistrar[];
-  log?: (line: string) => void;
+  log?: LineLog;
 }
 
 export interface HttpServerHandle {
@@ -99,7 +103,11 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const log = options.log ?? (() => {});
-  const allowedOrigins = options.allowedOrigins ? new Set(options.allowedOrigins.map(normalizeOrigin)) : undefined;
+  const gate: Gate = {
+    origins: options.allowedOrigins ? new Set(options.allowedOrigins.map(normalizeOrigin)) : undefined,
+    hosts: allowedHostNames(options.host ?? '127.0.0.1', options.allowedHosts),
+    refusedHost: hostRefusalLog(log),
+  };
   const connections = new Connections(options.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
   const inFlight = new Set<Promise<void>>();
   const listen = { address: '' };
@@ -118,7 +126,7 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
     }
     connections.setState(req.socket, 'answering');
     res.once('close', () => connections.closed(req.socket));
-    const work = dispatch(routes, allowedOrigins, req, res)
+    const work = dispatch(routes, gate, req, res)
       .catch((error: unknown) => {
         log(`capreg serve: request failed: ${(error as Error).message}`);
         if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null });
@@ -243,10 +251,22 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
   };
 }
 
-/** Origin check and CORS first (every path), then the route's method check and its handler. */
-async function dispatch(routes: Routes, allowedOrigins: ReadonlySet<string> | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** What every request passes before its route: the names it may reach the server under. */
+interface Gate {
+  origins: ReadonlySet<string> | undefined;
+  hosts: ReadonlySet<string> | undefined;
+  refusedHost: (host: string | undefined) => void;
+}
+
+/** Host and Origin checks and CORS first (every path), then the route's method check and its handler. */
+async function dispatch(routes: Routes, gate: Gate, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!hostAllowed(req.headers.host, gate.hosts)) {
+    gate.refusedHost(req.headers.host);
+    sendJson(res, 403, { error: 'host not allowed' });
+    return;
+  }
   const origin = req.headers.origin;
-  if (origin !== undefined && !originAllowed(origin, allowedOrigins)) {
+  if (origin !== undefined && !originAllowed(origin, gate.origins)) {
     sendJson(res, 403, { error: 'origin not allowed' });
     return;
   }
@@ -554,7 +574,26 @@ function originAllowed(origin: string, allowed: ReadonlySet<string> | undefined)
   }
 }
 
-const HOST_HEADER = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+/**
+ * Logs refused `Host` headers: the first at once, then at most one line a minute with how many
+ * there were, so that an operator behind a proxy learns the fix and a flood does not fill the log.
+ */
+function hostRefusalLog(log: LineLog): (host: string | undefined) => void {
+  let lastLine = Number.NEGATIVE_INFINITY;
+  let refused = 0;
+  return (host) => {
+    refused += 1;
+    const now = Date.now();
+    if (now - lastLine < 60_000) return;
+    log(
+      `capreg serve: refused ${refused} request(s) for a Host not allowed (e.g. ${displayHost(host)}); ` +
+        'a reverse proxy that forwards Host needs --allowed-hosts with its name',
+      'warn',
+    );
+    lastLine = now;
+    refused = 0;
+  };
+}
 
 function baseUrl(req: IncomingMessage, listenAddress: string): string {
   const host = req.headers.host;

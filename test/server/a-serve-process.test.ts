@@ -317,7 +317,7 @@ describe('capreg serve --http as a process', () => {
     await served.stderrMatches(/"mcpServers"[\s\S]*\n}\n/);
     const { hostname, port } = new URL(/on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(served.stderr())?.[1] ?? '');
     const slow = Array.from({ length: 12 }, () => {
-      const socket = net.connect({ host: hostname, port: Number(port) }, () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'));
+      const socket = net.connect({ host: hostname, port: Number(port) }, () => socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n'));
       socket.on('error', () => undefined);
       socket.resume(); // read the 408 and the end of the stream, or 'close' never comes
       const began = Date.now();

@@ -3,6 +3,7 @@
 // connect and shuts down cleanly (exit 0) on SIGTERM and SIGINT.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveCommand } from '../../cli/commands/serve.js';
@@ -54,6 +55,26 @@ describe('capreg serve arguments', () => {
       label: 'an allowed origin with a path',
       argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--allowed-origins', 'https://a.example/app'],
       message: /not an origin/,
+    },
+    {
+      label: 'an allowed host with a port',
+      argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--allowed-hosts', 'mcp.example.com:443'],
+      message: /--allowed-hosts: "mcp\.example\.com:443" is not a host name/,
+    },
+    {
+      label: 'an allowed host that is a URL',
+      argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--allowed-hosts', 'a.example,https://b.example'],
+      message: /"https:\/\/b\.example" is not a host name/,
+    },
+    {
+      label: 'an empty list of allowed hosts',
+      argv: ['--manifest', 'manifest.json', '--http', '--principals', 'principals.yaml', '--allowed-hosts', ' , '],
+      message: /at least one host name/,
+    },
+    {
+      label: 'allowed hosts on stdio',
+      argv: ['--manifest', 'manifest.json', '--allowed-hosts', 'a.example'],
+      message: /--allowed-hosts applies only with --http/,
     },
     { label: 'no registry to find the default manifest in', argv: [], message: /no registry found/ },
   ];
@@ -220,4 +241,37 @@ describe('capreg serve --http as a process', () => {
       expect(stdout).toBe('');
     });
   }
+  it('answers the names of --allowed-hosts, refuses a foreign Host and says so in its log, and exits 0', async () => {
+    const argv = ['--manifest', manifestFile, '--principals', principalsFile, '--http', '--port', '0', '--allowed-hosts', 'mcp.example.com'];
+    const child = spawn(process.execPath, serveArgv(argv), { cwd: dir, env: { PATH: process.env['PATH'] ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
+        if (match) resolve(Number(match[1]));
+      });
+      child.once('exit', () => reject(new Error(`exited early: ${stderr}`)));
+    });
+    const status = (host: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/healthz', headers: { Host: host }, agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject).end();
+      });
+    expect(await status('mcp.example.com')).toBe(200);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+    expect(await status('rebound.attacker.example')).toBe(403);
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    const refusal = stderr.split('\n').filter((line) => line.includes('Host not allowed'));
+    expect(refusal).toHaveLength(1);
+    const record = JSON.parse(refusal[0]!) as { level: string; msg: string };
+    expect(record.level).toBe('warn');
+    expect(record.msg).toContain('refused 1 request(s) for a Host not allowed (e.g. "rebound.attacker.example")');
+    expect(stderr).not.toMatch(/error|Error/);
+  });
 });

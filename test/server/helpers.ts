@@ -15,7 +15,7 @@ import type { Manifest, ManifestCapability, Toolsets } from '../../compiler/type
 import { createServer } from '../../server/create-server.js';
 import { ANONYMOUS, authenticatedCaller, type Caller } from '../../server/identity.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { startHttpServer, type HttpOptions, type HttpServerHandle } from '../../server/transports/http.js';
 
 export interface CapabilitySpec {
   id: string;
@@ -94,14 +94,14 @@ export interface StandardServer {
   close(): Promise<void>;
 }
 
-export async function startStandardServer(): Promise<StandardServer> {
+export async function startStandardServer(options: HttpOptions = {}): Promise<StandardServer> {
   const dir = tempDir();
   const manifestFile = path.join(dir, 'manifest.json');
   const principalsFile = path.join(dir, 'principals.yaml');
   writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
   const runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
-  const http = await startHttpServer(runtime, { port: 0 });
+  const http = await startHttpServer(runtime, { port: 0, ...options });
   return {
     dir,
     runtime,

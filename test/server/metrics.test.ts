@@ -119,7 +119,7 @@ describe('GET /metrics', () => {
       { length: 64 },
       () =>
         new Promise<number>((resolve) => {
-          const socket = net.connect(Number(port), hostname, () => socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n'));
+          const socket = net.connect(Number(port), hostname, () => socket.write('GET /metrics HTTP/1.1\r\nHost: localhost\r\n'));
           socket.on('error', () => {});
           socket.resume(); // reads the 408, so that the server's end of the connection is seen
           socket.on('close', () => resolve(performance.now() - started));

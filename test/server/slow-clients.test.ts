@@ -93,7 +93,7 @@ describe('slow clients', () => {
     });
     const url = http.url;
     const attackers: SlowSocket[] = [];
-    for (let i = 0; i < 150; i += 1) attackers.push(slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n', 100));
+    for (let i = 0; i < 150; i += 1) attackers.push(slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n', 'X-Slow: a\r\n', 100));
     await Promise.all(
       attackers.map((attacker) => new Promise<void>((resolve) => (attacker.socket.connecting ? attacker.socket.once('connect', () => resolve()) : resolve()))),
     );
@@ -122,7 +122,7 @@ describe('slow clients', () => {
       requestTimeoutMs: 1_000,
     });
     const headers =
-      'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
+      'POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
       'Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n';
     const slow = slowClient(http.url, headers, ' ', 50);
     const lifetime = await slow.closed;
@@ -197,7 +197,7 @@ describe('slow clients', () => {
     http = await startHttpServer(runtime, { port: 0, extraRegistrars: [hold.registrar, later.registrar] });
     const body = mcpRequest('tools/call', { name: 'hold', arguments: {} });
     const one =
-      'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
+      'POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
       `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     // The listeners the open requests keep are bounded: Node must not warn of a leak on stderr.
     const warnings: Error[] = [];
@@ -273,7 +273,7 @@ describe('slow clients', () => {
     const held = [holdCall(url, 'key-bob-all'), holdCall(url, 'key-bob-all')];
     await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(2);
 
-    const refused = slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', '', 60_000);
+    const refused = slowClient(url, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n', '', 60_000);
     const began = Date.now();
     await refused.closed;
     expect(Date.now() - began).toBeLessThan(3_000);

@@ -1,0 +1,154 @@
+// DNS rebinding: a server on loopback answers only requests that name it by a loopback name (or a
+// name given with --allowed-hosts), on every path; the metrics listener likewise. Requests are sent
+// with node:http so that the Host header can be chosen.
+import http from 'node:http';
+import net from 'node:net';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { allowedHostNames, hostAllowed, listensOnLoopbackOnly, normalizeHostName } from '../../server/host-header.js';
+import { ServerMetrics, startMetricsServer } from '../../server/metrics.js';
+import { startStandardServer, type StandardServer } from './helpers.js';
+
+let server: StandardServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function request(port: number, path: string, host: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers: { Host: host, ...headers }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** An HTTP/1.0 request without any Host header (HTTP/1.1 without one is refused by Node itself). */
+function requestWithoutHost(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.0\r\n\r\n`));
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+describe('the Host check of a server on loopback', () => {
+  it('refuses a foreign Host on every path, health and preflights included, and logs the first refusal', async () => {
+    const lines: string[] = [];
+    server = await startStandardServer({ log: (line) => lines.push(line) });
+    const { port } = server.http;
+    for (const [path, method] of [
+      ['/healthz', 'GET'],
+      ['/healthz', 'HEAD'],
+      ['/mcp', 'POST'],
+      ['/mcp', 'OPTIONS'],
+      ['/nope', 'GET'],
+    ] as const) {
+      const answer = await request(port, path, `rebound.attacker.example:${port}`, method);
+      expect(answer.status, `${method} ${path}`).toBe(403);
+      if (method !== 'HEAD') expect(JSON.parse(answer.body)).toEqual({ error: 'host not allowed' });
+    }
+    // One line for the burst, naming the Host and the fix; the rest are counted for the next line.
+    expect(lines).toEqual([
+      `capreg serve: refused 1 request(s) for a Host not allowed (e.g. "rebound.attacker.example:${port}"); a reverse proxy that forwards Host needs --allowed-hosts with its name`,
+    ]);
+  });
+
+  it('answers loopback names, with or without a port, in any case', async () => {
+    server = await startStandardServer();
+    const { port } = server.http;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`, 'localhost.']) {
+      const answer = await request(port, '/healthz', host);
+      expect(answer.status, host).toBe(200);
+    }
+  });
+
+  it('refuses a request without Host, a malformed Host and an address it does not listen on', async () => {
+    const lines: string[] = [];
+    server = await startStandardServer({ log: (line) => lines.push(line) });
+    const { port } = server.http;
+    expect(await requestWithoutHost(port, '/healthz')).toMatch(/^HTTP\/1\.1 403 /);
+    for (const host of ['10.0.0.5', '0.0.0.0', 'localhost.attacker.example', 'user@localhost', '127.0.0.1.nip.io']) {
+      expect((await request(port, '/healthz', host)).status, host).toBe(403);
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('(e.g. (none))');
+  });
+
+  it('answers the names of --allowed-hosts besides the loopback ones, and still refuses others', async () => {
+    server = await startStandardServer({ allowedHosts: ['mcp.example.com', '::1'] });
+    const { port } = server.http;
+    expect((await request(port, '/healthz', 'mcp.example.com')).status).toBe(200);
+    expect((await request(port, '/healthz', 'MCP.example.com:443')).status).toBe(200);
+    expect((await request(port, '/healthz', `127.0.0.1:${port}`)).status).toBe(200);
+    expect((await request(port, '/healthz', 'other.example.com')).status).toBe(403);
+    expect((await request(port, '/healthz', 'sub.mcp.example.com')).status).toBe(403);
+  });
+
+  it('puts only an allowed Host into the OAuth metadata a client is sent to', async () => {
+    server = await startStandardServer();
+    const { port } = server.http;
+    const answer = await request(port, '/mcp', `rebound.attacker.example:${port}`, 'POST', { 'Content-Type': 'application/json' });
+    expect(answer.status).toBe(403);
+    expect(answer.body).not.toContain('attacker');
+  });
+});
+
+describe('the metrics listener', () => {
+  it('on loopback answers loopback names only', async () => {
+    const metrics = new ServerMetrics({ revision: () => 'r1', cachedProjections: () => 0 });
+    const listener = await startMetricsServer(metrics, { port: 0 });
+    try {
+      expect((await request(listener.port, '/metrics', `127.0.0.1:${listener.port}`)).status).toBe(200);
+      const refused = await request(listener.port, '/metrics', `rebound.attacker.example:${listener.port}`);
+      expect(refused).toEqual({ status: 403, body: 'host not allowed\n' });
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('host names', () => {
+  it('keeps names, addresses and bracketed IPv6, and refuses URLs, ports, paths and wildcards', () => {
+    expect(normalizeHostName('MCP.Example.com.')).toBe('mcp.example.com');
+    expect(normalizeHostName('10.1.2.3')).toBe('10.1.2.3');
+    expect(normalizeHostName('::1')).toBe('[::1]');
+    expect(normalizeHostName('[fd00::1]')).toBe('[fd00::1]');
+    for (const bad of ['https://mcp.example.com', 'mcp.example.com:443', 'mcp.example.com/x', '*.example.com', '', '-a.example', 'a..b', '[mcp.example.com]']) {
+      expect(normalizeHostName(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('knows which listen addresses only this machine reaches', () => {
+    for (const host of ['127.0.0.1', '127.3.2.1', 'localhost', '::1', '[::1]']) expect(listensOnLoopbackOnly(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '128.0.0.1']) expect(listensOnLoopbackOnly(host), host).toBe(false);
+    expect(allowedHostNames('0.0.0.0', undefined)).toBeUndefined();
+    expect([...allowedHostNames('0.0.0.0', ['mcp.example.com'])!].sort()).toEqual(['127.0.0.1', '[::1]', 'localhost', 'mcp.example.com']);
+    expect([...allowedHostNames('127.0.0.2', undefined)!].sort()).toEqual(['127.0.0.1', '127.0.0.2', '[::1]', 'localhost']);
+  });
+
+  it('never allows a Host that does not name an allowed host, whatever its bytes', () => {
+    const allowed = allowedHostNames('127.0.0.1', ['mcp.example.com'])!;
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (host) => {
+        if (!hostAllowed(host, allowed)) return;
+        const name = host
+          .replace(/:\d{1,5}$/, '')
+          .toLowerCase()
+          .replace(/\.$/, '');
+        expect(allowed.has(name)).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(hostAllowed(undefined, allowed)).toBe(false);
+    expect(hostAllowed('anything', undefined)).toBe(true);
+  });
+});
