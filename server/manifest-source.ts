@@ -6,7 +6,7 @@
 // good version keeps serving and `lastReloadError` says why. An unsigned local manifest keeps the
 // plain ReloadableFile path (manifest-store.ts). No MCP SDK code here.
 import { createHash } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { removeStaleTemporaries, writeFilesAtomic } from './atomic-write.js';
@@ -15,7 +15,7 @@ import { displayUrl } from './display-url.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
-import { DEFAULT_READ_LIMITS, fileIdentity, missingIdentity, readBounded, TIMED_OUT, TimeoutRetry, type ReadLimits } from './read-file.js';
+import { DEFAULT_READ_LIMITS, readBounded, statIdentity, TIMED_OUT, TimeoutRetry, type ReadLimits } from './read-file.js';
 import { LoadError, type ParseResult, type ReloadOutcome, type Snapshot } from './reloadable.js';
 import { MANIFEST_SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES, verifyDetached, type VerificationKeys } from './signature.js';
 
@@ -197,12 +197,7 @@ async function readFilePair(file: string, limits: ReadLimits): Promise<PairRead>
     const manifest = await readBounded(file, limits);
     if (!manifest.ok) return { ok: false, reason: `cannot read it: ${manifest.reason}`, timedOut: manifest.identity === TIMED_OUT };
     const signature = await readBounded(signatureFile, { maxBytes: MAX_SIGNATURE_BYTES, timeoutMs: limits.timeoutMs });
-    let after: string;
-    try {
-      after = fileIdentity(await stat(file, { bigint: true }));
-    } catch (error) {
-      after = missingIdentity(error);
-    }
+    const after = await statIdentity(file);
     if (after !== manifest.identity && attempt + 1 < PAIR_ATTEMPTS) {
       await sleep(PAIR_RETRY_MS);
       continue;

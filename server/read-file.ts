@@ -1,8 +1,8 @@
 // Reading a file the server was told to serve from, bounded: opened without blocking (a FIFO
 // would otherwise block the read, and every reload queued behind it, forever), refused unless it
 // is a regular file, refused over a size limit, and given up on after a time limit. Also the
-// identity (device, inode, size, mtime) by which a replaced or rewritten file is noticed.
-import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+// identity (device, inode, size, mtime, ctime) by which a replaced or rewritten file is noticed.
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 
 export interface ReadLimits {
@@ -30,9 +30,12 @@ export const KEY_FILE_LIMITS: ReadLimits = { maxBytes: 64 * 1024, timeoutMs: 5_0
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK_BYTES = 1024 * 1024;
 
-/** Changes whenever the file is replaced (rename, symlink swap, recreated folder) or rewritten. */
+/**
+ * Changes whenever the file is replaced (rename, symlink swap, recreated folder) or rewritten, and
+ * when its permissions change (ctime): a file that could not be opened is tried again once fixed.
+ */
 export function fileIdentity(stats: BigIntStats): string {
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`;
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
 }
 
 /**
@@ -76,18 +79,34 @@ export class TimeoutRetry {
   }
 }
 
-/** The identity of `file` as a stat (in libuv's thread pool, off the event loop) gives it now. */
-export async function statIdentity(file: string): Promise<string> {
+/**
+ * The identity of `file` as a stat (in libuv's thread pool, off the event loop) gives it now;
+ * `openError`: the reason an open of it just failed, recorded when the stat fails too.
+ */
+export async function statIdentity(file: string, openError?: unknown): Promise<string> {
   try {
     return fileIdentity(await stat(file, { bigint: true }));
   } catch (error) {
-    return missingIdentity(error);
+    return missingIdentity(openError ?? error);
   }
 }
 
 /** The identity recorded for a path that could not be opened or stat'ed at all. */
 export function missingIdentity(error: unknown): string {
   return `missing:${errorCode(error)}`;
+}
+
+/**
+ * The identity recorded for a path that could not be opened: what a stat gives when the path is
+ * there (a file without read permission, a socket), so that a check comparing a stat's identity
+ * does not read and log it again on every call until it changes; otherwise missingIdentity.
+ */
+function unopenedIdentity(file: string, error: unknown): string {
+  try {
+    return fileIdentity(statSync(file, { bigint: true }));
+  } catch {
+    return missingIdentity(error);
+  }
 }
 
 export function errorCode(error: unknown): string {
@@ -146,7 +165,7 @@ async function readWithin(file: string, limits: ReadLimits, deadline: number): P
   try {
     handle = await open(file, OPEN_FLAGS);
   } catch (error) {
-    return { ok: false, reason: errorCode(error), identity: missingIdentity(error) };
+    return { ok: false, reason: errorCode(error), identity: await statIdentity(file, error) };
   }
   try {
     const stats = await handle.stat({ bigint: true });
@@ -182,7 +201,7 @@ export function readBoundedSync(file: string, limits: ReadLimits): ReadResult {
   try {
     fd = openSync(file, OPEN_FLAGS);
   } catch (error) {
-    return { ok: false, reason: errorCode(error), identity: missingIdentity(error) };
+    return { ok: false, reason: errorCode(error), identity: unopenedIdentity(file, error) };
   }
   try {
     const stats = fstatSync(fd, { bigint: true });

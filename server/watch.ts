@@ -9,7 +9,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { errorCode, fileIdentity, missingIdentity } from './read-file.js';
+import { errorCode, statIdentity } from './read-file.js';
 
 export interface FileWatch {
   close(): Promise<void>;
@@ -191,12 +191,7 @@ export function watchFile(file: string, onChange: () => void, options: WatchOpti
     if (polling || closed) return;
     polling = true;
     try {
-      let identity: string;
-      try {
-        identity = fileIdentity(await stat(target, { bigint: true }));
-      } catch (error) {
-        identity = missingIdentity(error);
-      }
+      const identity = await statIdentity(target);
       if ((lastIdentity !== undefined && identity !== lastIdentity) || options.retryDue?.() === true) changed();
       lastIdentity = identity;
     } finally {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_READ_LIMITS, FIRST_RETRY_WAIT_MS, MAX_RETRY_WAIT_MS, readBounded, TimeoutRetry } from '../../server/read-file.js';
+import { DEFAULT_READ_LIMITS, FIRST_RETRY_WAIT_MS, MAX_RETRY_WAIT_MS, readBounded, statIdentity, TimeoutRetry } from '../../server/read-file.js';
 import { tempDir } from './helpers.js';
 
 afterEach(() => {
@@ -19,6 +19,20 @@ describe('readBounded', () => {
     vi.spyOn(Date, 'now').mockImplementation(() => wallClock() + (calls++ > 0 ? 3_600_000 : 0));
     const read = await readBounded(file, DEFAULT_READ_LIMITS);
     expect(read).toMatchObject({ ok: true });
+  });
+});
+
+describe('statIdentity', () => {
+  it('changes when only the permissions do, so that a file that could not be opened is tried again once fixed', async () => {
+    const file = path.join(tempDir(), 'principals.yaml');
+    fs.writeFileSync(file, 'principals: []\n');
+    fs.chmodSync(file, 0o000);
+    const before = await statIdentity(file);
+    // ctime has a clock tick of resolution on some file systems.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.chmodSync(file, 0o644);
+    expect(await statIdentity(file)).not.toBe(before);
+    expect(await readBounded(file, DEFAULT_READ_LIMITS)).toMatchObject({ ok: true, identity: await statIdentity(file) });
   });
 });
 
