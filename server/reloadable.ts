@@ -2,20 +2,8 @@
 // check the new version off to the side, activate it with one assignment, and on any failure keep
 // the last good version and remember why in `lastReloadError`. No MCP SDK code here.
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
 import path from 'node:path';
-import {
-  DEFAULT_READ_LIMITS,
-  fileIdentity,
-  missingIdentity,
-  readBounded,
-  readBoundedSync,
-  statIdentity,
-  TIMED_OUT,
-  TimeoutRetry,
-  type ReadLimits,
-  type ReadResult,
-} from './read-file.js';
+import { DEFAULT_READ_LIMITS, readBounded, statIdentity, TIMED_OUT, TimeoutRetry, type ReadLimits, type ReadResult } from './read-file.js';
 import type { LineLog } from './log.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -69,9 +57,6 @@ export class ReloadableFile<T> {
   #lastIdentity: string;
   /** The last read did not finish in time: the file did not change, yet it must be read again. */
   readonly #retry = new TimeoutRetry();
-  /** Reads are numbered when they start; a read that finishes after a newer one was decided is dropped. */
-  #readsStarted = 0;
-  #lastDecided = 0;
   #queue: Promise<unknown> = Promise.resolve();
   /** The check (stat, and read when changed) running now, and the one callers that came meanwhile share. */
   #checking: Promise<ReloadOutcome> | undefined;
@@ -130,35 +115,18 @@ export class ReloadableFile<T> {
 
   /** Re-read the file. Reloads run one at a time, in order, so the newest read wins. */
   reload(): Promise<ReloadOutcome> {
-    const run = this.#queue.then(async () => {
-      const started = ++this.#readsStarted;
-      return this.#decide(started, await readBounded(this.file, this.#limits));
-    });
+    const run = this.#queue.then(async () => this.#decide(await readBounded(this.file, this.#limits)));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
   /**
-   * For a caller that must act on the file as it is now (a revoked key applies on the next call):
-   * when the file's identity differs from the one last read, read and decide it synchronously.
-   */
-  refreshSync(): ReloadOutcome {
-    let identity: string;
-    try {
-      identity = fileIdentity(statSync(this.file, { bigint: true }));
-    } catch (error) {
-      identity = missingIdentity(error);
-    }
-    if (identity === this.#lastIdentity) return 'unchanged';
-    const started = ++this.#readsStarted;
-    return this.#decide(started, readBoundedSync(this.file, this.#limits));
-  }
-
-  /**
-   * refreshSync off the event loop and bounded in time: resolves once a stat that started after
-   * this call has answered (and the file, when it changed, was read and decided), or with 'timeout'
-   * after `timeoutMs` (a hung mount: a synchronous stat would stall every caller, for as long as
-   * the mount hangs). Callers that come while a check runs share the next one, so a hung stat holds
+   * For a caller that must act on the file as it is now (a revoked key applies on the very next
+   * call, not after the watcher's debounce): stats the file off the event loop, and reads and
+   * decides it when its identity differs from the one last read. Bounded in time: resolves once a
+   * stat that started after this call has answered (and the file, when it changed, was read and
+   * decided), or with 'timeout' after `timeoutMs` (a hung mount: a synchronous stat would stall
+   * every caller, for as long as the mount hangs). Callers that come while a check runs share the next one, so a hung stat holds
    * one thread of libuv's pool, not one per request; once a check has run past `timeoutMs`, callers
    * get 'timeout' at once until it answers.
    */
@@ -204,10 +172,7 @@ export class ReloadableFile<T> {
     return run;
   }
 
-  #decide(started: number, read: ReadResult): ReloadOutcome {
-    // A synchronous refresh that started later has already decided on newer content.
-    if (started < this.#lastDecided) return 'unchanged';
-    this.#lastDecided = started;
+  #decide(read: ReadResult): ReloadOutcome {
     this.#lastIdentity = read.identity;
     this.#retry.record(read.identity === TIMED_OUT);
     // During a non-atomic replace the file is briefly missing; the next event brings it back.

@@ -78,10 +78,12 @@ export interface Runtime {
   /** Absent unless an audit log was asked for; transports build one recorder per session or request over it. */
   audit: AuditSink | undefined;
   catalog(this: void): Catalog;
-  principals(): PrincipalRegistry;
+  /** The principals as last checked, without checking the file now (after currentPrincipals, or for a reload's listeners). */
+  lastPrincipals(): PrincipalRegistry;
   /**
-   * The principals as the file is now, checked off the event loop (HTTP): undefined when the file
-   * could not be checked within PRINCIPALS_CHECK_TIMEOUT_MS (a hung mount), so the caller fails closed.
+   * The principals as the file is now, checked off the event loop before each request (HTTP and
+   * stdio), so that a revoked key fails on the very next call: undefined when the file could not be
+   * checked within PRINCIPALS_CHECK_TIMEOUT_MS (a hung mount), so the caller fails closed.
    */
   currentPrincipals(): Promise<PrincipalRegistry | undefined>;
   health(): HealthReport;
@@ -90,8 +92,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The longest an HTTP request waits for the principals file to be checked (stat'ed, read when changed). */
+/** The longest a request waits for the principals file to be checked (stat'ed, read when changed). */
 export const PRINCIPALS_CHECK_TIMEOUT_MS = 2_000;
+/** The error a request gets when the principals file could not be checked in that time (HTTP: with 503). */
+export const PRINCIPALS_UNCHECKED_MESSAGE = 'The principals file could not be checked in time: retry shortly';
 
 /**
  * Loads everything the server needs and starts watching. Throws LoadError (manifest or principals
@@ -182,12 +186,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     audit: options.audit,
     catalog: () => manifests.current.catalog,
-    principals: () => {
-      if (!principalsStore) return PrincipalRegistry.empty;
-      // A revoked key must fail on the very next call, not after the watcher's debounce.
-      principalsStore.refreshSync();
-      return principalsStore.current;
-    },
+    lastPrincipals: () => principalsStore?.current ?? PrincipalRegistry.empty,
     currentPrincipals: async () => {
       if (!principalsStore) return PrincipalRegistry.empty;
       const outcome = await principalsStore.refresh(PRINCIPALS_CHECK_TIMEOUT_MS);

@@ -15,7 +15,7 @@ import type { LineLog } from '../log.js';
 import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
-import type { Runtime } from '../runtime.js';
+import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 
 export const MCP_PATH = '/mcp';
@@ -205,7 +205,7 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     const auth = await authenticator.authenticate(req.headers.authorization);
     if (!auth.ok && auth.reason === 'unavailable') {
       res.setHeader('Retry-After', '1');
-      sendJson(res, 503, { jsonrpc: '2.0', error: { code: -32000, message: 'The principals file could not be checked in time: retry shortly' }, id: null });
+      sendJson(res, 503, { jsonrpc: '2.0', error: { code: -32000, message: PRINCIPALS_UNCHECKED_MESSAGE }, id: null });
       return;
     }
     if (!auth.ok) {

@@ -1,6 +1,7 @@
 // stdio: one MCP server for the whole session. The caller is whoever `CAPREG_API_KEY` names in the
-// principals as they are at each call; when what that caller can see changes (manifest or
-// principals reload), the client gets `notifications/resources/list_changed`.
+// principals as they are at each call (the file is checked off the event loop before each batch of
+// messages is handed on); when what that caller can see changes (manifest or principals reload),
+// the client gets `notifications/resources/list_changed`.
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -20,7 +21,7 @@ import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import type { ToolRegistrar } from '../tools/deps.js';
-import type { Runtime } from '../runtime.js';
+import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 
 export interface StdioOptions {
   /** The API key of the session (from `CAPREG_API_KEY`); absent means unauthenticated. */
@@ -43,9 +44,13 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   const keyDigest = options.apiKey ? sha256(options.apiKey) : undefined;
   const caller = (): Caller => {
     if (keyDigest === undefined) return ANONYMOUS;
-    const principal = runtime.principals().findByKeyDigest(keyDigest);
+    const principal = runtime.lastPrincipals().findByKeyDigest(keyDigest);
     return principal ? principalCaller(principal) : ANONYMOUS;
   };
+  // Messages go on once the principals file has been checked (a revoked key fails on the very next
+  // call), off the event loop: a file on a hung mount fails requests in 2 s rather than freezing.
+  const principalsChecked =
+    keyDigest !== undefined && runtime.principalsStore !== undefined ? async () => (await runtime.currentPrincipals()) !== undefined : undefined;
   if (keyDigest !== undefined && caller() === ANONYMOUS) {
     log('capreg serve: CAPREG_API_KEY is not a key in the principals file; the session is unauthenticated');
   }
@@ -73,7 +78,7 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
 
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  const transport = new AnsweringStdioTransport(stdin, stdout);
+  const transport = new AnsweringStdioTransport(stdin, stdout, principalsChecked);
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
@@ -124,7 +129,8 @@ export const MAX_UNANSWERED = 64;
 
 /**
  * The SDK's stdio transport, also tracking which requests are still unanswered, reading no more
- * input while MAX_UNANSWERED of them are or stdout is full, and answering lines it cannot take.
+ * input while MAX_UNANSWERED of them are (or wait for the principals check) or stdout is full, and
+ * answering lines it cannot take.
  */
 class AnsweringStdioTransport extends StdioServerTransport {
   /** Unanswered requests by id, with how many were sent with that id. */
@@ -139,10 +145,17 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private partial: Buffer | undefined;
   /** Set while takeLines runs (a line it passes on may let input go again, which would call it back). */
   private taking = false;
+  /** Messages read, in order, waiting for the principals check before they go on to the server. */
+  private readonly checking: JSONRPCMessage[] = [];
+  /** Messages taken from `checking` for the check that runs now, not handed on yet. */
+  private inCheck = 0;
+  private pumping = false;
 
+  /** `principalsChecked`: resolves true once the principals file has been checked, false when it could not be in time. */
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
+    private readonly principalsChecked?: () => Promise<boolean>,
   ) {
     super(input, output, { maxBufferSize: MAX_MESSAGE_BYTES });
     // The SDK's reader throws on a line it cannot take and keeps nothing to answer with: read the
@@ -185,7 +198,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
 
   /** Resolves once every request received so far has been answered, or after `timeoutMs`. */
   answered(timeoutMs: number): Promise<void> {
-    if (this.unansweredCount === 0) return Promise.resolve();
+    if (this.idle()) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.onAnswered = () => {
@@ -249,18 +262,18 @@ class AnsweringStdioTransport extends StdioServerTransport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.answerUnreadable(null, PARSE_ERROR, 'Parse error: the line is not JSON');
+      this.answerAtOnce(null, PARSE_ERROR, 'Parse error: the line is not JSON');
       this.onerror?.(new SyntaxError('a line that is not JSON'));
       return;
     }
     const message = JSONRPCMessageSchema.safeParse(value);
     if (message.success) {
-      this.onmessage?.(message.data);
+      this.handOn(message.data);
       return;
     }
     // A malformed answer to one of the server's own requests is not answered back.
     if (!isRecord(value) || 'method' in value || !('result' in value || 'error' in value)) {
-      this.answerUnreadable(
+      this.answerAtOnce(
         readableId(value),
         INVALID_REQUEST,
         'Invalid Request: not a JSON-RPC 2.0 request or notification (send one message object per line; batches are not supported)',
@@ -269,8 +282,52 @@ class AnsweringStdioTransport extends StdioServerTransport {
     this.onerror?.(new Error('a line that is not a JSON-RPC message'));
   }
 
+  /** To the server, at once or, with a principals check, after it (in order: a cancellation stays after its request). */
+  private handOn(message: JSONRPCMessage): void {
+    if (this.principalsChecked === undefined) {
+      this.onmessage?.(message);
+      return;
+    }
+    this.checking.push(message);
+    this.pauseOrResumeInput();
+    void this.pump(this.principalsChecked);
+  }
+
+  /**
+   * Hands on the messages waiting, a batch per check: those that came during one check share the
+   * next. When the file could not be checked in time, requests are answered with an error (neither
+   * trusted nor refused on principals that may be stale) and notifications still go on.
+   */
+  private async pump(principalsChecked: () => Promise<boolean>): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.checking.length > 0 && !this.closed) {
+        const batch = this.checking.splice(0);
+        this.inCheck = batch.length;
+        const checked = await principalsChecked().catch(() => false);
+        for (const message of batch) {
+          this.inCheck -= 1;
+          if (this.closed) break;
+          if (checked || !isJSONRPCRequest(message)) this.onmessage?.(message);
+          else this.answerAtOnce(message.id, SERVER_ERROR, PRINCIPALS_UNCHECKED_MESSAGE);
+        }
+        this.inCheck = 0;
+        this.pauseOrResumeInput();
+        if (this.idle()) this.onAnswered?.();
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Nothing received is waiting to be handed on or answered. */
+  private idle(): boolean {
+    return this.unansweredCount === 0 && this.checking.length === 0 && this.inCheck === 0;
+  }
+
   /** Written at once; it counts as unanswered until stdout has taken it, so a flood of bad lines is held back like a flood of requests. */
-  private answerUnreadable(id: RequestId | null, code: number, message: string): void {
+  private answerAtOnce(id: RequestId | null, code: number, message: string): void {
     if (this.closed) return;
     this.unansweredCount += 1;
     const written = this.output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
@@ -292,7 +349,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
   }
 
   private pauseOrResumeInput(): void {
-    const hold = this.unansweredCount >= MAX_UNANSWERED || this.draining !== undefined;
+    const hold = this.unansweredCount + this.checking.length + this.inCheck >= MAX_UNANSWERED || this.draining !== undefined;
     if (hold === this.holding) return;
     this.holding = hold;
     if (hold) this.input.pause();
@@ -314,7 +371,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
   private settleOne(): void {
     this.unansweredCount -= 1;
     this.pauseOrResumeInput();
-    if (this.unansweredCount === 0) this.onAnswered?.();
+    if (this.idle()) this.onAnswered?.();
   }
 }
 
@@ -322,6 +379,7 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
+const SERVER_ERROR = -32000;
 
 /** The id of a request that is not valid otherwise, when it is one JSON-RPC allows (a string or an integer). */
 function readableId(value: unknown): RequestId | null {

@@ -1,12 +1,15 @@
-// A principals file on a mount that hangs (found by an HTTP attack pass): every HTTP request stat'ed
-// it synchronously, so one hung stat froze the whole process (/healthz and every caller) for as long
-// as the mount hung. The stat is made to hang here, the way a dead NFS server makes it.
+// A principals file on a mount that hangs (found by an HTTP attack pass): every request stat'ed it
+// synchronously, so one hung stat froze the whole process (/healthz and every caller) for as long
+// as the mount hung; stdio did the same in each call. The stat is made to hang here, the way a dead
+// NFS server makes it.
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { serveStdio } from '../../server/transports/stdio.js';
 import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, signedJwt, writeManifest } from './helpers.js';
 
 /** Stats of this path hang until this time (Date.now()). */
@@ -102,5 +105,58 @@ describe('a principals file whose stat hangs', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, hung.until - Date.now()) + 50));
     expect((await call('key-bob-all')).status).toBe(200);
     expect((await call('not-a-key')).status).toBe(401);
+  });
+});
+
+describe('over stdio, a principals file whose stat hangs', () => {
+  it('does not freeze the session: calls fail closed after a bounded wait, in order, then are served once it answers', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = await serveStdio(runtime, { apiKey: 'key-bob-all', stdin, stdout });
+    const answers: { id: number; result?: unknown; error?: { code: number; message: string } }[] = [];
+    let pending = '';
+    stdout.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n')) {
+        answers.push(JSON.parse(pending.slice(0, end)) as (typeof answers)[number]);
+        pending = pending.slice(end + 1);
+      }
+    });
+    const send = (id: number, method: string, params: Record<string, unknown> = {}): void => {
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    };
+    const listCapabilities = (id: number): void => send(id, 'tools/call', { name: 'list_capabilities', arguments: {} });
+    const answered = async (count: number): Promise<void> => {
+      while (answers.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    try {
+      send(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+      await answered(1);
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+      hung.until = Date.now() + 4_000;
+      const started = performance.now();
+      // A process frozen by the stat would fire this timer only once it thaws.
+      let timerLateMs = Number.POSITIVE_INFINITY;
+      const tick = performance.now();
+      setTimeout(() => (timerLateMs = performance.now() - tick - 100), 100);
+      listCapabilities(2);
+      listCapabilities(3);
+      await answered(3);
+      expect(timerLateMs).toBeLessThan(500);
+      expect(performance.now() - started).toBeLessThan(3_500);
+      expect(answers.slice(1).map((answer) => [answer.id, answer.error?.code])).toEqual([
+        [2, -32000],
+        [3, -32000],
+      ]);
+      expect(answers[1]!.error!.message).toBe('The principals file could not be checked in time: retry shortly');
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, hung.until - Date.now()) + 50));
+      listCapabilities(4);
+      await answered(4);
+      expect(answers[3]).toMatchObject({ id: 4, result: { structuredContent: expect.anything() as unknown } });
+    } finally {
+      hung.until = 0;
+      stdin.end();
+      await session.close();
+    }
   });
 });

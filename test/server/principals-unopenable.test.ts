@@ -52,7 +52,7 @@ const rejections = (): string[] => lines.filter((line) => line.includes('princip
 describe('a principals file that cannot be opened', () => {
   it('is tried and logged once, not on every request, while the keys loaded before keep working', async () => {
     for (let i = 0; i < 10; i++) expect((await listTools('key-alice-reports')).status).toBe(200);
-    for (let i = 0; i < 10; i++) runtime.principals();
+    for (let i = 0; i < 10; i++) await runtime.currentPrincipals();
     expect(rejections()).toHaveLength(1);
     expect(rejections()[0]).toContain('ENXIO');
     expect(runtime.health().lastReloadError).toContain('principals file reload rejected');

@@ -76,7 +76,7 @@ class TappedTransport implements Transport {
 async function wire(harness: Harness, key?: string, audit?: (handout: Handout) => void): Promise<Wire> {
   const runtime = harness.runtime;
   const caller = (): Caller => {
-    const principal = key === undefined ? undefined : runtime.principals().findByKey(key);
+    const principal = key === undefined ? undefined : runtime.lastPrincipals().findByKey(key);
     return principal ? principalCaller(principal) : ANONYMOUS;
   };
   const { server, cleanup } = createServer({

@@ -101,7 +101,7 @@ export async function startHarness(
     runtime,
     async session(key) {
       const caller = (): Caller => {
-        const principal = key === undefined ? undefined : runtime.principals().findByKey(key);
+        const principal = key === undefined ? undefined : runtime.lastPrincipals().findByKey(key);
         return principal ? principalCaller(principal) : ANONYMOUS;
       };
       const session = await connect(runtime, caller);
