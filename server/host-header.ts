@@ -6,7 +6,7 @@
 // (the public name a reverse proxy forwards). A server listening beyond loopback answers any
 // `Host` unless given the list: its clients reach it under names it cannot know. A `Host` that
 // names an address (a listener on 0.0.0.0 reached as 10.1.2.3) is only allowed when listed too.
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { isLoopbackHost } from './loopback.js';
 
 /** A `Host` header as clients send it: a name or IPv4 address, or an IPv6 address in brackets, and an optional port. */
@@ -18,13 +18,15 @@ const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '
 /**
  * The host names a request may name, or undefined when any may be (see the file comment). Loopback
  * names are always among them: a page on another site cannot send one, and local health checks
- * and tools use them.
+ * and tools use them. `boundAddress`, the address the listener got, decides whether it is on
+ * loopback when given: `--host 127.1` or a name that resolves to 127.0.1.1 is, whatever its spelling.
  */
-export function allowedHostNames(listenHost: string, configured: readonly string[] | undefined): ReadonlySet<string> | undefined {
-  if (configured === undefined && !listensOnLoopbackOnly(listenHost)) return undefined;
+export function allowedHostNames(listenHost: string, configured: readonly string[] | undefined, boundAddress?: string): ReadonlySet<string> | undefined {
+  const loopback = listensOnLoopbackOnly(boundAddress ?? listenHost);
+  if (configured === undefined && !loopback) return undefined;
   const names = new Set(LOOPBACK_NAMES);
   // A loopback listen address is a loopback name too (127.0.0.2); 0.0.0.0 or :: never is.
-  for (const name of [...(configured ?? []), ...(listensOnLoopbackOnly(listenHost) ? [listenHost] : [])]) {
+  for (const name of [...(configured ?? []), ...(loopback ? [listenHost, ...(boundAddress !== undefined ? [boundAddress] : [])] : [])]) {
     const normal = normalizeHostName(name);
     if (normal !== undefined) names.add(normal);
   }
@@ -52,12 +54,17 @@ export function normalizeHostName(name: string): string | undefined {
   return HOST_NAME.test(host) ? host : undefined;
 }
 
-/** A listen address only this machine can reach: `localhost`, 127.0.0.0/8 or ::1 (not 0.0.0.0 or ::, which are every interface). */
+/** A listen address only this machine can reach: `localhost`, 127.0.0.0/8 or ::1, in any spelling (not 0.0.0.0 or ::, which are every interface). */
 export function listensOnLoopbackOnly(listenHost: string): boolean {
   const host = listenHost.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  if (isLoopbackHost(host) || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
+  if (isLoopbackHost(host)) return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK_ADDRESSES.check(host, family === 6 ? 'ipv6' : 'ipv4');
 }
+
+const LOOPBACK_ADDRESSES = new BlockList();
+LOOPBACK_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK_ADDRESSES.addAddress('::1', 'ipv6');
 
 /** `host` as a log line may show it: only a well-formed header, cut short, is quoted. */
 export function displayHost(host: string | undefined): string {

@@ -114,7 +114,8 @@ export interface MetricsServerHandle {
  */
 export async function startMetricsServer(metrics: ServerMetrics, options: { host?: string; port?: number } = {}): Promise<MetricsServerHandle> {
   // On loopback only loopback names are answered: a rebound page must not read the metrics.
-  const hosts = allowedHostNames(options.host ?? '127.0.0.1', undefined);
+  // Decided once the listener has its address (below); nothing is answered before.
+  let hosts: ReadonlySet<string> | undefined = new Set<string>();
   const server = http.createServer({ connectionsCheckingInterval: checkingInterval(METRICS_HEADERS_TIMEOUT_MS) }, (req, res) => {
     if (!hostAllowed(req.headers.host, hosts)) {
       res.writeHead(403, { 'Content-Type': 'text/plain' }).end('host not allowed\n');
@@ -150,6 +151,7 @@ export async function startMetricsServer(metrics: ServerMetrics, options: { host
     });
   });
   const address = server.address() as AddressInfo;
+  hosts = allowedHostNames(options.host ?? '127.0.0.1', undefined, address.address);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,

@@ -105,7 +105,8 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
   const log = options.log ?? (() => {});
   const gate: Gate = {
     origins: options.allowedOrigins ? new Set(options.allowedOrigins.map(normalizeOrigin)) : undefined,
-    hosts: allowedHostNames(options.host ?? '127.0.0.1', options.allowedHosts),
+    // Decided once the listener has its address (below); nothing is answered before.
+    hosts: new Set<string>(),
     refusedHost: hostRefusalLog(log),
   };
   const connections = new Connections(options.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
@@ -150,6 +151,7 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
     });
   });
   const address = httpServer.address() as AddressInfo;
+  gate.hosts = allowedHostNames(options.host ?? '127.0.0.1', options.allowedHosts, address.address);
   listen.address = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 
   let closing: Promise<void> | undefined;

@@ -152,3 +152,36 @@ describe('host names', () => {
     expect(hostAllowed('anything', undefined)).toBe(true);
   });
 });
+
+describe('a listener that is on loopback under another spelling', () => {
+  // `--host 127.1`, `0:0:0:0:0:0:0:1`, `::ffff:127.0.0.1` or a name that resolves to 127.0.1.1 bind
+  // loopback only, yet were taken for "beyond loopback" and answered any Host.
+  for (const host of ['127.1', '2130706433', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) {
+    it(`refuses a foreign Host with --host ${host}, and answers a loopback one`, async () => {
+      server = await startStandardServer({ host });
+      const { port } = server.http;
+      const connect = new URL(server.http.url).hostname.replace(/^\[(.*)\]$/, '$1');
+      const status = (name: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const req = http.request({ host: connect, port, path: '/healthz', headers: { Host: name }, agent: false }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject).end();
+        });
+      expect(await status(`rebound.attacker.example:${port}`)).toBe(403);
+      expect(await status(`localhost:${port}`)).toBe(200);
+    });
+  }
+
+  it('the metrics listener likewise', async () => {
+    const metrics = new ServerMetrics({ revision: () => 'r1', cachedProjections: () => 0 });
+    const listener = await startMetricsServer(metrics, { host: '127.1', port: 0 });
+    try {
+      expect((await request(listener.port, '/metrics', 'rebound.attacker.example')).status).toBe(403);
+      expect((await request(listener.port, '/metrics', 'localhost')).status).toBe(200);
+    } finally {
+      await listener.close();
+    }
+  });
+});
