@@ -97,11 +97,20 @@ export function missingIdentity(error: unknown): string {
 }
 
 /**
+ * Why an open fails that belongs to the file itself (its permissions, its kind: a socket) and stays
+ * until it changes. Any other reason (EMFILE, ENFILE, ENOMEM, EIO...) is of the moment: it is
+ * recorded as missingIdentity, which no stat gives, so that the next check reads the file again.
+ */
+const OPEN_ERRORS_OF_THE_FILE: ReadonlySet<string> = new Set(['EACCES', 'EPERM', 'ENXIO']);
+
+/**
  * The identity recorded for a path that could not be opened: what a stat gives when the path is
- * there (a file without read permission, a socket), so that a check comparing a stat's identity
- * does not read and log it again on every call until it changes; otherwise missingIdentity.
+ * there and the reason is the file's own (a file without read permission, a socket), so that a
+ * check comparing a stat's identity does not read and log it again on every call until it
+ * changes; otherwise missingIdentity.
  */
 function unopenedIdentity(file: string, error: unknown): string {
+  if (!OPEN_ERRORS_OF_THE_FILE.has(errorCode(error))) return missingIdentity(error);
   try {
     return fileIdentity(statSync(file, { bigint: true }));
   } catch {
@@ -165,7 +174,8 @@ async function readWithin(file: string, limits: ReadLimits, deadline: number): P
   try {
     handle = await open(file, OPEN_FLAGS);
   } catch (error) {
-    return { ok: false, reason: errorCode(error), identity: await statIdentity(file, error) };
+    const identity = OPEN_ERRORS_OF_THE_FILE.has(errorCode(error)) ? await statIdentity(file, error) : missingIdentity(error);
+    return { ok: false, reason: errorCode(error), identity };
   }
   try {
     const stats = await handle.stat({ bigint: true });
