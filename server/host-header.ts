@@ -42,16 +42,26 @@ export function hostAllowed(host: string | undefined, allowed: ReadonlySet<strin
 }
 
 /**
- * `name` as the allow-list keeps it (lower case, no trailing dot, IPv6 in brackets), or undefined
- * when it is not a host name: a URL, a port, a path or a wildcard are refused, not guessed at.
+ * `name` as the allow-list keeps it (lower case, no trailing dot, IPv6 in brackets in the form of
+ * RFC 5952, as browsers send it), or undefined when it is not a host name: a URL, a port, a path,
+ * a wildcard or a zone id are refused, not guessed at.
  */
 export function normalizeHostName(name: string): string | undefined {
   const lower = name.trim().toLowerCase();
   const bare = lower.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(bare) === 6) return `[${bare}]`;
+  if (isIP(bare) === 6) return canonicalIPv6(bare);
   if (bare !== lower) return undefined;
   const host = lower.replace(/\.$/, '');
   return HOST_NAME.test(host) ? host : undefined;
+}
+
+/** An IPv6 address as a browser writes it in `Host` (RFC 5952, in brackets), or undefined for one it cannot be (a zone id). */
+function canonicalIPv6(address: string): string | undefined {
+  try {
+    return new URL(`http://[${address}]/`).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A listen address only this machine can reach: `localhost`, 127.0.0.0/8 or ::1, in any spelling (not 0.0.0.0 or ::, which are every interface). */

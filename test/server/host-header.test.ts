@@ -185,3 +185,16 @@ describe('a listener that is on loopback under another spelling', () => {
     }
   });
 });
+
+describe('IPv6 addresses in another spelling', () => {
+  it('are compared in the form browsers send (RFC 5952), in --allowed-hosts and in the Host header', () => {
+    // A browser sends http://[fd00:0:0:0:0:0:0:1]/ as Host [fd00::1]: the listed spelling must match it.
+    const listed = allowedHostNames('0.0.0.0', ['fd00:0:0:0:0:0:0:1', '::FFFF:10.0.0.1'])!;
+    expect(hostAllowed('[fd00::1]:8765', listed)).toBe(true);
+    expect(hostAllowed('[::ffff:a00:1]', listed)).toBe(true);
+    expect(hostAllowed('[0:0:0:0:0:0:0:1]:8765', allowedHostNames('127.0.0.1', undefined))).toBe(true);
+    expect(normalizeHostName('0:0::1')).toBe('[::1]');
+    // A zone id never reaches a Host header: refused at start rather than listed in vain.
+    expect(normalizeHostName('fe80::1%eth0')).toBeUndefined();
+  });
+});
