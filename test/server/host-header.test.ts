@@ -1,13 +1,18 @@
 // DNS rebinding: a server on loopback answers only requests that name it by a loopback name (or a
 // name given with --allowed-hosts), on every path; the metrics listener likewise. Requests are sent
 // with node:http so that the Host header can be chosen.
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import fc from 'fast-check';
+import { exportSPKI, generateKeyPair } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allowedHostNames, hostAllowed, listensOnLoopbackOnly, normalizeHostName } from '../../server/host-header.js';
 import { ServerMetrics, startMetricsServer } from '../../server/metrics.js';
-import { startStandardServer, type StandardServer } from './helpers.js';
+import { startRuntime } from '../../server/runtime.js';
+import { startHttpServer } from '../../server/transports/http.js';
+import { makeManifest, STANDARD_CAPABILITIES, startStandardServer, tempDir, writeManifest, type StandardServer } from './helpers.js';
 
 let server: StandardServer | undefined;
 afterEach(async () => {
@@ -196,5 +201,45 @@ describe('IPv6 addresses in another spelling', () => {
     expect(normalizeHostName('0:0::1')).toBe('[::1]');
     // A zone id never reaches a Host header: refused at start rather than listed in vain.
     expect(normalizeHostName('fe80::1%eth0')).toBeUndefined();
+  });
+});
+
+describe('the OAuth base URL of a server that verifies JWTs', () => {
+  it('never names a refused Host: the challenge and the metadata are sent to allowed names only', async () => {
+    const dir = tempDir();
+    const manifestFile = path.join(dir, 'manifest.json');
+    writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
+    const publicKeyFile = path.join(dir, 'public.pem');
+    fs.writeFileSync(publicKeyFile, await exportSPKI((await generateKeyPair('ES256')).publicKey));
+    const runtime = await startRuntime({ manifestFile, watch: false, jwt: { publicKeyFile, issuer: 'https://issuer.example', audience: 'capreg' } });
+    const listener = await startHttpServer(runtime, { port: 0 });
+    const ask = (pathName: string, method: string, host: string): Promise<{ status: number; text: string }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: listener.port, path: pathName, method, headers: { Host: host }, agent: false }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: `${JSON.stringify(res.headers)} ${body}` }));
+        });
+        req.on('error', reject).end();
+      });
+    try {
+      for (const [pathName, method] of [
+        ['/mcp', 'POST'],
+        ['/.well-known/oauth-protected-resource', 'GET'],
+        ['/.well-known/oauth-protected-resource/mcp', 'GET'],
+      ] as const) {
+        const refused = await ask(pathName, method, 'rebound.attacker.example:1');
+        expect(refused.status, pathName).toBe(403);
+        expect(refused.text).not.toContain('attacker');
+        const allowed = await ask(pathName, method, `localhost:${listener.port}`);
+        expect(allowed.status, pathName).toBe(method === 'POST' ? 401 : 200);
+        expect(allowed.text).toContain(`http://localhost:${listener.port}/`);
+      }
+    } finally {
+      await listener.close();
+      await runtime.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
