@@ -578,22 +578,32 @@ function originAllowed(origin: string, allowed: ReadonlySet<string> | undefined)
 
 /**
  * Logs refused `Host` headers: the first at once, then at most one line a minute with how many
- * there were, so that an operator behind a proxy learns the fix and a flood does not fill the log.
+ * there were (written when the minute is up, whether or not more come), so that an operator behind
+ * a proxy learns the fix and a flood does not fill the log.
  */
-function hostRefusalLog(log: LineLog): (host: string | undefined) => void {
+export function hostRefusalLog(log: LineLog): (host: string | undefined) => void {
   let lastLine = Number.NEGATIVE_INFINITY;
   let refused = 0;
-  return (host) => {
-    refused += 1;
-    const now = Date.now();
-    if (now - lastLine < 60_000) return;
+  let example = '';
+  let pending: NodeJS.Timeout | undefined;
+  const write = (): void => {
+    clearTimeout(pending);
+    pending = undefined;
+    if (refused === 0) return;
     log(
-      `capreg serve: refused ${refused} request(s) for a Host not allowed (e.g. ${displayHost(host)}); ` +
+      `capreg serve: refused ${refused} request(s) for a Host not allowed (e.g. ${example}); ` +
         'a reverse proxy that forwards Host needs --allowed-hosts with its name',
       'warn',
     );
-    lastLine = now;
+    lastLine = Date.now();
     refused = 0;
+  };
+  return (host) => {
+    refused += 1;
+    example = displayHost(host);
+    const wait = lastLine + 60_000 - Date.now();
+    if (wait <= 0) write();
+    else pending ??= setTimeout(write, wait).unref();
   };
 }
 

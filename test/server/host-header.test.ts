@@ -7,11 +7,11 @@ import net from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { exportSPKI, generateKeyPair } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { allowedHostNames, hostAllowed, listensOnLoopbackOnly, normalizeHostName } from '../../server/host-header.js';
 import { ServerMetrics, startMetricsServer } from '../../server/metrics.js';
 import { startRuntime } from '../../server/runtime.js';
-import { startHttpServer } from '../../server/transports/http.js';
+import { hostRefusalLog, startHttpServer } from '../../server/transports/http.js';
 import { makeManifest, STANDARD_CAPABILITIES, startStandardServer, tempDir, writeManifest, type StandardServer } from './helpers.js';
 
 let server: StandardServer | undefined;
@@ -240,6 +240,32 @@ describe('the OAuth base URL of a server that verifies JWTs', () => {
       await listener.close();
       await runtime.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the log of refused Hosts', () => {
+  it('says how many were refused after the first line even when no refusal comes a minute later', () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      const refused = hostRefusalLog((line) => lines.push(line));
+      refused('first.attacker.example');
+      expect(lines).toHaveLength(1);
+      for (let i = 0; i < 500; i++) refused('flood.attacker.example');
+      vi.advanceTimersByTime(59_000);
+      expect(lines).toHaveLength(1);
+      vi.advanceTimersByTime(1_000);
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toContain('refused 500 request(s) for a Host not allowed (e.g. "flood.attacker.example")');
+      // Quiet since: nothing more is said, and the next refusal a minute on is logged at once.
+      vi.advanceTimersByTime(600_000);
+      expect(lines).toHaveLength(2);
+      refused('again.attacker.example');
+      expect(lines).toHaveLength(3);
+      expect(lines[2]).toContain('refused 1 request(s)');
+    } finally {
+      vi.useRealTimers();
     }
   });
 });
