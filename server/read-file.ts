@@ -2,7 +2,7 @@
 // would otherwise block the read, and every reload queued behind it, forever), refused unless it
 // is a regular file, refused over a size limit, and given up on after a time limit. Also the
 // identity (device, inode, size, mtime, ctime) by which a replaced or rewritten file is noticed.
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 
 export interface ReadLimits {
@@ -103,21 +103,6 @@ export function missingIdentity(error: unknown): string {
  */
 const OPEN_ERRORS_OF_THE_FILE: ReadonlySet<string> = new Set(['EACCES', 'EPERM', 'ENXIO']);
 
-/**
- * The identity recorded for a path that could not be opened: what a stat gives when the path is
- * there and the reason is the file's own (a file without read permission, a socket), so that a
- * check comparing a stat's identity does not read and log it again on every call until it
- * changes; otherwise missingIdentity.
- */
-function unopenedIdentity(file: string, error: unknown): string {
-  if (!OPEN_ERRORS_OF_THE_FILE.has(errorCode(error))) return missingIdentity(error);
-  try {
-    return fileIdentity(statSync(file, { bigint: true }));
-  } catch {
-    return missingIdentity(error);
-  }
-}
-
 export function errorCode(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 }
@@ -174,6 +159,9 @@ async function readWithin(file: string, limits: ReadLimits, deadline: number): P
   try {
     handle = await open(file, OPEN_FLAGS);
   } catch (error) {
+    // A file that is there and cannot be opened for a reason of its own is recorded under what a
+    // stat gives, so that a check comparing a stat's identity does not read and log it again on
+    // every call until it changes.
     const identity = OPEN_ERRORS_OF_THE_FILE.has(errorCode(error)) ? await statIdentity(file, error) : missingIdentity(error);
     return { ok: false, reason: errorCode(error), identity };
   }
@@ -211,7 +199,7 @@ export function readBoundedSync(file: string, limits: ReadLimits): ReadResult {
   try {
     fd = openSync(file, OPEN_FLAGS);
   } catch (error) {
-    return { ok: false, reason: errorCode(error), identity: unopenedIdentity(file, error) };
+    return { ok: false, reason: errorCode(error), identity: missingIdentity(error) };
   }
   try {
     const stats = fstatSync(fd, { bigint: true });
