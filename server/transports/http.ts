@@ -262,6 +262,11 @@ interface Gate {
 
 /** Host and Origin checks and CORS first (every path), then the route's method check and its handler. */
 async function dispatch(routes: Routes, gate: Gate, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (headerCount(req, 'host') > 1) {
+    // Node keeps the first of several, a proxy in front may act on another (RFC 9112: 400).
+    sendJson(res, 400, { error: 'more than one Host header' });
+    return;
+  }
   if (!hostAllowed(req.headers.host, gate.hosts)) {
     gate.refusedHost(req.headers.host);
     sendJson(res, 403, { error: 'host not allowed' });

@@ -107,6 +107,30 @@ describe('the Host check of a server on loopback', () => {
   });
 });
 
+describe('two Host headers', () => {
+  it('are refused with 400 on every path, whichever comes first', async () => {
+    server = await startStandardServer();
+    const { port } = server.http;
+    for (const [first, second] of [
+      ['localhost', 'rebound.attacker.example'],
+      ['rebound.attacker.example', 'localhost'],
+      ['localhost', 'localhost'],
+    ]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.end(`GET /healthz HTTP/1.1\r\nHost: ${first}\r\nHost: ${second}\r\nConnection: close\r\n\r\n`),
+        );
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (text += chunk));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer, `${first}, ${second}`).toMatch(/^HTTP\/1\.1 400 /);
+    }
+  });
+});
+
 describe('the metrics listener', () => {
   it('on loopback answers loopback names only', async () => {
     const metrics = new ServerMetrics({ revision: () => 'r1', cachedProjections: () => 0 });
