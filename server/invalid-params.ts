@@ -12,6 +12,13 @@
 // handler are not checked (-32601 stays the SDK's), and handlers that take params loosely to give
 // their own answers (resources/read, skills/*) refuse nothing here. Only public API: the server's
 // own setRequestHandler, removeRequestHandler and connect are wrapped on this one instance.
+//
+// A tools/call the SDK itself refuses inside its handler (an unknown tool, arguments the tool's input
+// schema refuses) is answered as a tool result, `isError` with no structuredContent, whose text
+// names what was sent: `Tool <name> not found`, `Unrecognized key: "<key>"` (server/mcp.js,
+// McpServer's tools/call handler). Such a text is cut to one line of the same bound here, so a
+// 1 MiB name or key with terminal escapes is not sent back; capreg's tools always answer with
+// structuredContent, and their answers pass unchanged.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { safeParse, type AnyObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { getMethodLiteral } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
@@ -22,6 +29,7 @@ import {
   isJSONRPCRequest,
   McpError,
   PingRequestSchema,
+  isJSONRPCResultResponse,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -73,6 +81,15 @@ function oneLine(text: string): string {
   return text.replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }
 
+const SDK_ERROR_PREFIX = `MCP error ${ErrorCode.InvalidParams}: `;
+
+/** A text of the SDK's own tool errors as sent: one line of at most MAX_INVALID_PARAMS_MESSAGE characters after `MCP error -32602: `. */
+function sdkToolErrorText(text: string): string {
+  const line = oneLine(text);
+  const prefix = line.startsWith(SDK_ERROR_PREFIX) ? SDK_ERROR_PREFIX : '';
+  return `${prefix}${bounded(line.slice(prefix.length))}`;
+}
+
 function bounded(text: string): string {
   if (text.length <= MAX_INVALID_PARAMS_MESSAGE) return text;
   // Cut on a code point, never inside a surrogate pair.
@@ -111,7 +128,7 @@ export function answerInvalidParams(server: Server): void {
   server.connect = (transport) => connect(new ParamsCheckingTransport(transport, refusal));
 }
 
-/** `inner` as the server sees it, except that a request `refusal` names a problem in is answered -32602 here. */
+/** `inner` as the server sees it, except that a request `refusal` names a problem in is answered -32602 here, and the SDK's own tool errors are cut short. */
 class ParamsCheckingTransport implements Transport {
   onmessage?: Transport['onmessage'];
 
@@ -159,9 +176,22 @@ class ParamsCheckingTransport implements Transport {
     return this.inner.start();
   }
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.inner.send(message, options);
+    // Only a tool result carries isError, so no other answer is touched (nor copied).
+    const result = isJSONRPCResultResponse(message) ? boundedToolError(message.result) : undefined;
+    return this.inner.send(result === undefined ? message : { ...message, result }, options);
   }
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/** An SDK tool error (a result with isError and no structuredContent) with its text cut to one short line; undefined for any other result. */
+function boundedToolError(result: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (result['isError'] !== true || result['structuredContent'] !== undefined || !Array.isArray(result['content'])) return undefined;
+  const content = (result['content'] as unknown[]).map((block) =>
+    typeof block === 'object' && block !== null && (block as { type?: unknown }).type === 'text' && typeof (block as { text?: unknown }).text === 'string'
+      ? { ...block, text: sdkToolErrorText((block as { text: string }).text) }
+      : block,
+  );
+  return { ...result, content };
 }

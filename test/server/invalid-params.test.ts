@@ -185,6 +185,39 @@ describe('a request whose params its method schema refuses', () => {
   });
 });
 
+describe("the SDK's own tool errors (unknown tool, arguments the input schema refuses)", () => {
+  it('are one short line that echoes nothing sent at length, while the tools keep their own answers', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    const hostile = `\u001b[2J${'x'.repeat(300_000)}\r\n\u0000`;
+    try {
+      for (const params of [
+        { name: hostile, arguments: {} },
+        { name: 'get_capability_protocol', arguments: { capabilityId: 'open-help', [hostile]: 1 } },
+        { name: 'list_capabilities', arguments: { [hostile]: 1, b: 2, c: 3, d: 4 } },
+        { name: 'find_capabilities', arguments: { query: 'x', limit: 1e308 } },
+      ]) {
+        const answer = (await session.ask('tools/call', params)) as unknown as { result: { content: { type: string; text: string }[]; isError?: boolean } };
+        expect(answer.result.isError).toBe(true);
+        const [block, ...rest] = answer.result.content;
+        expect(rest).toEqual([]);
+        expect(block?.text.startsWith('MCP error -32602: ')).toBe(true);
+        expect(block?.text.length).toBeLessThanOrEqual(PREFIX.length + MAX_INVALID_PARAMS_MESSAGE);
+        expect(block?.text).not.toMatch(/\p{Cc}/u);
+      }
+      // The tools' own errors are untouched.
+      const forbidden = (await session.ask('tools/call', {
+        name: 'get_capability_protocol',
+        arguments: { capabilityId: 'personal-automation' },
+      })) as unknown as {
+        result: { content: { text: string }[] };
+      };
+      expect(forbidden.result.content[0]?.text).toBe('{"success":false,"error":"capability not found or not accessible"}');
+    } finally {
+      await session.close();
+    }
+  });
+});
+
 describe('invalidParamsMessage', () => {
   it('names at most three problems on one line, paths relative to params, counting the rest', () => {
     const issue = (path: PropertyKey[], expected: string): { code: string; path: PropertyKey[]; message: string; expected: string } => ({
