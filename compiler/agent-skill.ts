@@ -121,24 +121,38 @@ function stripVersionFrontmatter(protocol: string): string {
   return body.endsWith('\n') ? body : `${body}\n`;
 }
 
+/** Stands for the id in the instruction text: no id holds it. */
+const ID_SLOT = '\u0000';
+
 /**
  * The served protocol tells the agent to load a linked capability with the protocol tool; as a
  * skill, it names the skill to load instead. The instruction text is the compiler's
- * (`catalogInstruction`), so the suffix after its label is found exactly, never guessed.
+ * (`catalogInstruction`), so the suffix after its label is found exactly, never guessed. One pass
+ * over the body finds every instruction and rewrites those of `dependencies`: a pass per dependency
+ * made a user capability's skill (100 dependencies, ~150 KB rendered) cost ~50 ms on each request.
  */
 function rewriteCatalogInstructions(body: string, dependencies: readonly string[], options: RenderSkillOptions): string {
   const protocolTool = options.protocolTool ?? PROTOCOL_TOOL;
   const reference = options.skillReference ?? ((_id: string, name: string) => `the skill \`${name}\``);
-  let text = body;
+  const names = new Map<string, string>();
   for (const id of dependencies) {
     const name = skillName(id);
-    if (name === undefined) continue;
-    const label = `\`${id}\``;
-    const served = catalogInstruction(id, id, protocolTool).slice(label.length);
-    const skill = ` (a separate skill: load ${reference(id, name)} and follow it; if it is not available to you or does not load, tell the user that this part cannot be done here and do not improvise it)`;
-    text = text.replaceAll(served, skill);
+    if (name !== undefined) names.set(id, name);
   }
-  return text;
+  if (names.size === 0) return body;
+  // The instruction's suffix before and after its id (which holds no quote), from the compiler's own text.
+  const [before, after] = catalogInstruction(ID_SLOT, ID_SLOT, protocolTool).slice(`\`${ID_SLOT}\``.length).split(ID_SLOT) as [string, string];
+  const served = new RegExp(`${escapeRegExp(before)}([^"]*)${escapeRegExp(after)}`, 'g');
+  return body.replace(served, (instruction, id: string) => {
+    const name = names.get(id);
+    return name === undefined
+      ? instruction
+      : ` (a separate skill: load ${reference(id, name)} and follow it; if it is not available to you or does not load, tell the user that this part cannot be done here and do not improvise it)`;
+  });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

@@ -71,6 +71,29 @@ describe('renderAgentSkill', () => {
     );
   });
 
+  it('rewrites the instructions of 100 linked capabilities in one pass, not one pass over the body per capability', () => {
+    // A user capability may link 100 capabilities (`uses`) some 550 times in its 5,000 tokens, which
+    // render to ~150 KB; one pass per capability made each skills/list and skills/get of it ~50 ms.
+    const linked = Array.from({ length: 100 }, (_, i) => `cap-${i}`);
+    const protocol = Array.from({ length: 1500 }, (_, i) => `- ${catalogInstruction('', linked[i % 100] as string)}`).join('\n') + '\n';
+    const fastest = (dependencies: string[]): { ms: number; body: string } => {
+      let best = { ms: Infinity, body: '' };
+      for (let run = 0; run < 3; run++) {
+        const started = performance.now();
+        const { body } = renderAgentSkill(source({ dependencies, protocol }));
+        best = { ms: Math.min(best.ms, performance.now() - started), body };
+      }
+      return best;
+    };
+    const one = fastest(['cap-0']);
+    const all = fastest(linked);
+    expect(one.body.split('(a separate skill: load the skill `cap-0`')).toHaveLength(16);
+    expect(all.body).not.toContain('a separate capability');
+    expect(all.body.split('(a separate skill: load the skill ').length - 1).toBe(1500);
+    // Linear: as fast as for one capability, within a margin for a busy machine (one pass each was ~100×).
+    expect(all.ms).toBeLessThan(Math.max(10 * one.ms, 20));
+  });
+
   it('keeps the description within 1,024 characters, with whole triggers only', () => {
     const skill = renderAgentSkill(source({ description: 'd'.repeat(1000), whenToUse: ['short', 'a much longer trigger that cannot fit'] }));
     expect(skill.frontmatter.description.length).toBeLessThanOrEqual(MAX_SKILL_DESCRIPTION_LENGTH);
