@@ -116,7 +116,13 @@ export class Skills {
     if (listing.user.length === 0) return platform;
     const own: SkillEntry[] = [];
     for (const entry of listing.user) {
-      const skill = await this.#userSkill(caller, catalog, users, entry);
+      // One that cannot be served now (the store stopped answering after the listing, the owner's
+      // renders are busy, it overran the budget) is left out, as in an outage: it must not take the
+      // platform skills and the owner's others down with it. skills/get of it says why.
+      const skill = await this.#userSkill(caller, catalog, users, entry).catch((error: unknown) => {
+        if (error instanceof SkillsError && error.code === 'unavailable') return undefined;
+        throw error;
+      });
       if (skill !== undefined) own.push(skill.entry);
     }
     return [...platform, ...own];

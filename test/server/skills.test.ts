@@ -20,6 +20,7 @@ import { ANONYMOUS, type Caller } from '../../server/identity.js';
 import { SKILLS_PAGE_SIZE } from '../../server/skills/skills.js';
 import { startHttpServer } from '../../server/transports/http.js';
 import { SqliteUserStore } from '../../server/user-store/sqlite.js';
+import { UserStoreError } from '../../server/user-store/store.js';
 import { startHarness, WEEKLY_DIGEST, type Harness } from '../user-capabilities/harness.js';
 import { STANDARD_CAPABILITIES, httpClient, serveArgv, structured, tempDir, type CapabilitySpec } from './helpers.js';
 
@@ -339,6 +340,30 @@ describe('the Skills extension: capreg visibility and the uniform error', () => 
     await harness.reloadPrincipals([{ id: 'alice', key: KEYS.alice, scopes: ['reports:read', 'user-capabilities:write'] }]);
     expect((await listAll(owner.client)).map((entry) => entry.uri)).not.toContain(uri);
     expect(await errorBody(owner, 'skills/get', { uri })).toBe(uniform);
+  });
+});
+
+describe('the Skills extension: a user skill that cannot be served now', () => {
+  it('is left out of the listing, as in an outage, while the platform skills keep serving, and skills/get says why', async () => {
+    // The owner's summaries are listed, then the store stops answering before the capability loads.
+    class FailingGets extends SqliteUserStore {
+      failing = false;
+      override get(id: string): ReturnType<SqliteUserStore['get']> {
+        return this.failing ? Promise.reject(new UserStoreError('store-unavailable', 'connection lost')) : super.get(id);
+      }
+    }
+    const dir = tempDir('capreg-skills-db-');
+    SCRATCH.push(dir);
+    const store = new FailingGets(path.join(dir, 'user.db'));
+    await harness.close();
+    harness = await startHarness(() => Promise.resolve(store));
+    const owner = await connect(KEYS.alice);
+    const saved = structured(await owner.client.callTool({ name: 'save_user_capability', arguments: { markdown: WEEKLY_DIGEST } }));
+    const uri = `skill://user/${(saved['capabilityId'] as string).replace('user:', 'user-')}/SKILL.md`;
+    const platform = (await listAll(owner.client)).filter((skill) => skill.uri !== uri);
+    store.failing = true;
+    expect(await listAll(owner.client)).toEqual(platform);
+    expect(JSON.parse(await errorBody(owner, 'skills/get', { uri }))).toMatchObject({ code: -32603 });
   });
 });
 
