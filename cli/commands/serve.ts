@@ -309,37 +309,39 @@ function seconds(flag: string, value: string): number {
 }
 
 function parseOrigins(value: string): string[] {
-  const origins = value
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter((origin) => origin !== '');
-  if (origins.length === 0) throw new UsageError('--allowed-origins needs at least one origin, e.g. https://app.example.com');
-  for (const origin of origins) {
-    let url: URL | undefined;
-    try {
-      url = new URL(origin);
-    } catch {
-      url = undefined;
-    }
-    if (!url || url.origin !== origin.replace(/\/+$/, '').toLowerCase()) {
-      throw new UsageError(`--allowed-origins: "${origin}" is not an origin (scheme://host[:port], no path)`);
-    }
-  }
-  return origins;
+  return commaList(
+    '--allowed-origins',
+    value,
+    { noun: 'origin', article: 'an', example: 'https://app.example.com', shape: 'scheme://host[:port], no path' },
+    (origin) => URL.canParse(origin) && new URL(origin).origin === origin.replace(/\/+$/, '').toLowerCase(),
+  );
 }
 
 function parseHostNames(value: string): string[] {
-  const names = value
+  const shape = 'a DNS name or an IP address, without scheme, port or path';
+  return commaList(
+    '--allowed-hosts',
+    value,
+    { noun: 'host name', article: 'a', example: 'mcp.example.com', shape },
+    (name) => normalizeHostName(name) !== undefined,
+  );
+}
+
+/** The entries of a comma-separated flag: at least one, each of them one `valid` accepts (else a UsageError naming it). */
+function commaList(
+  flag: string,
+  value: string,
+  entry: { noun: string; article: string; example: string; shape: string },
+  valid: (entry: string) => boolean,
+): string[] {
+  const entries = value
     .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  if (names.length === 0) throw new UsageError('--allowed-hosts needs at least one host name, e.g. mcp.example.com');
-  for (const name of names) {
-    if (normalizeHostName(name) === undefined) {
-      throw new UsageError(`--allowed-hosts: "${name}" is not a host name (a DNS name or an IP address, without scheme, port or path)`);
-    }
-  }
-  return names;
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (entries.length === 0) throw new UsageError(`${flag} needs at least one ${entry.noun}, e.g. ${entry.example}`);
+  const invalid = entries.find((part) => !valid(part));
+  if (invalid !== undefined) throw new UsageError(`${flag}: "${invalid}" is not ${entry.article} ${entry.noun} (${entry.shape})`);
+  return entries;
 }
 
 /** One line that says why the port could not be bound, without a stack trace. */
