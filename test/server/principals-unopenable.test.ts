@@ -1,20 +1,38 @@
-// A principals file that is there but cannot be opened (no read permission, or a socket put in its
-// place): each check stat'ed it, found an identity other than the one recorded for the failed
-// open, and read and logged it again, on every request. The permission case cannot be made as
-// root, so a socket stands in for it: open(2) fails (ENXIO) where stat succeeds, as with EACCES.
+// A principals file that cannot be opened. When the reason is the file's own (no read permission,
+// or a socket put in its place), each check stat'ed it, found an identity other than the one
+// recorded for the failed open, and read and logged it again, on every request. The permission
+// case cannot be made as root, so a socket stands in for it: open(2) fails (ENXIO) where stat
+// succeeds, as with EACCES. When the reason is of the moment (EMFILE: the process is out of file
+// descriptors, as under a flood of connections), the file must be read again on the next check: a
+// key revoked by the write whose reload hit EMFILE would otherwise keep working.
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import { makeManifest, PRINCIPALS, principalsYaml, STANDARD_CAPABILITIES, tempDir, writeAtomic, writeManifest } from './helpers.js';
+
+/** Opens of this path fail with EMFILE while set. */
+const failing = { file: '' };
+
+function emfile(): NodeJS.ErrnoException {
+  return Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE', errno: -24 });
+}
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:fs/promises')>();
+  const open = (async (file: fs.PathLike, ...rest: unknown[]) => {
+    if (String(file) === failing.file) throw emfile();
+    return (original.open as (...args: unknown[]) => Promise<fs.promises.FileHandle>)(file, ...rest);
+  }) as typeof original.open;
+  return { ...original, default: { ...original, open }, open };
+});
 
 let dir: string;
 let principalsFile: string;
 let runtime: Runtime;
 let http: HttpServerHandle;
-let socket: net.Server | undefined;
 const lines: string[] = [];
 
 beforeEach(async () => {
@@ -26,16 +44,12 @@ beforeEach(async () => {
   lines.length = 0;
   runtime = await startRuntime({ manifestFile, principalsFile, watch: false, log: (line) => lines.push(line) });
   http = await startHttpServer(runtime, { port: 0 });
-  fs.rmSync(principalsFile);
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(principalsFile, resolve));
-  socket = server;
 });
 
 afterEach(async () => {
+  failing.file = '';
   await http.close();
   await runtime.close();
-  await new Promise<void>((resolve) => (socket ? socket.close(() => resolve()) : resolve()));
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -47,9 +61,22 @@ function listTools(key: string): Promise<Response> {
   });
 }
 
+const withoutAlice = (): string => principalsYaml(PRINCIPALS.filter((principal) => principal.id !== 'alice'));
 const rejections = (): string[] => lines.filter((line) => line.includes('principals file reload rejected'));
 
-describe('a principals file that cannot be opened', () => {
+describe('a principals file that cannot be opened for a reason of its own', () => {
+  let socket: net.Server | undefined;
+  beforeEach(async () => {
+    fs.rmSync(principalsFile);
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(principalsFile, resolve));
+    socket = server;
+  });
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (socket ? socket.close(() => resolve()) : resolve()));
+    socket = undefined;
+  });
+
   it('is tried and logged once, not on every request, while the keys loaded before keep working', async () => {
     for (let i = 0; i < 10; i++) expect((await listTools('key-alice-reports')).status).toBe(200);
     for (let i = 0; i < 10; i++) await runtime.currentPrincipals();
@@ -62,7 +89,21 @@ describe('a principals file that cannot be opened', () => {
     expect((await listTools('key-alice-reports')).status).toBe(200);
     await new Promise<void>((resolve) => socket!.close(() => resolve()));
     socket = undefined;
-    writeAtomic(principalsFile, principalsYaml(PRINCIPALS.filter((principal) => principal.id !== 'alice')));
+    writeAtomic(principalsFile, withoutAlice());
+    expect((await listTools('key-alice-reports')).status).toBe(401);
+    expect(runtime.health().lastReloadError).toBeNull();
+  });
+});
+
+describe('a principals file whose open fails for a reason of the moment', () => {
+  it('is read again on the next request once it opens, so a key revoked meanwhile stops working', async () => {
+    expect((await listTools('key-alice-reports')).status).toBe(200);
+    failing.file = principalsFile;
+    writeAtomic(principalsFile, withoutAlice());
+    // The revocation cannot be read yet: the keys read before keep working.
+    expect((await listTools('key-alice-reports')).status).toBe(200);
+    expect(runtime.health().lastReloadError).toContain('EMFILE');
+    failing.file = '';
     expect((await listTools('key-alice-reports')).status).toBe(401);
     expect(runtime.health().lastReloadError).toBeNull();
   });
