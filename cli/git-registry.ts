@@ -12,6 +12,7 @@ import { LIMITS } from '../compiler/limits.js';
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
+import { GIT_CONFIG, GIT_CONFIG_ARGS } from './git-config.js';
 import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
 import { searchSorted } from './sorted.js';
 import { byCodeUnits, byKey } from '../compiler/order.js';
@@ -63,7 +64,7 @@ interface GitResult {
 /** Run git for a short answer, with its exit code and both outputs (simple-git hides the code). */
 function runGit(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -100,6 +101,14 @@ async function inspectRepository(root: string, ref: string): Promise<RepositoryS
     throw new GitRegistryError(
       'not-a-repository',
       `${root} is not inside a Git repository; capreg check reads the base registry from Git, so run it in a clone of the registry's repository`,
+    );
+  }
+  if (/safe\.bareRepository/.test(result.stderr)) {
+    // GIT_CONFIG (git-config.ts): a folder on the way up holds a Git directory's files, committed or left there.
+    throw new GitRegistryError(
+      'not-a-repository',
+      `git takes a folder at or above ${root} for a Git directory (${stderrLine(result)}): it holds HEAD, objects/ and refs/, ` +
+        'which capreg never reads as the repository; remove them from the registry, or run where the real .git is found',
     );
   }
   const [prefix = '', toplevel = '', shallow = '', ...rest] = result.stdout.split('\n').map((line) => line.trim());
@@ -251,7 +260,7 @@ const MAX_TREE_RECORD_BYTES = 64 * 1024;
  */
 function streamRecords(cwd: string, args: string[], onRecord: (record: string) => boolean): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let pending: Buffer = Buffer.alloc(0);
     let stderr = '';
     let stopped = false;
@@ -367,7 +376,7 @@ export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<str
   const unique = [...new Set(oids)];
   if (unique.length === 0) return Promise.resolve(new Map<string, Buffer>());
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', [...GIT_CONFIG_ARGS, 'cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -515,7 +524,7 @@ export interface GitBase {
  */
 export async function openGitBase(root: string, ref: string, namedRoot: string = root): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
-  const git = simpleGit({ baseDir: root });
+  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG] });
   const { prefix, toplevel, shallow, commit } = await inspectRepository(root, ref);
   const link = linkInsideRepository(namedRoot, toplevel);
   if (link !== undefined) {

@@ -4,6 +4,7 @@
 // is none either, and the build says why instead of writing `"source": null` without a word.
 import { simpleGit } from 'simple-git';
 import type { Manifest } from '../compiler/types.js';
+import { GIT_CONFIG } from './git-config.js';
 
 export interface GitSource {
   source: Manifest['source'];
@@ -16,7 +17,7 @@ function firstLine(error: unknown): string {
 }
 
 export async function gitSource(root: string): Promise<GitSource> {
-  const git = simpleGit({ baseDir: root });
+  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG] });
   try {
     if (!(await git.checkIsRepo())) return { source: null };
     let commit: string | null = null;

@@ -313,6 +313,26 @@ describe('capreg build: source from Git', () => {
     expect(again.stderr).toMatch(/is up to date/);
   });
 
+  it('runs no program of a registry subfolder made to look like a Git directory (its config is not read)', async () => {
+    const top = tempDir();
+    git(top, 'init', '-q');
+    const root = path.join(top, 'registry');
+    fs.cpSync(registry(), root, { recursive: true });
+    // What a pull request can commit: git, run in registry/, would take it for the repository.
+    const ran = path.join(top, 'ran');
+    writeFiles(root, {
+      HEAD: 'ref: refs/heads/main\n',
+      'objects/info/.keep': '',
+      'refs/heads/.keep': '',
+      config: `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "echo ran > '${ran}'; false"\n`,
+    });
+    const result = await run(['build', '--no-cache'], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(fs.existsSync(ran)).toBe(false);
+    expect(readManifest(root).source).toBeNull();
+    expect(result.stderr).toMatch(/^capreg build: warning: the manifest has no source \(commit\): git failed: fatal: cannot use bare repository/);
+  });
+
   it('has a null commit in a repository without commits', async () => {
     const root = registry();
     git(root, 'init', '-q');

@@ -593,6 +593,30 @@ describe('readGitRegistry', () => {
     expect(input).toEqual({ files: [], allPaths: [], foldersWithoutProtocol: [] });
   });
 
+  it('never takes a registry subfolder made to look like a Git directory for the repository: no base of its refs, no program of its config', async () => {
+    const dir = repository('registry');
+    const root = path.join(dir, 'registry');
+    // An unbumped change, and in the same commit a repository of the author's whose "base" holds it already.
+    write(root, REPORTS_FILE, `${read(root, REPORTS_FILE)}\nAn unbumped sentence.\n`);
+    const decoy = tempDir();
+    created.push(decoy);
+    initRepository(decoy);
+    fs.cpSync(path.join(root, 'capabilities'), path.join(decoy, 'capabilities'), { recursive: true });
+    commitAll(decoy, 'decoy base');
+    git(decoy, 'tag', 'base');
+    for (const entry of ['HEAD', 'objects', 'refs']) fs.cpSync(path.join(decoy, '.git', entry), path.join(root, entry), { recursive: true });
+    const ran = path.join(decoy, 'ran');
+    write(root, 'config', `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "echo ran > '${ran}'; false"\n`);
+    commitAll(dir, 'a git directory in the registry folder');
+
+    const result = await runCli(['check', '--against', 'base'], root);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^capreg check: git takes a folder at or above .*registry for a Git directory \(cannot use bare repository .*safe\.bareRepository.*remove them from the registry/,
+    );
+    expect(fs.existsSync(ran)).toBe(false);
+  });
+
   it('refuses option-like refs', async () => {
     const dir = repository();
     await expect(readGitRegistry(dir, '--output=/tmp/x', { maxFileBytes: 1024 })).rejects.toMatchObject({ code: 'bad-ref' });
