@@ -9,7 +9,7 @@ import { renderClientSkill } from '../../compiler/skill.js';
 import { removeStaleTemporaries, writeFileAtomic, writeFilesAtomic } from '../../server/atomic-write.js';
 import { KEY_FILE_LIMITS, readBounded } from '../../server/read-file.js';
 import { buildKey, cacheFolderUsable, cachedBuild, recordBuild, type BuildKeyOptions } from '../build-cache.js';
-import { BUILD_OUTPUTS, DEFAULT_OUT_DIR } from '../build-outputs.js';
+import { BUILD_OUTPUTS, DEFAULT_OUT_DIR, outputLinkProblem } from '../build-outputs.js';
 import { UsageError, type CliContext, type Command } from '../context.js';
 import { gitSource, sourceWarning } from '../git-source.js';
 import { parseFlags } from '../command-table.js';
@@ -177,6 +177,11 @@ export const buildCommand: Command = async (argv, context) => {
     throw new UsageError(
       `--out ${values.out ?? DEFAULT_OUT_DIR}: the output folder must not be inside capabilities/, which the build reads; use dist/ or a folder outside the registry's capabilities`,
     );
+  }
+  // dist/ and dist/skill/ may be links the pull request committed: never written through out of the root.
+  for (const folder of [settings.outDir, path.dirname(path.join(settings.outDir, BUILD_OUTPUTS.skill))]) {
+    const problem = outputLinkProblem(root, folder);
+    if (problem !== undefined) throw new UsageError(`--out ${values.out ?? DEFAULT_OUT_DIR}: the build writes through ${problem}`);
   }
   if (!values.watch) return buildOnce(settings, context);
   return watchAndBuild(settings, context);

@@ -11,7 +11,7 @@ import type { Manifest } from '../../compiler/types.js';
 import { canUse, Grants } from '../../server/permissions.js';
 import { parsePrincipals } from '../../server/principals.js';
 import { DEFAULT_READ_LIMITS, readBounded } from '../../server/read-file.js';
-import { defaultManifestFile } from '../build-outputs.js';
+import { defaultManifestFile, outputLinkProblem } from '../build-outputs.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
 import { existingFile, findRegistryRoot } from '../root.js';
@@ -32,6 +32,9 @@ export const exportCommand: Command = async (argv, context) => {
   if (values.scopes !== undefined && values.as !== undefined) throw new UsageError('give either --as ID or --scopes S, not both');
   const root = values.manifest === undefined ? findRegistryRoot(context.cwd, values.root) : context.cwd;
   const manifestFile = values.manifest === undefined ? defaultManifestFile(root) : existingFile(context.cwd, '--manifest', values.manifest);
+  // The default manifest is in the repository's files: a link there could lead anywhere.
+  const linkProblem = values.manifest === undefined ? outputLinkProblem(root, manifestFile) : undefined;
+  if (linkProblem !== undefined) throw new UsageError(`cannot read the manifest ${manifestFile}: ${linkProblem}; run \`capreg build\` first`);
   const manifest = await readManifest(manifestFile);
   const grants = await grantsFrom(values, context.cwd);
   const capabilities = manifest.capabilities.filter(

@@ -166,6 +166,28 @@ describe('capreg build: the manifest', () => {
     expect(fs.readdirSync(path.join(root, 'capabilities/alpha'))).toEqual(['PROTOCOL.md']);
   });
 
+  it('never writes through a link inside the registry root that leads out of it (a committed dist/ or dist/skill/)', async () => {
+    const outside = tempDir();
+    for (const link of ['dist', 'dist/skill']) {
+      const root = registry();
+      fs.mkdirSync(path.dirname(path.join(root, link)), { recursive: true });
+      fs.symlinkSync(outside, path.join(root, link));
+      const result = await run(['build', '--no-cache'], { cwd: root });
+      expect(result).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `capreg build: --out dist: the build writes through ${link}: symbolic link points outside the registry root (to ${outside}); refused: put the folder itself inside the registry\n`,
+      });
+      expect(fs.readdirSync(outside)).toEqual([]);
+    }
+    // A link that stays inside the root is followed, as the registry reader follows one.
+    const root = registry();
+    fs.mkdirSync(path.join(root, 'site'));
+    fs.symlinkSync('site', path.join(root, 'dist'));
+    expect((await run(['build', '--no-cache'], { cwd: root })).code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'site/manifest.json'))).toBe(true);
+  });
+
   it('--format json prints one JSON object on stdout, the progress note on stderr', async () => {
     const root = registry();
     const result = await run(['build', '--format', 'json'], { cwd: root });

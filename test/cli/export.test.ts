@@ -149,6 +149,21 @@ describe('capreg export: budgets and atomicity', () => {
     expect(fs.readdirSync(foreign)).toEqual(['notes.txt']);
   });
 
+  it("refuses the registry's default manifest when it is a link out of the registry root, without quoting what it points to", async () => {
+    const dir = scratchDir();
+    const root = path.join(dir, 'registry');
+    fs.mkdirSync(path.join(root, 'capabilities'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'secret'), 'TOKEN=0123456789abcdef\n');
+    // What a pull request can commit: dist/manifest.json -> a file outside the registry.
+    fs.mkdirSync(path.join(root, 'dist'));
+    fs.symlinkSync(path.join(dir, 'secret'), path.join(root, 'dist/manifest.json'));
+    const refused = await run(['export', '--format', 'agent-skills', '--out', path.join(dir, 'skills')], { cwd: root });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('dist/manifest.json: symbolic link points outside the registry root');
+    expect(refused.stderr).not.toContain('TOKEN');
+    expect(fs.existsSync(path.join(dir, 'skills'))).toBe(false);
+  });
+
   it('refuses a missing or unknown --format with exit 2', async () => {
     const dir = scratchDir();
     const missing = await run(['export', '--out', path.join(dir, 'o'), '--manifest', manifestFile(STANDARD_CAPABILITIES)], { cwd: dir });
