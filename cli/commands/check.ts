@@ -27,6 +27,7 @@ import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
 import { findRegistryRoot, namedPath } from '../root.js';
+import { outputLinkProblem } from '../build-outputs.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
 
 /** Base documents parsed ahead, by `path\0sha256`; undefined for one over the parse budget. */
@@ -243,6 +244,10 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
+  // A summary file inside the registry root is in the pull request's files: a link committed there
+  // would have the summary appended wherever it points (cli/build-outputs.ts).
+  const summaryProblem = values.summary === undefined ? undefined : outputLinkProblem(root, path.resolve(context.cwd, values.summary));
+  if (summaryProblem !== undefined) throw new UsageError(`--summary ${values.summary}: ${summaryProblem}`);
   // As lint and build do: a parse worker loads its modules while Git and the disk are read.
   startParseWorker();
 

@@ -595,6 +595,23 @@ describe.concurrent('capreg check: output', () => {
     expect(markdown).toContain('| `reports` | 1.2.3 → 1.2.4 | major | requiredToolsets gained `billing` | ❌ fail (got patch) |');
   });
 
+  it('never appends the summary through a link inside the registry root that leads out of it', async ({ expect }) => {
+    const dir = scenario();
+    const outside = tempDir();
+    fs.writeFileSync(path.join(outside, 'profile'), 'keep me\n');
+    // What a pull request can commit where CI names --summary summary.md.
+    fs.symlinkSync(path.join(outside, 'profile'), path.join(dir, 'summary.md'));
+    commitAll(dir, 'a link named summary.md');
+    const result = await runCli(['check', '--against', 'base', '--summary', 'summary.md'], dir);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `capreg check: --summary summary.md: summary.md: symbolic link points outside the registry root (to ${path.join(outside, 'profile')}); refused: put the file itself inside the registry\n`,
+    });
+    expect(fs.readFileSync(path.join(outside, 'profile'), 'utf8')).toBe('keep me\n');
+    fs.rmSync(outside, { recursive: true, force: true });
+  });
+
   it('prints stylish by default, with the gate diagnostics at the protocol_version line', async ({ expect }) => {
     const dir = scenario();
     edits.wording(dir);
