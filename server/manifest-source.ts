@@ -7,11 +7,12 @@
 // plain ReloadableFile path (manifest-store.ts). No MCP SDK code here.
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
+import { fetch } from 'undici';
 import { removeStaleTemporaries, writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
 import { displayUrl } from './display-url.js';
+import { RedirectGuard, type Resolve } from './redirect-guard.js';
 import { isLoopbackHost } from './loopback.js';
 import type { LineLog } from './log.js';
 import { openManifestStore, servedManifestFromText, type ManifestStore, type ServedManifest } from './manifest-store.js';
@@ -80,69 +81,6 @@ export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined
   if (url.protocol !== 'http:') return `only https:// (or http:// on loopback) is fetched, not ${url.protocol}`;
   if (allowInsecure || isLoopbackHost(url.hostname)) return undefined;
   return 'http:// is allowed only on loopback (use https://, or --allow-insecure-manifest-url)';
-}
-
-type HostKind = 'public' | 'private' | 'loopback' | 'link-local';
-
-/** Address ranges of each internal kind of host; IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is checked as IPv4. */
-const INTERNAL_RANGES: [Exclude<HostKind, 'public'>, string, number, 'ipv4' | 'ipv6'][] = [
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  // "This host": connecting to 0.0.0.0 (or ::) reaches the local machine.
-  ['loopback', '0.0.0.0', 8, 'ipv4'],
-  ['loopback', '::1', 128, 'ipv6'],
-  ['loopback', '::', 128, 'ipv6'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  // Shared address space (RFC 6598): carrier-grade NAT, and the internal networks of some clouds.
-  ['private', '100.64.0.0', 10, 'ipv4'],
-  ['private', 'fc00::', 7, 'ipv6'],
-  ['link-local', '169.254.0.0', 16, 'ipv4'],
-  ['link-local', 'fe80::', 10, 'ipv6'],
-];
-const INTERNAL_BLOCKS = new Map<Exclude<HostKind, 'public'>, BlockList>();
-for (const [kind, network, prefix, family] of INTERNAL_RANGES) {
-  const list = INTERNAL_BLOCKS.get(kind) ?? new BlockList();
-  list.addSubnet(network, prefix, family);
-  INTERNAL_BLOCKS.set(kind, list);
-}
-const KIND_RANGES: Record<HostKind, string> = {
-  public: '',
-  loopback: ' (127.0.0.0/8, ::1, localhost, 0.0.0.0/8, ::)',
-  private: ' (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7)',
-  'link-local': ' (169.254.0.0/16, the cloud metadata address 169.254.169.254 among them, fe80::/10)',
-};
-
-/**
- * The kind of host `hostname` (as URL gives it: IPv6 in brackets, IPv4 normalised) names. Only
- * literal addresses and `localhost` are classified: a DNS name is `public` whatever it resolves to.
- */
-function hostKind(hostname: string): HostKind {
-  const host = hostname
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
-  const family = isIP(host);
-  if (family === 0) return 'public';
-  for (const [kind, list] of INTERNAL_BLOCKS) if (list.check(host, family === 4 ? 'ipv4' : 'ipv6')) return kind;
-  return 'public';
-}
-
-/**
- * Why a redirect from `from` to `to` is not followed ("from a … host to a … address (ranges)"), or
- * undefined when it may be: a loopback, private or link-local address is reached only from a host
- * of the same kind (a server on the internet cannot send a replica to its own loopback, its network
- * or the cloud metadata service, nor an internal server send it to its loopback or the metadata
- * service). Another public host is always allowed. The message names the kinds, not the
- * addresses: it is shown on `/healthz`, which is unauthenticated.
- */
-export function redirectRefusal(from: URL, to: URL): string | undefined {
-  const target = hostKind(to.hostname);
-  if (target === 'public') return undefined;
-  const source = hostKind(from.hostname);
-  if (source === target) return undefined;
-  return `from a ${source} host to a ${target} address${KIND_RANGES[target]}`;
 }
 
 /** An entity tag without its weak marker: a proxy that compresses may turn `"x"` into `W/"x"`. */
@@ -214,33 +152,37 @@ type FetchResult =
 
 /**
  * GET within limits: at most MAX_REDIRECTS redirects, never from https to http nor inward to an
- * internal address (`redirectRefusal`), every hop checked like the first URL; a 304 only as the
+ * internal address, judged by the address each host resolves to (server/redirect-guard.ts), every
+ * hop checked like the first URL; a 304 only as the
  * answer to the `etag` sent (one to a request that sent none, or naming another ETag, is a failed
  * fetch: taken as "unchanged" it would vouch for a version never received); the whole exchange
  * (body included) within `limits.timeoutMs`; a body over `limits.maxBytes` is cut off and refused.
  */
 export async function fetchBounded(
   url: URL,
-  options: { limits: ReadLimits; allowInsecure: boolean; etag?: string | undefined; signal?: AbortSignal },
+  options: { limits: ReadLimits; allowInsecure: boolean; etag?: string | undefined; signal?: AbortSignal; resolve?: Resolve | undefined },
 ): Promise<FetchResult> {
   const timeout = AbortSignal.timeout(options.limits.timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.etag !== undefined) headers['if-none-match'] = options.etag;
   let current = url;
+  let from: URL | undefined;
+  const guard = new RedirectGuard(options.resolve);
   try {
     for (let hops = 0; ; hops++) {
+      const inward = guard.hop(current, from);
+      if (inward !== undefined) return { ok: false, reason: `refused a redirect ${inward}` };
       const refused = urlRefusal(current, options.allowInsecure);
       if (refused !== undefined) return { ok: false, reason: `refused a redirect: ${refused}` };
-      const response = await fetch(current, { headers, redirect: 'manual', signal });
+      const response = await fetch(current, { headers, redirect: 'manual', signal, dispatcher: guard.dispatcher });
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && response.status !== 304 && location !== null) {
         await response.body?.cancel();
         if (hops >= MAX_REDIRECTS) return { ok: false, reason: `more than ${MAX_REDIRECTS} redirects` };
         const next = new URL(location, current);
         if (current.protocol === 'https:' && next.protocol !== 'https:') return { ok: false, reason: 'refused a redirect from https to http' };
-        const inward = redirectRefusal(current, next);
-        if (inward !== undefined) return { ok: false, reason: `refused a redirect ${inward}` };
+        from = current;
         current = next;
         continue;
       }
@@ -266,7 +208,8 @@ export async function fetchBounded(
       const chunks: Uint8Array[] = [];
       let total = 0;
       if (response.body) {
-        const reader = response.body.getReader();
+        // undici's own fetch types its body's chunks loosely; they are bytes.
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
@@ -281,10 +224,14 @@ export async function fetchBounded(
       return { ok: true, status: 200, bytes: Buffer.concat(chunks, total), etag: response.headers.get('etag') ?? undefined };
     }
   } catch (error) {
+    const inward = guard.refusal();
+    if (inward !== undefined) return { ok: false, reason: `refused a redirect ${inward}` };
     if (timeout.aborted) return { ok: false, reason: `no complete answer within ${options.limits.timeoutMs} ms` };
     if (options.signal?.aborted) return { ok: false, reason: 'the server is shutting down' };
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     return { ok: false, reason: `it could not be fetched (${cause ?? withoutUrlSecrets((error as Error).message)})` };
+  } finally {
+    await guard.close();
   }
 }
 

@@ -8,13 +8,14 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serializeManifest } from '../../compiler/manifest.js';
 import { LoadError } from '../../server/reloadable.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { redirectRefusal } from '../../server/manifest-source.js';
+import { fetchBounded } from '../../server/manifest-source.js';
+import { redirectRefusal, type Resolve } from '../../server/redirect-guard.js';
 import { STANDARD_CAPABILITIES, eventually, makeManifest, serveArgv, tempDir } from './helpers.js';
 
 const POLL_MS = 100;
@@ -260,5 +261,76 @@ describe('redirects to internal addresses', () => {
     };
     const runtime = await start({ url: server.url.replace('/manifest.json', '/hop') });
     expect(runtime.health()).toMatchObject({ status: 'ok', source: 'url', revision: revisionOf(text('a')) });
+  });
+  describe('a DNS name is judged by the addresses it resolves to', () => {
+    /** Names resolved as a DNS server would answer them; every lookup is recorded. */
+    function resolver(answers: Record<string, string[]>): { resolve: Resolve; asked: string[] } {
+      const asked: string[] = [];
+      const resolve: Resolve = (hostname, _options, callback) => {
+        asked.push(hostname);
+        const addresses = answers[hostname];
+        if (addresses === undefined) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: isIP(address) })),
+        );
+      };
+      return { resolve, asked };
+    }
+    const limits = { maxBytes: 1024 * 1024, timeoutMs: 3_000 };
+    const redirectTo = (location: string): void => {
+      server.answer = (request, response) => {
+        if (request.url !== '/hop') return false;
+        response.writeHead(302, { location }).end();
+        return true;
+      };
+    };
+
+    it('a redirect from loopback to a name that resolves to the metadata or a private address is refused at its lookup', async () => {
+      const port = new URL(server.url).port;
+      const hop = new URL(server.url.replace('/manifest.json', '/hop'));
+      for (const [addresses, kind] of [
+        [['169.254.169.254'], 'link-local'],
+        [['10.0.0.7'], 'private'],
+        [['fd00::7'], 'private'],
+        // One internal address among public ones is enough: the socket may be opened to any of them.
+        [['8.8.8.8', '192.168.1.20'], 'private'],
+      ] as const) {
+        const { resolve, asked } = resolver({ 'manifests.internal.test': [...addresses] });
+        redirectTo(`http://manifests.internal.test:${port}/manifest.json`);
+        const result = await fetchBounded(hop, { limits, allowInsecure: true, resolve });
+        expect(result.ok).toBe(false);
+        expect(!result.ok && result.reason).toMatch(new RegExp(`^refused a redirect from a loopback host to a ${kind} address`));
+        expect(asked).toEqual(['manifests.internal.test']);
+      }
+    });
+
+    it('a redirect to a name that resolves to loopback, like the host that sent it, is followed and connects to that address', async () => {
+      const port = new URL(server.url).port;
+      const { resolve, asked } = resolver({ 'replica-cache.test': ['127.0.0.1'] });
+      redirectTo(`http://replica-cache.test:${port}/manifest.json`);
+      const result = await fetchBounded(new URL(server.url.replace('/manifest.json', '/hop')), { limits, allowInsecure: true, resolve });
+      expect(result).toMatchObject({ ok: true, status: 200 });
+      expect(result.ok && 'bytes' in result && result.bytes.toString('utf8')).toBe(text('a'));
+      expect(asked).toEqual(['replica-cache.test']);
+    });
+
+    it('the host the operator named is judged by its address too: a name on loopback may redirect to a loopback literal', async () => {
+      const port = new URL(server.url).port;
+      const { resolve } = resolver({ 'manifests.test': ['127.0.0.1'] });
+      redirectTo(`http://127.0.0.1:${port}/manifest.json`);
+      const result = await fetchBounded(new URL(`http://manifests.test:${port}/hop`), { limits, allowInsecure: true, resolve });
+      expect(result).toMatchObject({ ok: true, status: 200 });
+      // Judged by its name alone, it was a public host sending the server to its own loopback.
+      expect(redirectRefusal(new URL(`http://manifests.test:${port}/hop`), new URL(`http://127.0.0.1:${port}/manifest.json`))).toMatch(
+        /from a public host to a loopback address/,
+      );
+    });
+
+    it('a name that does not resolve fails the fetch as before, without a refusal', async () => {
+      const { resolve } = resolver({});
+      const result = await fetchBounded(new URL('http://nowhere.test:8080/manifest.json'), { limits, allowInsecure: true, resolve });
+      expect(result).toEqual({ ok: false, reason: 'it could not be fetched (ENOTFOUND)' });
+    });
   });
 });
