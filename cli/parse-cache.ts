@@ -20,14 +20,14 @@
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
 import { sha256Hex } from '../compiler/canonical.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, SourceFile, TextBlock } from '../compiler/types.js';
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
-import { removeStaleTemporaries } from '../server/atomic-write.js';
+import { removeStaleTemporaries, temporaryPath } from '../server/atomic-write.js';
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
@@ -105,7 +105,7 @@ class ShardWriter {
   private readonly tokens: number[] = [];
 
   constructor(private readonly file: string) {
-    this.temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    this.temporary = temporaryPath(file);
     this.attempt(() => {
       this.fd = openSync(this.temporary, 'w');
       // The digest's place stays zero until finish().

@@ -1,13 +1,33 @@
 // Write a file so that readers see the old content or the new content, never a half-written file:
 // write a temporary file in the same folder, flush it, then rename it over the target.
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
+
+/**
+ * This machine, in the names of its temporary files: a writer's process id means something only on
+ * the host that wrote it (replicas that share a folder on a network volume), so another host's
+ * temporary file is judged by its age alone.
+ */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/**
+ * A temporary file's age after which it is stale whoever wrote it: a writer adds to its temporary
+ * file and renames it within one build or one poll (minutes at most), so one untouched for this
+ * long was left by a writer that is gone, even if its process id now belongs to another process.
+ */
+export const STALE_TEMPORARY_MS = 60 * 60 * 1000;
+
+/** `.<name>.<pid>@<host>.<8 hex>.tmp` beside `target`: where a writer of `target` writes before the rename. */
+export function temporaryPath(target: string): string {
+  return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}@${HOST_TAG}.${randomBytes(4).toString('hex')}.tmp`);
+}
 
 /** @param options.sync flush before the rename (default): off for caches, which need to be whole but not durable. */
 export async function writeFileAtomic(target: string, content: string | Uint8Array, options: { sync?: boolean } = {}): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
-  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = temporaryPath(target);
   const handle = await open(temporary, 'w');
   try {
     try {
@@ -34,7 +54,7 @@ export async function writeFilesAtomic(files: readonly { target: string; content
   try {
     for (const { target, content } of files) {
       await mkdir(path.dirname(target), { recursive: true });
-      const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+      const temporary = temporaryPath(target);
       temporaries.push(temporary);
       const handle = await open(temporary, 'w');
       try {
@@ -51,16 +71,21 @@ export async function writeFilesAtomic(files: readonly { target: string; content
   }
 }
 
-/** `.<name>.<pid>.<8 hex>.tmp`: the temporary files above, and the parse cache's shards (cli/parse-cache.ts). */
-const TEMPORARY = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+/**
+ * The temporary files above and the parse cache's shards (cli/parse-cache.ts): `.<name>.<pid>@<host>.<8 hex>.tmp`,
+ * or `.<name>.<pid>.<8 hex>.tmp` as capreg wrote them before it named the host (taken as this host's).
+ */
+const TEMPORARY = /^\.(.+)\.(\d+)(?:@([0-9a-f]{8}))?\.[0-9a-f]{8}\.tmp$/;
 
 /**
  * Remove the temporary files that a writer of `targets` left when it was killed (SIGKILL, Ctrl-C,
- * a crash between write and rename): those of a process that no longer runs. Nothing else removes
- * them, and each is as large as its output (a manifest, a parse-cache shard). A running writer's
- * files are left alone; an error only leaves them where they are.
+ * a crash between write and rename): on this host, those of a process that no longer runs; any
+ * untouched for STALE_TEMPORARY_MS (another host's, or one whose process id was given to another
+ * process since). Nothing else removes them, and each is as large as its output (a manifest, a
+ * parse-cache shard). A running writer's files are left alone; an error only leaves them where
+ * they are.
  */
-export async function removeStaleTemporaries(targets: readonly string[]): Promise<void> {
+export async function removeStaleTemporaries(targets: readonly string[], now = Date.now()): Promise<void> {
   const byFolder = new Map<string, Set<string>>();
   for (const target of targets) {
     const folder = path.dirname(target);
@@ -76,9 +101,21 @@ export async function removeStaleTemporaries(targets: readonly string[]): Promis
     }
     for (const entry of entries) {
       const match = TEMPORARY.exec(entry);
-      if (!match || !names.has(match[1]!) || isRunning(Number(match[2]))) continue;
-      await rm(path.join(folder, entry), { force: true }).catch(() => undefined);
+      if (!match || !names.has(match[1]!)) continue;
+      const file = path.join(folder, entry);
+      const thisHost = match[3] === undefined || match[3] === HOST_TAG;
+      if (!(thisHost && !isRunning(Number(match[2]))) && !(await untouchedSince(file, now - STALE_TEMPORARY_MS))) continue;
+      await rm(file, { force: true }).catch(() => undefined);
     }
+  }
+}
+
+/** Whether `file` (not followed if a link) was last modified before `time`; false when it cannot be told. */
+async function untouchedSince(file: string, time: number): Promise<boolean> {
+  try {
+    return (await lstat(file)).mtimeMs < time;
+  } catch {
+    return false;
   }
 }
 

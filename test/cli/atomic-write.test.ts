@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../server/atomic-write.js';
+import { removeStaleTemporaries, STALE_TEMPORARY_MS, temporaryPath, writeFileAtomic } from '../../server/atomic-write.js';
 import { cleanProtocol, runBin, tempDir, tempRegistry } from './helpers.js';
 
 describe('writeFileAtomic', () => {
@@ -76,5 +76,50 @@ describe('what an interrupted build left behind', () => {
     for (const file of left) expect(fs.existsSync(file), file).toBe(false);
     expect(fs.existsSync(running)).toBe(true);
     expect(fs.existsSync(unrelated)).toBe(true);
+  });
+});
+
+describe('whose temporary files are stale: the host that wrote them, its process, their age', () => {
+  it("on this host a dead writer's file goes at once; another host's, or one whose pid was reused, only when untouched for an hour", async () => {
+    const folder = tempDir();
+    const target = path.join(folder, 'manifest.json');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    // This host's tag, as this process names its own temporaries.
+    const tag = /\.\d+@([0-9a-f]{8})\.[0-9a-f]{8}\.tmp$/.exec(temporaryPath(target))![1]!;
+    const other = tag === '0badf00d' ? '0badcafe' : '0badf00d';
+    const hoursAgo = (file: string): void => {
+      const then = new Date(Date.now() - STALE_TEMPORARY_MS - 60_000);
+      fs.utimesSync(file, then, then);
+    };
+    const files = {
+      deadHere: `.manifest.json.${dead}@${tag}.00000001.tmp`,
+      runningHere: `.manifest.json.${process.pid}@${tag}.00000002.tmp`,
+      // Replicas sharing a network folder: the pid is another machine's, alive or not.
+      deadElsewhere: `.manifest.json.${dead}@${other}.00000003.tmp`,
+      oldElsewhere: `.manifest.json.${process.pid}@${other}.00000004.tmp`,
+      // A writer killed long ago whose pid now belongs to a running process.
+      reusedHere: `.manifest.json.${process.pid}@${tag}.00000005.tmp`,
+      // Named as capreg did before it named the host: taken as this host's.
+      deadUntagged: `.manifest.json.${dead}.00000006.tmp`,
+      runningUntagged: `.manifest.json.${process.pid}.00000007.tmp`,
+      anotherTarget: `.notes.json.${dead}@${tag}.00000008.tmp`,
+    };
+    for (const name of Object.values(files)) fs.writeFileSync(path.join(folder, name), 'x');
+    hoursAgo(path.join(folder, files.oldElsewhere));
+    hoursAgo(path.join(folder, files.reusedHere));
+    await removeStaleTemporaries([target]);
+    expect(fs.readdirSync(folder).sort()).toEqual([files.runningHere, files.deadElsewhere, files.runningUntagged, files.anotherTarget].sort());
+  });
+
+  it('the files its writers leave are the ones it recognizes', async () => {
+    const folder = tempDir();
+    const target = path.join(folder, 'shard.bin');
+    const left = temporaryPath(target);
+    expect(path.dirname(left)).toBe(folder);
+    fs.writeFileSync(left, 'x');
+    await removeStaleTemporaries([target]);
+    expect(fs.existsSync(left)).toBe(true); // its writer (this process) runs
+    await removeStaleTemporaries([target], Date.now() + STALE_TEMPORARY_MS + 1);
+    expect(fs.existsSync(left)).toBe(false);
   });
 });
