@@ -13,7 +13,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 
-export type HostKind = 'public' | 'private' | 'loopback' | 'link-local';
+type HostKind = 'public' | 'private' | 'loopback' | 'link-local';
 
 /** Address ranges of each internal kind of host; IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is checked as IPv4. */
 const INTERNAL_RANGES: [Exclude<HostKind, 'public'>, string, number, 'ipv4' | 'ipv6'][] = [
@@ -48,7 +48,7 @@ const KIND_RANGES: Record<HostKind, string> = {
  * The kind of host `hostname` (as URL gives it: IPv6 in brackets, IPv4 normalised) names by itself:
  * a literal address or `localhost`; undefined for a DNS name, whose kind is what it resolves to.
  */
-export function nameKind(hostname: string): HostKind | undefined {
+function nameKind(hostname: string): HostKind | undefined {
   const host = hostname
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')
@@ -65,14 +65,9 @@ export function nameKind(hostname: string): HostKind | undefined {
  * a … host to a … address (ranges)"), or undefined when it may be. The message names the kinds, not
  * the addresses: it is shown on `/healthz`, which is unauthenticated.
  */
-export function kindRefusal(source: HostKind, target: HostKind): string | undefined {
+function kindRefusal(source: HostKind, target: HostKind): string | undefined {
   if (target === 'public' || source === target) return undefined;
   return `from a ${source} host to a ${target} address${KIND_RANGES[target]}`;
-}
-
-/** The rule for two URLs judged by their names alone (a DNS name counts as public). */
-export function redirectRefusal(from: URL, to: URL): string | undefined {
-  return kindRefusal(nameKind(from.hostname) ?? 'public', nameKind(to.hostname) ?? 'public');
 }
 
 /** How names are resolved: dns.lookup, or a stand-in with its signature (`all: true`). */
