@@ -4,13 +4,15 @@
 // send it to its loopback or the metadata service. Another public host is always allowed.
 //
 // A host is judged by the address the connection is made to, not by its name: a DNS name that
-// resolves to 169.254.169.254 is the metadata service. So every fetch of a URL and its redirects
-// goes through a dispatcher of its own whose DNS lookup judges the addresses before the socket is
-// opened, and the socket is opened to exactly the addresses judged (no second lookup that a
-// rebinding DNS server could answer differently). A literal address, or `localhost`, is judged by
-// its name, before any request.
+// resolves to 169.254.169.254 is the metadata service. So every hop of a fetch (its URL, then each
+// redirect) goes through a dispatcher of its own whose DNS lookup judges the addresses before the
+// socket is opened, and the socket is opened to exactly the addresses judged (no second lookup that
+// a rebinding DNS server could answer differently). A dispatcher per hop, not per fetch: a
+// connection kept alive from an earlier hop would be reused without a lookup, so without being
+// judged against this hop's source. A literal address, or `localhost`, is judged by its name,
+// before any request.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { BlockList, isIP, SocketAddress, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 
 type HostKind = 'public' | 'private' | 'loopback' | 'link-local';
@@ -30,18 +32,29 @@ const INTERNAL_RANGES: [Exclude<HostKind, 'public'>, string, number, 'ipv4' | 'i
   ['private', 'fc00::', 7, 'ipv6'],
   ['link-local', '169.254.0.0', 16, 'ipv4'],
   ['link-local', 'fe80::', 10, 'ipv6'],
+  // Cloud metadata and host services outside 169.254/16, counted with it: AWS's over IPv6 (inside
+  // fc00::/7) and Alibaba Cloud's (inside 100.64/10) would otherwise be private hosts that a private
+  // mirror may send the server to; Azure's host service (WireServer) would be public.
+  ['link-local', 'fd00:ec2::254', 128, 'ipv6'],
+  ['link-local', '100.100.100.200', 32, 'ipv4'],
+  ['link-local', '168.63.129.16', 32, 'ipv4'],
 ];
-const INTERNAL_BLOCKS = new Map<Exclude<HostKind, 'public'>, BlockList>();
-for (const [kind, network, prefix, family] of INTERNAL_RANGES) {
-  const list = INTERNAL_BLOCKS.get(kind) ?? new BlockList();
-  list.addSubnet(network, prefix, family);
-  INTERNAL_BLOCKS.set(kind, list);
-}
+/** The order the kinds are checked in: the metadata services inside private ranges are link-local. */
+const KIND_ORDER = ['link-local', 'loopback', 'private'] as const;
+const INTERNAL_BLOCKS = KIND_ORDER.map((kind) => {
+  const list = new BlockList();
+  for (const [rangeKind, network, prefix, family] of INTERNAL_RANGES) if (rangeKind === kind) list.addSubnet(network, prefix, family);
+  return [kind, list] as const;
+});
+/** NAT64 (RFC 6052's well-known prefix): `64:ff9b::a.b.c.d` reaches the IPv4 address a.b.c.d through a gateway. */
+const NAT64 = new BlockList();
+NAT64.addSubnet('64:ff9b::', 96, 'ipv6');
 const KIND_RANGES: Record<HostKind, string> = {
   public: '',
   loopback: ' (127.0.0.0/8, ::1, localhost, 0.0.0.0/8, ::)',
   private: ' (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7)',
-  'link-local': ' (169.254.0.0/16, the cloud metadata address 169.254.169.254 among them, fe80::/10)',
+  'link-local':
+    ' (169.254.0.0/16, the cloud metadata address 169.254.169.254 among them, fe80::/10, and the metadata and host services at fd00:ec2::254, 100.100.100.200 and 168.63.129.16)',
 };
 
 /**
@@ -56,8 +69,18 @@ function nameKind(hostname: string): HostKind | undefined {
   if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
   const family = isIP(host);
   if (family === 0) return undefined;
+  if (family === 6 && NAT64.check(host, 'ipv6')) return nameKind(embeddedIpv4(host));
   for (const [kind, list] of INTERNAL_BLOCKS) if (list.check(host, family === 4 ? 'ipv4' : 'ipv6')) return kind;
   return 'public';
+}
+
+/** The IPv4 address in the last 32 bits of an IPv6 address. */
+function embeddedIpv4(ipv6: string): string {
+  // SocketAddress writes it canonically, in hexadecimal groups (`64:ff9b::a9fe:a9fe`, `64:ff9b::1`).
+  const groups = new SocketAddress({ address: ipv6, family: 'ipv6' }).address.split(':');
+  const high = Number.parseInt(groups.at(-2) || '0', 16);
+  const low = Number.parseInt(groups.at(-1) || '0', 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 
 /**
@@ -82,11 +105,18 @@ class RefusedAddress extends Error {}
 
 /**
  * The hosts of one fetch: its first URL (chosen by the operator, any kind) and each redirect after
- * it, each judged against the kind of the host that sent it. Use one per fetch, its `dispatcher`
- * for every request of it, and `close()` it at the end.
+ * it, each judged against the kind of the host that sent it. Use one per fetch: call `hop()` before
+ * each request and send that request with the `dispatcher` it leaves; `close()` it at the end.
  */
 export class RedirectGuard {
-  readonly dispatcher: Agent;
+  /**
+   * The dispatcher of the current hop. Each hop has its own: a connection kept alive from an earlier
+   * hop would be reused without a lookup, so without a judgement against this hop's source (an
+   * internal mirror redirecting to a public host that redirects back to the mirror).
+   */
+  dispatcher: Agent;
+  private readonly dispatchers: Agent[] = [];
+  private readonly lookup: LookupFunction;
   /** The kind of each host connected to so far (a name by what it resolved to). */
   private readonly kinds = new Map<string, HostKind>();
   /** The kind of the host that sent the redirect being followed; undefined for the first URL. */
@@ -106,7 +136,14 @@ export class RedirectGuard {
         callback(null, first?.address ?? '', first?.family);
       });
     };
-    this.dispatcher = new Agent({ connect: { lookup } });
+    this.lookup = lookup;
+    this.dispatcher = this.newDispatcher();
+  }
+
+  private newDispatcher(): Agent {
+    const agent = new Agent({ connect: { lookup: this.lookup } });
+    this.dispatchers.push(agent);
+    return agent;
   }
 
   /**
@@ -115,6 +152,7 @@ export class RedirectGuard {
    */
   hop(url: URL, from: URL | undefined): string | undefined {
     this.refused = undefined;
+    if (from !== undefined) this.dispatcher = this.newDispatcher();
     this.source = from === undefined ? undefined : (this.kinds.get(from.hostname) ?? nameKind(from.hostname) ?? 'public');
     const kind = nameKind(url.hostname);
     if (kind === undefined) return undefined;
@@ -128,7 +166,7 @@ export class RedirectGuard {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.destroy();
+    await Promise.all(this.dispatchers.map((agent) => agent.destroy()));
   }
 
   /**

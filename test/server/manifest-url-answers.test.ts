@@ -217,12 +217,26 @@ describe('redirects to internal addresses', () => {
       'https://[fe80::1]/x',
       'https://[::ffff:169.254.169.254]/x',
       'https://[::ffff:127.0.0.1]/x',
+      // NAT64 (64:ff9b::/96) reaches the IPv4 address in its last 32 bits.
+      'https://[64:ff9b::a9fe:a9fe]/x',
+      'https://[64:ff9b::7f00:1]/x',
+      'https://[64:ff9b::10.1.2.3]/x',
+      // Metadata and host services outside 169.254/16.
+      'https://[fd00:ec2::254]/x',
+      'https://100.100.100.200/x',
+      'https://168.63.129.16/x',
     ]) {
       expect(refusal(publicHost, internal), internal).toMatch(/^from a public host to a (loopback|private|link-local) address/);
     }
     expect(refusal(publicHost, 'https://169.254.169.254/latest/meta-data/')).toMatch(/link-local address .*cloud metadata/);
     // Public addresses and names (what a name resolves to is not looked at).
-    for (const external of ['https://cdn.example.net/m.json', 'https://8.8.8.8/x', 'https://172.32.0.1/x', 'https://[2001:db8::1]/x']) {
+    for (const external of [
+      'https://cdn.example.net/m.json',
+      'https://8.8.8.8/x',
+      'https://172.32.0.1/x',
+      'https://[2001:db8::1]/x',
+      'https://[64:ff9b::808:808]/x',
+    ]) {
       expect(refusal(publicHost, external), external).toBeUndefined();
     }
     // The same kind: a loopback server to itself, an internal server inside its network.
@@ -233,6 +247,11 @@ describe('redirects to internal addresses', () => {
     expect(refusal('https://10.0.0.5/m.json', 'https://127.0.0.1/admin')).toMatch(/from a private host to a loopback address/);
     expect(refusal('http://127.0.0.1/m.json', 'http://169.254.169.254/latest/')).toMatch(/from a loopback host to a link-local address/);
     expect(refusal('http://127.0.0.1/m.json', 'http://10.0.0.1/m.json')).toMatch(/from a loopback host to a private address/);
+    // The metadata services that sit inside private ranges are not private hosts a private mirror may send the server to.
+    for (const metadata of ['http://[fd00:ec2::254]/latest/', 'http://100.100.100.200/latest/', 'http://[64:ff9b::a9fe:a9fe]/latest/']) {
+      expect(refusal('https://10.0.0.5/m.json', metadata), metadata).toMatch(/from a private host to a link-local address/);
+      expect(refusal('https://[fd00::5]/m.json', metadata), metadata).toMatch(/from a private host to a link-local address/);
+    }
   });
 
   it('a redirect to the metadata address or a private one is refused before any request; the good version keeps serving', async () => {
@@ -329,6 +348,50 @@ describe('redirects to internal addresses', () => {
       redirectTo(`http://127.0.0.1:${port}/manifest.json`);
       const result = await fetchBounded(new URL(`http://manifests.test:${port}/hop`), { limits, allowInsecure: true, resolve });
       expect(result).toMatchObject({ ok: true, status: 200 });
+    });
+
+    it('every hop is looked up and judged, even back to a host an earlier hop kept a connection to', async () => {
+      // mirror -> cdn -> mirror: the third hop used to reuse the first hop's kept-alive connection
+      // without a look-up, so a public host could send the server back into an internal mirror.
+      const port = new URL(server.url).port;
+      server.answer = (request, response) => {
+        if (request.url === '/hop') response.writeHead(302, { location: `http://cdn.test:${port}/back` }).end();
+        else if (request.url === '/back') response.writeHead(302, { location: `http://mirror.test:${port}/manifest.json` }).end();
+        else return false;
+        return true;
+      };
+      const { resolve, asked } = resolver({ 'mirror.test': ['127.0.0.1'], 'cdn.test': ['127.0.0.1'] });
+      const result = await fetchBounded(new URL(`http://mirror.test:${port}/hop`), { limits, allowInsecure: true, resolve });
+      expect(result).toMatchObject({ ok: true, status: 200 });
+      expect(asked).toEqual(['mirror.test', 'cdn.test', 'mirror.test']);
+    });
+
+    it('a name that resolves to a metadata service outside 169.254/16 counts as link-local', async () => {
+      const port = new URL(server.url).port;
+      for (const address of ['fd00:ec2::254', '100.100.100.200', '168.63.129.16', '64:ff9b::a9fe:a9fe']) {
+        const { resolve } = resolver({ 'metadata.test': [address] });
+        redirectTo(`http://metadata.test:${port}/latest/meta-data/`);
+        const result = await fetchBounded(new URL(server.url.replace('/manifest.json', '/hop')), { limits, allowInsecure: true, resolve });
+        expect(!result.ok && result.reason, address).toMatch(/^refused a redirect from a loopback host to a link-local address/);
+      }
+    });
+
+    it('a look-up that never answers still ends the fetch within its time limit; one that fails says nothing of what it was told', async () => {
+      const started = performance.now();
+      const silent: Resolve = () => {};
+      const result = await fetchBounded(new URL('http://slow.test:8080/manifest.json'), {
+        limits: { maxBytes: 1024, timeoutMs: 500 },
+        allowInsecure: true,
+        resolve: silent,
+      });
+      expect(result).toEqual({ ok: false, reason: 'no complete answer within 500 ms' });
+      expect(performance.now() - started).toBeLessThan(2_000);
+      const talkative: Resolve = (_hostname, _options, callback) => callback(new Error('the resolver said 10.1.2.3 for secret.test?token=abc'), []);
+      const failed = await fetchBounded(new URL('http://secret.test:8080/manifest.json?token=abc'), { limits, allowInsecure: true, resolve: talkative });
+      expect(failed.ok).toBe(false);
+      expect(!failed.ok && failed.reason).not.toMatch(/10\.1\.2\.3|token/);
+      const empty: Resolve = (_hostname, _options, callback) => callback(null, []);
+      expect((await fetchBounded(new URL('http://empty.test:8080/manifest.json'), { limits, allowInsecure: true, resolve: empty })).ok).toBe(false);
     });
 
     it('a name that does not resolve fails the fetch as before, without a refusal', async () => {
