@@ -138,7 +138,9 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
   const from = before.version !== undefined ? parseVersion(before.version) : undefined;
   const to = after.version !== undefined ? parseVersion(after.version) : undefined;
   const neededLevel: BumpLevel = required.level === 'none' ? 'patch' : required.level;
-  const expected = from ? formatVersion(bumpVersion(from, neededLevel)) : '1.0.0';
+  const next = from ? bumpVersion(from, neededLevel) : undefined;
+  // No version lint accepts is higher than a 15-digit major: there is nothing to suggest but that.
+  const expected = !from ? '1.0.0' : next ? formatVersion(next) : `a version above ${formatVersion(from)}, which lint does not accept (15 digits per part)`;
   const decisive = required.reasons
     .filter((reason) => reason.level === required.level)
     .map((reason) => reason.text)

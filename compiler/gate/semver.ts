@@ -41,11 +41,19 @@ export function versionMove(from: Version, to: Version): VersionMove {
   return 'none';
 }
 
-/** The smallest version that is a `level` bump of `from`. */
-export function bumpVersion(from: Version, level: BumpLevel): Version {
-  if (level === 'major') return { major: from.major + 1, minor: 0, patch: 0 };
-  if (level === 'minor') return { major: from.major, minor: from.minor + 1, patch: 0 };
-  return { ...from, patch: from.patch + 1 };
+/** The largest part SEMVER accepts (15 digits). */
+const MAX_PART = 999_999_999_999_999;
+
+/**
+ * The smallest version SEMVER accepts that is at least a `level` bump of `from`: a part already at
+ * its 15-digit maximum carries into the part above it (1.2.999999999999999 + patch is 1.3.0);
+ * undefined when even the major part is at its maximum.
+ */
+export function bumpVersion(from: Version, level: BumpLevel): Version | undefined {
+  if (level === 'patch' && from.patch < MAX_PART) return { ...from, patch: from.patch + 1 };
+  if (level !== 'major' && from.minor < MAX_PART) return { major: from.major, minor: from.minor + 1, patch: 0 };
+  if (from.major < MAX_PART) return { major: from.major + 1, minor: 0, patch: 0 };
+  return undefined;
 }
 
 /** True for a real calendar date `YYYY-MM-DD` (2026-02-30 is not one). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { bumpVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
+import { bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
 import { SEMVER } from '../../compiler/gate/semver.js';
 
 describe('versions', () => {
@@ -41,6 +41,25 @@ describe('versions', () => {
       { major: 1, minor: 3, patch: 0 },
       { major: 2, minor: 0, patch: 0 },
     ]);
+  });
+  it('never suggests a version lint refuses: a part at its 15-digit maximum carries into the part above', () => {
+    const max = '999999999999999';
+    const bumped = (version: string, level: 'patch' | 'minor' | 'major'): string | undefined => {
+      const next = bumpVersion(parseVersion(version)!, level);
+      return next && formatVersion(next);
+    };
+    expect(bumped(`1.2.${max}`, 'patch')).toBe('1.3.0');
+    expect(bumped(`1.${max}.${max}`, 'patch')).toBe('2.0.0');
+    expect(bumped(`1.${max}.0`, 'minor')).toBe('2.0.0');
+    expect(bumped(`${max}.${max}.${max}`, 'patch')).toBeUndefined();
+    expect(bumped(`${max}.0.0`, 'major')).toBeUndefined();
+    expect(bumped(`${max}.0.0`, 'minor')).toBe(`${max}.1.0`);
+    for (const version of [`1.2.${max}`, `1.${max}.${max}`, `1.${max}.0`, `${max}.0.0`]) {
+      for (const level of ['patch', 'minor', 'major'] as const) {
+        const next = bumped(version, level);
+        if (next !== undefined) expect(parseVersion(next), `${version} + ${level}`).toBeDefined();
+      }
+    }
   });
   it('knows real calendar dates', () => {
     expect(['2026-01-10', '2024-02-29'].map(isIsoDate)).toEqual([true, true]);
