@@ -251,7 +251,12 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       return capabilities;
     }
   };
-  const newWatcher = (): FSWatcher => {
+  /**
+   * A watcher whose events count once it is ready: before that, chokidar reports the links it meets
+   * as added (even with ignoreInitial), and what was there is read whole by the compile that follows
+   * its ready (`onReady`).
+   */
+  const newWatcher = (onReady: () => void): FSWatcher => {
     const made = watch([capabilitiesTarget(), configFile], {
       ignoreInitial: true,
       ignored: (file) => path.basename(file).startsWith('.'),
@@ -261,8 +266,17 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       // followed, a few links back to their own folder make the watcher walk every path through them, without end.
       followSymlinks: false,
     });
+    let madeReady = false;
+    made.once('ready', () => {
+      madeReady = true;
+      onReady();
+    });
     made.on('error', onWatcherError);
-    made.on('all', (event, file) => onEvent(event, file));
+    made.on('all', (event, file) => {
+      // capabilities/ itself is the root watcher's (a move); this one can report the link as added
+      // after it is ready, since it watches the config file's folder, the root, for that one file.
+      if (madeReady && path.resolve(file) !== capabilities) onEvent(event, file);
+    });
     return made;
   };
   // Link targets outside capabilities/ (under it, the watcher sees them by their own paths).
@@ -281,11 +295,12 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     reportedErrors.add(code);
     context.stderr(`${options.command}: ${line}\n`);
   };
-  let watcher = newWatcher();
+  let firstReady: () => void = () => {};
+  const firstWatcherReady = new Promise<void>((resolve) => (firstReady = resolve));
+  let watcher = newWatcher(() => firstReady());
   let ready = false;
   const onEvent = (event: string, file: string): void => {
-    // Before it is ready, chokidar reports the links it meets as added (even with ignoreInitial):
-    // they were there when the count above was taken, and the first compile reads everything.
+    // Before the first compile, what is there was counted above and is read whole.
     if (!ready || stopping) return;
     // The count from here on follows the events. They can run ahead of the disk (a rename is
     // reported added at once and removed 100 ms later) or miss it (link targets are watched by
@@ -314,13 +329,17 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   const rewatch = (): void => {
     if (stopping) return;
     const old = watcher;
-    watcher = newWatcher();
+    // The registry is read whole once the new watcher is ready: a change made while it scans is
+    // then read by that compile, whether or not the watcher saw it.
+    watcher = newWatcher(() => {
+      if (stopping) return;
+      recountDue = true;
+      session.noteChange(capabilities, true);
+      clearTimeout(timer);
+      timer = setTimeout(compile, SETTLE_MS);
+    });
     if (watchedTargets.size > 0) watcher.add([...watchedTargets]);
     old.close().catch(onWatcherError);
-    recountDue = true;
-    session.noteChange(capabilities, true);
-    clearTimeout(timer);
-    timer = setTimeout(compile, SETTLE_MS);
   };
   const rootWatcher = watch(root, {
     ignoreInitial: true,
@@ -330,15 +349,13 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   });
   rootWatcher.on('error', onWatcherError);
   rootWatcher.on('all', (event, file) => {
-    if (path.resolve(file) !== capabilities) return;
+    // Before the first compile: a link reported as added by the first scan, not a move.
+    if (!ready || stopping || path.resolve(file) !== capabilities) return;
     clearTimeout(rewatchTimer);
     rewatchTimer = setTimeout(rewatch, REWATCH_SETTLE_MS);
     onEvent(event === 'add' ? 'addDir' : event === 'unlink' ? 'unlinkDir' : event, file);
   });
-  await Promise.all([
-    new Promise<void>((resolve) => watcher.once('ready', () => resolve())),
-    new Promise<void>((resolve) => rootWatcher.once('ready', () => resolve())),
-  ]);
+  await Promise.all([firstWatcherReady, new Promise<void>((resolve) => rootWatcher.once('ready', () => resolve()))]);
   ready = true;
   if (!stopping) compile();
   const code = await stopped;
