@@ -68,9 +68,9 @@ export const GATE_RULE_DESCRIPTIONS: Record<string, string> = {
 };
 
 export const GATE_MESSAGES = {
-  notBumped: 'needs {{level}}: {{reasons}}; protocol_version is still {{from}} (expected {{expected}} or higher)',
-  tooSmall: 'needs {{level}}: {{reasons}}; got {{move}} {{from}} → {{to}} (expected {{expected}} or higher)',
-  down: 'protocol_version went down from {{from}} to {{to}}; a version only increases (expected {{expected}} or higher)',
+  notBumped: 'needs {{level}}: {{reasons}}; protocol_version is still {{from}} (expected {{atLeast}})',
+  tooSmall: 'needs {{level}}: {{reasons}}; got {{move}} {{from}} → {{to}} (expected {{atLeast}})',
+  down: 'protocol_version went down from {{from}} to {{to}}; a version only increases (expected {{atLeast}})',
   invalid: 'protocol_version "{{value}}" is not a valid version: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
   missing: 'protocol_version is missing: expected MAJOR.MINOR.PATCH, e.g. {{expected}}',
   dateUnchanged: 'protocol_updated is still {{date}} though protocol_version changed {{from}} → {{to}}; set it to the date of this change (YYYY-MM-DD)',
@@ -139,8 +139,10 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
   const to = after.version !== undefined ? parseVersion(after.version) : undefined;
   const neededLevel: BumpLevel = required.level === 'none' ? 'patch' : required.level;
   const next = from ? bumpVersion(from, neededLevel) : undefined;
-  // No version lint accepts is higher than a 15-digit major: there is nothing to suggest but that.
-  const expected = !from ? '1.0.0' : next ? formatVersion(next) : `a version above ${formatVersion(from)}, which lint does not accept (15 digits per part)`;
+  // An example of a valid version, and the least the change needs: none fits when the base's major
+  // part is already at its 15 digits (MAX.1.0 is above MAX.0.0, but not a major bump of it).
+  const expected = !from ? '1.0.0' : formatVersion(next ?? from);
+  const atLeast = !from || next ? `${expected} or higher` : `a ${neededLevel} bump of ${formatVersion(from)}, and none fits in 15 digits per part`;
   const decisive = required.reasons
     .filter((reason) => reason.level === required.level)
     .map((reason) => reason.text)
@@ -156,7 +158,7 @@ function judgeVersions(before: VersionFields, after: VersionFields, required: Re
     move = 'invalid'; // the base was not valid: nothing to compare against, the new version stands
   } else {
     move = versionMove(from, to);
-    const data = { level: required.level, reasons: decisive, from: formatVersion(from), to: formatVersion(to), expected, move };
+    const data = { level: required.level, reasons: decisive, from: formatVersion(from), to: formatVersion(to), atLeast, move };
     if (move === 'down') bump(GATE_RULES.versionBump, GATE_MESSAGES.down, data);
     else if (required.level !== 'none' && BUMP_ORDER[move] < BUMP_ORDER[required.level]) {
       bump(GATE_RULES.versionBump, move === 'none' ? GATE_MESSAGES.notBumped : GATE_MESSAGES.tooSmall, data);

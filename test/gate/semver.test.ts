@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
+import { bumpVersion, compareRegistries, formatVersion, isIsoDate, parseVersion, versionMove } from '../../compiler/gate/index.js';
+import { parseCapability } from '../../compiler/parse.js';
+import type { CapabilityDocument } from '../../compiler/types.js';
+import { REPORTS, REPORTS_FILE } from './fixture.js';
 import { SEMVER } from '../../compiler/gate/semver.js';
 
 describe('versions', () => {
@@ -64,5 +67,30 @@ describe('versions', () => {
   it('knows real calendar dates', () => {
     expect(['2026-01-10', '2024-02-29'].map(isIsoDate)).toEqual([true, true]);
     expect(['2026-02-30', '2025-02-29', '2026-1-10', '10/01/2026'].map(isIsoDate)).toEqual([false, false, false, false]);
+  });
+});
+
+describe('the gate at the 15-digit maxima', () => {
+  const max = '999999999999999';
+  const parsed = (version: string, text = REPORTS, updated = '2026-01-10'): CapabilityDocument =>
+    parseCapability(
+      REPORTS_FILE,
+      text.replace('protocol_version: 1.2.3', `protocol_version: ${version}`).replace('protocol_updated: 2026-01-10', `protocol_updated: ${updated}`),
+    );
+  const needs = {
+    patch: (text: string) => text.replace('exactly as returned', 'exactly as it was returned'),
+    major: (text: string) => text.replace('[work-logs]', '[work-logs, billing]'),
+  };
+  const messages = (from: string, to: string, level: keyof typeof needs): string[] =>
+    compareRegistries([parsed(from)], [parsed(to, needs[level](REPORTS), '2026-02-01')]).diagnostics.map((diagnostic) => diagnostic.message);
+
+  it('suggests the carried version, and says so when no bump fits', () => {
+    expect(messages(`1.2.${max}`, `1.2.${max}`, 'patch')).toEqual([expect.stringMatching(/\(expected 1\.3\.0 or higher\)$/)]);
+    // MAX.1.0 is above MAX.0.0 and lint accepts it, but it is not the major bump the change needs.
+    for (const to of [`${max}.0.0`, `${max}.1.0`]) {
+      expect(messages(`${max}.0.0`, to, 'major')).toEqual([
+        expect.stringMatching(new RegExp(`\\(expected a major bump of ${max}\\.0\\.0, and none fits in 15 digits per part\\)$`)),
+      ]);
+    }
   });
 });
