@@ -2,20 +2,38 @@
 // write a temporary file in the same folder, flush it, then rename it over the target.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 
 /**
- * This machine, in the names of its temporary files: a writer's process id means something only on
- * the host that wrote it (replicas that share a folder on a network volume), so another host's
- * temporary file is judged by its age alone.
+ * This machine, in the names of its temporary files: a writer's process id means something only
+ * where it was given, so the tag is made of the host name, the boot (Linux's boot id) and the
+ * process-id namespace (a container's own). Replicas that share a folder on a network volume, a
+ * container restarted with the same pid, a machine rebooted since: another tag, whose temporary
+ * files are judged by their age alone.
  */
-const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+const HOST_TAG = createHash('sha256')
+  .update(
+    [hostname(), readOrEmpty(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()), readOrEmpty(() => readlinkSync('/proc/self/ns/pid'))].join(
+      '\0',
+    ),
+  )
+  .digest('hex')
+  .slice(0, 8);
+
+function readOrEmpty(read: () => string): string {
+  try {
+    return read();
+  } catch {
+    return '';
+  }
+}
 
 /**
- * A temporary file's age after which it is stale whoever wrote it: a writer adds to its temporary
- * file and renames it within one build or one poll (minutes at most), so one untouched for this
- * long was left by a writer that is gone, even if its process id now belongs to another process.
+ * A temporary file's age after which another host's is stale: a writer adds to its temporary file
+ * and renames it within one build or one poll (minutes at most), so one untouched for this long
+ * was left by a writer that is gone. (This host's are judged by whether their process runs.)
  */
 export const STALE_TEMPORARY_MS = 60 * 60 * 1000;
 
@@ -79,11 +97,10 @@ const TEMPORARY = /^\.(.+)\.(\d+)(?:@([0-9a-f]{8}))?\.[0-9a-f]{8}\.tmp$/;
 
 /**
  * Remove the temporary files that a writer of `targets` left when it was killed (SIGKILL, Ctrl-C,
- * a crash between write and rename): on this host, those of a process that no longer runs; any
- * untouched for STALE_TEMPORARY_MS (another host's, or one whose process id was given to another
- * process since). Nothing else removes them, and each is as large as its output (a manifest, a
- * parse-cache shard). A running writer's files are left alone; an error only leaves them where
- * they are.
+ * a crash between write and rename): this host's when their process no longer runs; another
+ * host's (see HOST_TAG) once untouched for STALE_TEMPORARY_MS. Nothing else removes them, and each
+ * is as large as its output (a manifest, a parse-cache shard). A running writer's files are left
+ * alone; an error only leaves them where they are.
  */
 export async function removeStaleTemporaries(targets: readonly string[], now = Date.now()): Promise<void> {
   const byFolder = new Map<string, Set<string>>();
@@ -104,7 +121,8 @@ export async function removeStaleTemporaries(targets: readonly string[], now = D
       if (!match || !names.has(match[1]!)) continue;
       const file = path.join(folder, entry);
       const thisHost = match[3] === undefined || match[3] === HOST_TAG;
-      if (!(thisHost && !isRunning(Number(match[2]))) && !(await untouchedSince(file, now - STALE_TEMPORARY_MS))) continue;
+      const stale = thisHost ? !isRunning(Number(match[2])) : await untouchedSince(file, now - STALE_TEMPORARY_MS);
+      if (!stale) continue;
       await rm(file, { force: true }).catch(() => undefined);
     }
   }

@@ -80,7 +80,7 @@ describe('what an interrupted build left behind', () => {
 });
 
 describe('whose temporary files are stale: the host that wrote them, its process, their age', () => {
-  it("on this host a dead writer's file goes at once; another host's, or one whose pid was reused, only when untouched for an hour", async () => {
+  it("on this host a dead writer's file goes at once and a running one's stays; another host's goes once untouched for an hour", async () => {
     const folder = tempDir();
     const target = path.join(folder, 'manifest.json');
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
@@ -94,11 +94,11 @@ describe('whose temporary files are stale: the host that wrote them, its process
     const files = {
       deadHere: `.manifest.json.${dead}@${tag}.00000001.tmp`,
       runningHere: `.manifest.json.${process.pid}@${tag}.00000002.tmp`,
-      // Replicas sharing a network folder: the pid is another machine's, alive or not.
+      // A running writer's file untouched for hours (a machine suspended mid-build) is still its own.
+      runningOldHere: `.manifest.json.${process.pid}@${tag}.00000005.tmp`,
+      // Another host (replicas sharing a network folder), boot or container: its pid means nothing here.
       deadElsewhere: `.manifest.json.${dead}@${other}.00000003.tmp`,
       oldElsewhere: `.manifest.json.${process.pid}@${other}.00000004.tmp`,
-      // A writer killed long ago whose pid now belongs to a running process.
-      reusedHere: `.manifest.json.${process.pid}@${tag}.00000005.tmp`,
       // Named as capreg did before it named the host: taken as this host's.
       deadUntagged: `.manifest.json.${dead}.00000006.tmp`,
       runningUntagged: `.manifest.json.${process.pid}.00000007.tmp`,
@@ -106,20 +106,22 @@ describe('whose temporary files are stale: the host that wrote them, its process
     };
     for (const name of Object.values(files)) fs.writeFileSync(path.join(folder, name), 'x');
     hoursAgo(path.join(folder, files.oldElsewhere));
-    hoursAgo(path.join(folder, files.reusedHere));
+    hoursAgo(path.join(folder, files.runningOldHere));
     await removeStaleTemporaries([target]);
-    expect(fs.readdirSync(folder).sort()).toEqual([files.runningHere, files.deadElsewhere, files.runningUntagged, files.anotherTarget].sort());
+    expect(fs.readdirSync(folder).sort()).toEqual(
+      [files.runningHere, files.runningOldHere, files.deadElsewhere, files.runningUntagged, files.anotherTarget].sort(),
+    );
   });
 
   it('the files its writers leave are the ones it recognizes', async () => {
     const folder = tempDir();
     const target = path.join(folder, 'shard.bin');
-    const left = temporaryPath(target);
-    expect(path.dirname(left)).toBe(folder);
-    fs.writeFileSync(left, 'x');
-    await removeStaleTemporaries([target]);
-    expect(fs.existsSync(left)).toBe(true); // its writer (this process) runs
-    await removeStaleTemporaries([target], Date.now() + STALE_TEMPORARY_MS + 1);
-    expect(fs.existsSync(left)).toBe(false);
+    const running = temporaryPath(target);
+    expect(path.dirname(running)).toBe(folder);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const killed = running.replace(`.${process.pid}@`, `.${dead}@`);
+    for (const file of [running, killed]) fs.writeFileSync(file, 'x');
+    await removeStaleTemporaries([target], Date.now() + 10 * STALE_TEMPORARY_MS);
+    expect(fs.readdirSync(folder)).toEqual([path.basename(running)]);
   });
 });
