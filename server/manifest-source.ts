@@ -172,7 +172,7 @@ export async function fetchBounded(
   try {
     for (let hops = 0; ; hops++) {
       const inward = guard.hop(current, from);
-      if (inward !== undefined) return { ok: false, reason: `refused a redirect ${inward}` };
+      if (inward !== undefined) return refusedInward(inward);
       const refused = urlRefusal(current, options.allowInsecure);
       if (refused !== undefined) return { ok: false, reason: `refused a redirect: ${refused}` };
       const response = await fetch(current, { headers, redirect: 'manual', signal, dispatcher: guard.dispatcher });
@@ -225,7 +225,7 @@ export async function fetchBounded(
     }
   } catch (error) {
     const inward = guard.refusal();
-    if (inward !== undefined) return { ok: false, reason: `refused a redirect ${inward}` };
+    if (inward !== undefined) return refusedInward(inward);
     if (timeout.aborted) return { ok: false, reason: `no complete answer within ${options.limits.timeoutMs} ms` };
     if (options.signal?.aborted) return { ok: false, reason: 'the server is shutting down' };
     const cause = (error as { cause?: { code?: string } }).cause?.code;
@@ -233,6 +233,11 @@ export async function fetchBounded(
   } finally {
     await guard.close();
   }
+}
+
+/** A redirect the guard refused, before the request (a literal address) or at its look-up (a name). */
+function refusedInward(why: string): FetchResult {
+  return { ok: false, reason: `refused a redirect ${why}` };
 }
 
 async function readUrlPair(

@@ -64,6 +64,15 @@ async function startServer(published: string): Promise<TestServer> {
   });
 }
 
+/** The test server answers requests for `from` (whatever their query) with a 302 to `location`. */
+function redirect(from: string, location: string): void {
+  server.answer = (request, response) => {
+    if (request.url?.split('?')[0] !== from) return false;
+    response.writeHead(302, { location }).end();
+    return true;
+  };
+}
+
 /** A 304 to every request for the manifest, whatever it asked (with an ETag header, or without). */
 const alwaysNotModified =
   (etag?: string): Answer =>
@@ -261,11 +270,7 @@ describe('redirects to internal addresses', () => {
       ['http://169.254.169.254/latest/meta-data/iam/security-credentials/?token=s3cret', 'link-local'],
       ['http://10.255.255.1/manifest.json', 'private'],
     ] as const) {
-      server.answer = (request, response) => {
-        if (request.url?.split('?')[0] !== '/manifest.json') return false;
-        response.writeHead(302, { location: target }).end();
-        return true;
-      };
+      redirect('/manifest.json', target);
       await eventually(() =>
         expect(runtime.health().lastReloadError).toMatch(new RegExp(`cannot fetch it: refused a redirect from a loopback host to a ${kind} address`)),
       );
@@ -281,11 +286,7 @@ describe('redirects to internal addresses', () => {
 
   it('a redirect between loopback addresses is still followed', async () => {
     const port = new URL(server.url).port; // an absolute Location, to a loopback literal
-    server.answer = (request, response) => {
-      if (request.url !== '/hop') return false;
-      response.writeHead(302, { location: `http://127.0.0.1:${port}/manifest.json` }).end();
-      return true;
-    };
+    redirect('/hop', `http://127.0.0.1:${port}/manifest.json`);
     const runtime = await start({ url: server.url.replace('/manifest.json', '/hop') });
     expect(runtime.health()).toMatchObject({ status: 'ok', source: 'url', revision: revisionOf(text('a')) });
   });
@@ -305,13 +306,7 @@ describe('redirects to internal addresses', () => {
       return { resolve, asked };
     }
     const limits = { maxBytes: 1024 * 1024, timeoutMs: 3_000 };
-    const redirectTo = (location: string): void => {
-      server.answer = (request, response) => {
-        if (request.url !== '/hop') return false;
-        response.writeHead(302, { location }).end();
-        return true;
-      };
-    };
+    const redirectTo = (location: string): void => redirect('/hop', location);
 
     it('a redirect from loopback to a name that resolves to the metadata or a private address is refused at its lookup', async () => {
       const port = new URL(server.url).port;
