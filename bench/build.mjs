@@ -69,11 +69,31 @@ async function baselineChild(root) {
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-/** Reports the child's resource usage on fd 2 when it exits (loaded with --import). */
+/**
+ * Reports each process's resource usage on fd 2 when it exits (loaded with --import, so also in
+ * the process a command line starts itself again in: cli/respawn.ts), with its private memory
+ * (Linux: /proc/self/smaps_rollup), the memory it does not share with the other process.
+ */
 const RUSAGE_PRELOAD = `data:text/javascript,${encodeURIComponent(
-  "import{writeSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();" +
-    "writeSync(2,'\\n@@rusage '+JSON.stringify({maxRSS:u.maxRSS,cpuMs:(u.userCPUTime+u.systemCPUTime)/1000,inProcessMs:performance.now()})+'\\n')})",
+  "import{writeSync,readFileSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();let p=null;" +
+    "try{p=[...readFileSync('/proc/self/smaps_rollup','utf8').matchAll(/^Private_(?:Clean|Dirty): +(\\d+) kB/gm)].reduce((s,m)=>s+Number(m[1]),0)}catch{}" +
+    "writeSync(2,'\\n@@rusage '+JSON.stringify({maxRSS:u.maxRSS,privateKb:p,cpuMs:(u.userCPUTime+u.systemCPUTime)/1000,inProcessMs:performance.now()})+'\\n')})",
 )}`;
+
+/**
+ * One command's usage from its processes' reports: CPU summed; memory the largest process's peak
+ * plus the private memory of the others (a launcher's code pages are the child's too).
+ */
+function usageOf(reports) {
+  if (reports.length === 0) return undefined;
+  const largest = reports.reduce((a, b) => (b.maxRSS > a.maxRSS ? b : a));
+  const others = reports.filter((report) => report !== largest);
+  return {
+    maxRSS: largest.maxRSS + others.reduce((sum, report) => sum + (report.privateKb ?? report.maxRSS), 0),
+    cpuMs: reports.reduce((sum, report) => sum + report.cpuMs, 0),
+    inProcessMs: Math.max(...reports.map((report) => report.inProcessMs)),
+  };
+}
 
 function runChild(args, { timeoutMs, env = {} }) {
   return new Promise((resolve, reject) => {
@@ -92,9 +112,8 @@ function runChild(args, { timeoutMs, env = {} }) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const wallMs = performance.now() - start;
-      const match = /\n@@rusage (\{.*\})\n/.exec(stderr);
-      const usage = match ? JSON.parse(match[1]) : undefined;
-      stderr = stderr.replace(/\n@@rusage \{.*\}\n/, '');
+      const usage = usageOf([...stderr.matchAll(/\n@@rusage (\{.*\})\n/g)].map((match) => JSON.parse(match[1])));
+      stderr = stderr.replace(/\n@@rusage \{.*\}\n/g, '');
       if (signal) return reject(new Error(`${args.join(' ')}: killed by ${signal} after ${(wallMs / 1000).toFixed(1)} s (timeout ${timeoutMs / 1000} s)`));
       if (code !== 0 || !usage) return reject(new Error(`${args.join(' ')}: exit code ${code}\n${stderr}${stdout.slice(0, 2000)}`));
       resolve({ wallMs, cpuMs: usage.cpuMs, maxRssKb: usage.maxRSS, inProcessMs: usage.inProcessMs, stdout, stderr });

@@ -29,6 +29,7 @@ import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, So
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
 import { removeStaleTemporaries, temporaryPath } from '../server/atomic-write.js';
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
+import { cacheDirectory } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
@@ -41,10 +42,6 @@ const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
  * 10,000 capabilities of 16 KB a shard is ~17 MB; 256 MiB leaves room for registries 15× that.
  */
 export const MAX_SHARD_BYTES = 256 * 1024 * 1024;
-
-export function cacheDirectory(root: string): string {
-  return path.join(root, '.capreg', 'cache', 'documents');
-}
 
 /** FNV-1a of the path: the shard a document lives in, stable while the file is edited. */
 function shardOf(file: string): number {

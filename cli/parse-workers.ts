@@ -27,7 +27,7 @@ import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument } from '../compiler/types.js';
 
 /** Up to this many files, one worker; every further INLINE_LIMIT files may use one more core. */
-const INLINE_LIMIT = 64;
+export const INLINE_LIMIT = 64;
 
 /**
  * The heap a parse worker may grow to. A protocol of real prose at the 1 MiB default size limit

@@ -144,10 +144,12 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     stopping = true;
     resolveStopped(code);
   };
-  // A signal stops the watch (exit 0), even while the watchers are still starting.
+  // A signal stops the watch (exit 0), even while the watchers are still starting. The listeners
+  // stay until the watch has ended: a second signal (Ctrl-C reaches both the launcher, which
+  // passes it on, and this process: cli/respawn.ts) must not end the compile in progress.
   const onSignal = (): void => stop(0);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   /** While a compile is being reported, a line that stops the watch waits for the report's end. */
   let reporting = false;
   let lastLine: string | undefined;
@@ -359,12 +361,12 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   ready = true;
   if (!stopping) compile();
   const code = await stopped;
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
   clearTimeout(timer);
   clearTimeout(rewatchTimer);
   clearInterval(rootCheck);
   await running;
   await Promise.all([watcher.close(), rootWatcher.close()]);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
   return code;
 }

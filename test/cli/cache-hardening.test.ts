@@ -8,7 +8,7 @@ import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { MAX_TEXT_INPUT_BYTES, buildCacheFile, isTextInputPath, registryFingerprint } from '../../cli/build-cache.js';
-import { cacheDirectory } from '../../cli/parse-cache.js';
+import { cacheDirectory } from '../../cli/cache-folder.js';
 import { isTextInput } from '../../cli/read-registry.js';
 import { BIN, run, tempDir, type RunResult, BUILD_CACHE } from './helpers.js';
 

@@ -56,20 +56,30 @@ const count = (text: string, pattern: RegExp): number => text.match(new RegExp(p
 describe('capreg lint --watch', () => {
   it.skipIf(!fs.existsSync('/proc/self/fd'))('exits 0 on SIGTERM while its watchers are still starting', { timeout: 60_000 }, async () => {
     // 2,000 folders: the watcher walks them for a while before it is ready. The signal goes as soon
-    // as the process holds an inotify descriptor, i.e. once the watchers have started.
+    // as the process holds an inotify descriptor, i.e. once the watchers have started; it is the
+    // launcher's child when the launcher started one (cli/respawn.ts), and goes to the launcher.
     const root = tempRegistry(Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`capabilities/c${i}/PROTOCOL.md`, cleanProtocol(`c${i}`)])));
     const watch = startWatch(['lint', '--watch'], root);
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       watch.child.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    const fds = `/proc/${watch.child.pid}/fd`;
-    const watching = (): boolean => {
+    const holdsInotify = (pid: string): boolean => {
       try {
+        const fds = `/proc/${pid}/fd`;
         return fs.readdirSync(fds).some((fd) => fs.readlinkSync(path.join(fds, fd)) === 'anon_inode:inotify');
       } catch {
         return false;
       }
     };
+    const childrenOf = (pid: string): string[] => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    const launcher = String(watch.child.pid);
+    const watching = (): boolean => [launcher, ...childrenOf(launcher)].some(holdsInotify);
     while (!watching()) await new Promise((resolve) => setTimeout(resolve, 2));
     watch.child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
