@@ -11,9 +11,11 @@
 // runs in place; so does a parse with fewer workers than cores (`--jobs 1` on two), which is
 // faster with the helpers on the free core.
 //
-// The launcher imports nothing heavy, writes nothing, hands the child its standard streams,
-// passes SIGINT, SIGTERM and SIGHUP on, and ends as the child did: its exit code, or the signal
-// that ended it, raised again. If the child cannot be started, the command runs in place.
+// The launcher writes nothing, hands the child its standard streams, passes SIGINT, SIGTERM and
+// SIGHUP on, and ends as the child did: its exit code, or the signal that ended it, raised again.
+// The child ends as on SIGTERM when the launcher is gone (killed, say), through the IPC channel
+// between them. If the child cannot be started, the command runs in place. (foreground-child does
+// the same with a third process as the watchdog; the channel needs none.)
 import { spawn } from 'node:child_process';
 import { opendirSync } from 'node:fs';
 import { availableParallelism, constants } from 'node:os';
@@ -35,23 +37,29 @@ const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  */
 export const RESPAWN_MIN_ENTRIES = 256;
 
+/** What the decision reads of the process; each defaults to this process's own. */
+export interface LaunchContext {
+  execArgv?: readonly string[];
+  /** NODE_OPTIONS, which execArgv does not show. */
+  nodeOptions?: string;
+  cwd?: string;
+  cores?: number;
+}
+
 /**
  * The Node options to start the command again with, or undefined to run it in place: it does not
- * parse, it was started with the flag already (or under a debugger, whose port the child would
- * want too), its flags or root do not parse (main() reports them), the registry is small, its
- * parse would leave a core to the collector (`--jobs` under the cores, or too few files), or the
- * parse cache holds documents (most are answered from it: a rebuild of 1,000 with nothing
- * changed takes ~0.25 s, which the launcher would make ~0.33 s).
+ * parse, its flags or root do not parse (main() reports them), the registry is small, its parse
+ * would leave a core to the collector (`--jobs` under the cores, or too few files), the parse cache
+ * holds documents (most are answered from it: a rebuild of 1,000 with nothing changed takes
+ * ~0.25 s, which the launcher would make ~0.33 s), or Node was given the collector's threads
+ * already (the flag, or its `--no-` form) or a debugger (its port is the launcher's).
  */
-export function respawnOptions(
-  argv: readonly string[],
-  execArgv: readonly string[],
-  cwd = process.cwd(),
-  cores = availableParallelism(),
-): string[] | undefined {
+export function respawnOptions(argv: readonly string[], context: LaunchContext = {}): string[] | undefined {
+  const { execArgv = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? '', cwd = process.cwd(), cores = availableParallelism() } = context;
   const [name, ...rest] = argv;
   if (name === undefined || !isCommandName(name) || !('jobs' in COMMANDS[name].flags) || asksForHelp(rest)) return undefined;
-  if (execArgv.some((option) => option === PARSE_GC_FLAG || /^--(inspect|debug)/.test(option))) return undefined;
+  const nodeGiven = [...execArgv, ...nodeOptions.split(/\s+/)];
+  if (nodeGiven.some((option) => /^--(no-)?single[-_]threaded[-_]gc$|^--(inspect|debug)/.test(option))) return undefined;
   let entries: number;
   let jobs: number | undefined;
   try {
@@ -93,7 +101,9 @@ function countEntries(folder: string, most: number): number {
  */
 export function runRespawned(options: readonly string[], script: string, argv: readonly string[]): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...options, script, ...argv], { stdio: 'inherit' });
+    // The channel is only there to close when this process ends (followLauncher).
+    const child = spawn(process.execPath, [...options, script, ...argv], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+    child.channel?.unref();
     const forward = (signal: NodeJS.Signals): void => {
       child.kill(signal);
     };
@@ -116,4 +126,15 @@ export function runRespawned(options: readonly string[], script: string, argv: r
       resolve(true);
     });
   });
+}
+
+/**
+ * In the child: once the launcher is gone (its end of the channel closed), end as SIGTERM ends the
+ * command (a watch stops, a build stops where it is; outputs are only ever renamed into place),
+ * instead of running on with no one waiting for it.
+ */
+export function followLauncher(): void {
+  if (process.channel === undefined || !process.execArgv.includes(PARSE_GC_FLAG)) return;
+  process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
 }

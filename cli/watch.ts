@@ -22,6 +22,9 @@ const SETTLE_MS = 25;
 /** After capabilities/ itself was moved, how long no further move must come before it is watched anew (see rewatch). */
 const REWATCH_SETTLE_MS = 250;
 
+/** A signal this soon after the one that stopped the watch is a copy of it, not a second Ctrl-C. */
+export const REPEATED_SIGNAL_MS = 300;
+
 /** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
 function localTime(date: Date): string {
   return [date.getHours(), date.getMinutes(), date.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
@@ -144,10 +147,24 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     stopping = true;
     resolveStopped(code);
   };
-  // A signal stops the watch (exit 0), even while the watchers are still starting. The listeners
-  // stay until the watch has ended: a second signal (Ctrl-C reaches both the launcher, which
-  // passes it on, and this process: cli/respawn.ts) must not end the compile in progress.
-  const onSignal = (): void => stop(0);
+  // A signal stops the watch (exit 0) after the compile in progress, even while the watchers are
+  // still starting. The same again within REPEATED_SIGNAL_MS is a copy of it (Ctrl-C reaches both
+  // the launcher, which passes it on, and this process: cli/respawn.ts; so does a signal sent to
+  // the process group); a later one ends the process at once, as a second Ctrl-C does.
+  let firstSignalAt: number | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (firstSignalAt === undefined) {
+      firstSignalAt = performance.now();
+      stop(0);
+    } else if (performance.now() - firstSignalAt >= REPEATED_SIGNAL_MS) {
+      stopListening();
+      process.kill(process.pid, signal);
+    }
+  };
+  const stopListening = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   /** While a compile is being reported, a line that stops the watch waits for the report's end. */
@@ -366,7 +383,8 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   clearInterval(rootCheck);
   await running;
   await Promise.all([watcher.close(), rootWatcher.close()]);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  // A copy of the signal may still be on its way while the process ends.
+  if (firstSignalAt === undefined) stopListening();
+  else setTimeout(stopListening, Math.max(0, firstSignalAt + REPEATED_SIGNAL_MS - performance.now())).unref();
   return code;
 }

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheDirectory } from '../../cli/cache-folder.js';
+import { INLINE_LIMIT } from '../../cli/parse-workers.js';
 import { PARSE_GC_FLAG, RESPAWN_MIN_ENTRIES, respawnOptions } from '../../cli/respawn.js';
 import { BIN, cleanProtocol, runBin, tempRegistry } from './helpers.js';
 
@@ -28,36 +29,40 @@ const reports = (stderr: string): { pid: number; flagged: boolean }[] => {
 };
 const withoutReports = (stderr: string): string => stderr.replace(/^@@\d+ (true|false)\n/gm, '');
 
+/** The decision for `argv` run from `cwd` on `cores` cores, with these Node options. */
+const decide = (argv: string[], cwd: string, cores: number, execArgv: string[] = [], nodeOptions = ''): string[] | undefined =>
+  respawnOptions(argv, { execArgv, nodeOptions, cwd, cores });
+
 describe('respawnOptions', () => {
   const big = registry(RESPAWN_MIN_ENTRIES);
   const small = registry(3);
 
   it('starts a parse of a large registry with no parse cache again under the flag, after the Node options it was given', () => {
-    expect(respawnOptions(['lint'], [], big, 2)).toEqual([PARSE_GC_FLAG]);
-    expect(respawnOptions(['build', '--root', big], ['--import', 'x.mjs'], '/', 2)).toEqual(['--import', 'x.mjs', PARSE_GC_FLAG]);
-    expect(respawnOptions(['check', '--against', 'HEAD', '-j', '2'], [], big, 2)).toEqual([PARSE_GC_FLAG]);
-    expect(respawnOptions(['lint', '--watch'], [], path.join(big, 'capabilities'), 2)).toEqual([PARSE_GC_FLAG]);
-    expect(respawnOptions(['lint'], [], big, 1)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['lint'], big, 2)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['build', '--root', big], '/', 2, ['--import', 'x.mjs'])).toEqual(['--import', 'x.mjs', PARSE_GC_FLAG]);
+    expect(decide(['check', '--against', 'HEAD', '-j', '2'], big, 2)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['lint', '--watch'], path.join(big, 'capabilities'), 2)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['lint'], big, 1, [], '--max-old-space-size=4096')).toEqual([PARSE_GC_FLAG]);
   });
 
   it('runs in place when the parse would leave a core free: --jobs under the cores, or too few files for every core', () => {
-    expect(respawnOptions(['lint', '--jobs', '1'], [], big, 2)).toBeUndefined();
-    expect(respawnOptions(['lint', '--jobs=3'], [], big, 4)).toBeUndefined();
+    expect(decide(['lint', '--jobs', '1'], big, 2)).toBeUndefined();
+    expect(decide(['lint', '--jobs=3'], big, 4)).toBeUndefined();
     // 256 entries are 4 workers' worth (64 files each): 8 cores would leave 4 to the collector.
-    expect(respawnOptions(['lint'], [], big, 8)).toBeUndefined();
-    expect(respawnOptions(['lint'], [], small, 1)).toBeUndefined();
+    expect(decide(['lint'], big, 8)).toBeUndefined();
+    expect(decide(['lint'], small, 1)).toBeUndefined();
   });
 
   it('runs in place when the parse cache holds documents, unless --no-cache', () => {
     const cached = registry(RESPAWN_MIN_ENTRIES);
     fs.mkdirSync(cacheDirectory(cached), { recursive: true });
-    expect(respawnOptions(['lint'], [], cached, 2)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['lint'], cached, 2)).toEqual([PARSE_GC_FLAG]);
     fs.writeFileSync(path.join(cacheDirectory(cached), '0.bin'), '');
-    expect(respawnOptions(['lint'], [], cached, 2)).toBeUndefined();
-    expect(respawnOptions(['lint', '--no-cache'], [], cached, 2)).toEqual([PARSE_GC_FLAG]);
+    expect(decide(['lint'], cached, 2)).toBeUndefined();
+    expect(decide(['lint', '--no-cache'], cached, 2)).toEqual([PARSE_GC_FLAG]);
   });
 
-  it('runs in place a command that does not parse, help, a line main() refuses, and a process already flagged or debugged', () => {
+  it('runs in place a command that does not parse, help, and a line main() refuses', () => {
     for (const argv of [
       [],
       ['serve'],
@@ -69,17 +74,23 @@ describe('respawnOptions', () => {
       ['lint', '--jobs', '0'],
       ['lint', 'extra'],
     ]) {
-      expect(respawnOptions(argv, [], big, 2), argv.join(' ')).toBeUndefined();
+      expect(decide(argv, big, 2), argv.join(' ')).toBeUndefined();
     }
-    expect(respawnOptions(['lint', '--root', path.join(big, 'nope')], [], '/', 2)).toBeUndefined();
-    expect(respawnOptions(['lint'], [], fs.mkdtempSync(path.join(big, '..', 'no-registry-')), 2)).toBeUndefined();
-    expect(respawnOptions(['lint'], [PARSE_GC_FLAG], big, 2)).toBeUndefined();
-    expect(respawnOptions(['lint'], ['--inspect=0'], big, 2)).toBeUndefined();
+    expect(decide(['lint', '--root', path.join(big, 'nope')], '/', 2)).toBeUndefined();
+    expect(decide(['lint'], fs.mkdtempSync(path.join(big, '..', 'no-registry-')), 2)).toBeUndefined();
+  });
+
+  it("runs in place when Node was told what to do with the collector's threads, or to debug, on the command line or in NODE_OPTIONS", () => {
+    for (const option of [PARSE_GC_FLAG, '--no-single-threaded-gc', '--single_threaded_gc', '--inspect=0', '--inspect-brk', '--debug-port=9230']) {
+      expect(decide(['lint'], big, 2, [option]), option).toBeUndefined();
+      expect(decide(['lint'], big, 2, [], `--max-old-space-size=4096 ${option}`), `NODE_OPTIONS ${option}`).toBeUndefined();
+    }
   });
 });
 
 describe('bin/capreg.js as a launcher', () => {
-  const big = registry(RESPAWN_MIN_ENTRIES + 4);
+  // Enough files for a parse worker on every core of the machine the tests run on.
+  const big = registry(Math.max(RESPAWN_MIN_ENTRIES, INLINE_LIMIT * availableParallelism()) + 4);
 
   it('lints a large registry in a child under the flag, with the output and exit code the command has in place', { timeout: 120_000 }, () => {
     fs.writeFileSync(path.join(big, 'capabilities/c7/PROTOCOL.md'), cleanProtocol('c7').replace('protocol_version: 1.0.0', 'protocol_version: one'));
@@ -97,14 +108,17 @@ describe('bin/capreg.js as a launcher', () => {
     fs.writeFileSync(path.join(big, 'capabilities/c7/PROTOCOL.md'), cleanProtocol('c7'));
   });
 
-  /** `lint --watch` on the large registry, in a process group of its own, once its first lint is reported. */
-  async function watching(): Promise<{
+  /**
+   * `lint --watch` on the large registry, in a process group of its own, once its first lint is
+   * reported; `child` is the process under the flag, if the launcher started one.
+   */
+  async function watching(extra: string[] = []): Promise<{
     launcher: number;
-    child: number;
+    child: number | undefined;
     stderr: () => string;
     exited: Promise<{ code: number | null; signal: string | null }>;
   }> {
-    const launcher = spawn(process.execPath, ['--import', REPORT, BIN, 'lint', '--watch', '--no-cache'], {
+    const launcher = spawn(process.execPath, ['--import', REPORT, BIN, 'lint', '--watch', '--no-cache', ...extra], {
       cwd: big,
       env: { PATH: process.env['PATH'] ?? '' },
       detached: true,
@@ -118,9 +132,7 @@ describe('bin/capreg.js as a launcher', () => {
       });
       void exited.then(() => reject(new Error(`exited before its first lint: ${stderr}`)));
     });
-    const child = reports(stderr).find((report) => report.flagged);
-    expect(child).toBeDefined();
-    return { launcher: launcher.pid!, child: child!.pid, stderr: () => stderr, exited };
+    return { launcher: launcher.pid!, child: reports(stderr).find((report) => report.flagged)?.pid, stderr: () => stderr, exited };
   }
 
   it('stops the watch once on Ctrl-C, which reaches both processes: exit 0 and no error', { timeout: 120_000 }, async () => {
@@ -138,7 +150,33 @@ describe('bin/capreg.js as a launcher', () => {
 
   it('ends by the signal that ended its child', { timeout: 120_000 }, async () => {
     const session = await watching();
-    process.kill(session.child, 'SIGKILL');
+    process.kill(session.child!, 'SIGKILL');
     expect(await session.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+
+  it('leaves no child running once the launcher is killed: the watch stops as on SIGTERM', { timeout: 120_000 }, async () => {
+    const session = await watching();
+    const child = session.child!;
+    process.kill(session.launcher, 'SIGKILL');
+    expect(await session.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const alive = (): boolean => {
+      try {
+        process.kill(child, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 20_000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(alive()).toBe(false);
+  });
+
+  it('in place too, a copy of the signal that stops the watch does not end it by that signal', { timeout: 120_000 }, async () => {
+    const once = await watching(['--jobs', '1']);
+    if (availableParallelism() > 1) expect(once.child).toBeUndefined();
+    process.kill(once.launcher, 'SIGINT');
+    process.kill(once.launcher, 'SIGINT');
+    expect(await once.exited).toEqual({ code: 0, signal: null });
   });
 });
