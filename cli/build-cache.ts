@@ -34,6 +34,7 @@ import type { LintReport } from '../compiler/formatters/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
+import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { byKey } from '../compiler/order.js';
 
@@ -65,7 +66,7 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
  * points, outside the root: a pull request could commit one. The cache is then not used at all.
  */
 export function cacheFolderUsable(root: string): boolean {
-  for (const folder of [path.join(root, '.capreg'), path.join(root, '.capreg', 'cache'), path.join(root, '.capreg', 'cache', 'documents')]) {
+  for (const folder of [path.dirname(cacheFolder(root)), cacheFolder(root), cacheDirectory(root)]) {
     try {
       if (!lstatSync(folder).isDirectory()) return false;
     } catch (error) {
@@ -76,7 +77,7 @@ export function cacheFolderUsable(root: string): boolean {
 }
 
 export function buildCacheFile(root: string): string {
-  return path.join(root, '.capreg', 'cache', 'build.json');
+  return path.join(cacheFolder(root), 'build.json');
 }
 
 export interface BuildKeyOptions {

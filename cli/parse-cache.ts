@@ -29,7 +29,7 @@ import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, So
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
 import { removeStaleTemporaries, temporaryPath } from '../server/atomic-write.js';
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
-import { cacheDirectory } from './cache-folder.js';
+import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
@@ -394,7 +394,7 @@ export async function parseWithCache(
   for (const writer of writers.values()) await writer.finish();
   if (writers.size > 0) {
     // The single-file cache of earlier versions.
-    await rm(path.join(root, '.capreg', 'cache', 'documents.json'), { force: true }).catch(() => undefined);
+    await rm(path.join(cacheFolder(root), 'documents.json'), { force: true }).catch(() => undefined);
   }
   return documents;
 }

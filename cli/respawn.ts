@@ -66,8 +66,9 @@ export function respawnOptions(argv: readonly string[], context: LaunchContext =
     const given: Record<string, unknown> = parseFlags(name, rest).values;
     jobs = parseJobs(typeof given.jobs === 'string' ? given.jobs : undefined);
     const root = findRegistryRoot(cwd, typeof given.root === 'string' ? given.root : undefined);
-    entries = countEntries(path.join(root, 'capabilities'), Math.max(RESPAWN_MIN_ENTRIES, INLINE_LIMIT * cores));
+    // The cache first: a warm one (the common case) needs no count.
     if (given['no-cache'] !== true && isFolderWithEntries(cacheDirectory(root))) return undefined;
+    entries = countEntries(path.join(root, 'capabilities'), Math.max(RESPAWN_MIN_ENTRIES, INLINE_LIMIT * cores));
   } catch {
     return undefined;
   }

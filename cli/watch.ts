@@ -314,9 +314,8 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     reportedErrors.add(code);
     context.stderr(`${options.command}: ${line}\n`);
   };
-  let firstReady: () => void = () => {};
-  const firstWatcherReady = new Promise<void>((resolve) => (firstReady = resolve));
-  let watcher = newWatcher(() => firstReady());
+  let watcher!: FSWatcher;
+  const firstWatcherReady = new Promise<void>((resolve) => (watcher = newWatcher(resolve)));
   let ready = false;
   const onEvent = (event: string, file: string): void => {
     // Before the first compile, what is there was counted above and is read whole.
