@@ -10,6 +10,7 @@ import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
 import { readRegistry } from './read-registry.js';
+import type { Timings } from './timing.js';
 import { byKey } from '../compiler/order.js';
 
 export interface RootCompilation {
@@ -26,20 +27,27 @@ export interface CompileRootOptions {
   cache: boolean;
   /** Parse worker threads at most (`--jobs`); the cores available when absent. */
   jobs?: number;
+  /** CAPREG_TIMING: its phases (read, parse, lint) and rules are timed here. */
+  timings?: Timings | undefined;
 }
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
+  const { timings } = options;
+  timings?.mark('start');
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
+  timings?.mark('read');
   const fromCache = new Set<string>();
   const overMemory = new Set<string>();
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache, overMemory });
   // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
   // (It loads the tokenizer after the parse, for the first body it counts: cli/parse-workers.ts.)
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);
+  timings?.mark('parse');
   const { input, documents, overBudget } = refuseOverBudget(read, parsed, config.maxParseMs, overMemory);
   // Over-budget protocols only change protocol files, which prepareInput does not read.
-  const result = compileRegistry(input, { config, documents, prepared });
+  const result = compileRegistry(input, { config, documents, prepared, ruleTimes: timings?.rules });
+  timings?.mark('lint');
   return { config, input, result, overBudget, fromCache };
 }
 

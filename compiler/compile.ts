@@ -53,6 +53,8 @@ export interface CompileOptions {
   rules?: readonly AnyRule[];
   /** Facts kept from earlier compiles of the same documents (`--watch`, compiler/derived.ts); none by default. */
   derived?: Derived;
+  /** Filled with the milliseconds each rule took (runRules). */
+  ruleTimes?: Map<string, number>;
 }
 
 export function compileRegistry(input: RegistryInput, options: CompileOptions = {}): CompileResult {
@@ -60,7 +62,7 @@ export function compileRegistry(input: RegistryInput, options: CompileOptions = 
   const documents = options.documents ?? parseDocuments(input);
   const { toolsets, evals } = options.prepared ?? prepareInput(input);
   const registry = createLintRegistry(documents, toolsets, input, evals, options.derived);
-  const diagnostics = runRules(registry, options.rules ?? allRules, config.rules);
+  const diagnostics = runRules(registry, options.rules ?? allRules, config.rules, options.ruleTimes);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
   return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };
 }

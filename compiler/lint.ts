@@ -171,7 +171,16 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return byCodeUnits(a.file, b.file) || a.line - b.line || a.column - b.column || byCodeUnits(a.ruleId, b.ruleId) || byCodeUnits(a.message, b.message);
 }
 
-export function runRules(registry: LintRegistry, rules: readonly AnyRule[], settings: ReadonlyMap<string, ResolvedRuleSetting>): Diagnostic[] {
+/**
+ * Run the rules that are on, in order; their diagnostics sorted. `ruleTimes`, when given, gets the
+ * milliseconds each rule's check took, added to what it holds already (`CAPREG_TIMING`: cli/timing.ts).
+ */
+export function runRules(
+  registry: LintRegistry,
+  rules: readonly AnyRule[],
+  settings: ReadonlyMap<string, ResolvedRuleSetting>,
+  ruleTimes?: Map<string, number>,
+): Diagnostic[] {
   const found: { diagnostic: Diagnostic; dependsOn?: Fact[] }[] = [];
   const broken = new BrokenFacts();
   for (const rule of rules) {
@@ -201,7 +210,9 @@ export function runRules(registry: LintRegistry, rules: readonly AnyRule[], sett
       for (const fact of entry.marks ?? []) broken.mark(fact);
       found.push({ diagnostic, dependsOn: entry.dependsOn });
     };
+    const started = ruleTimes && performance.now();
     rule.check({ registry, options: setting.options, report });
+    if (ruleTimes && started !== undefined) ruleTimes.set(rule.meta.id, (ruleTimes.get(rule.meta.id) ?? 0) + performance.now() - started);
   }
   // Marks count even from a dropped diagnostic: the fact is broken all the same, and the diagnostic
   // that dropped it names the cause.

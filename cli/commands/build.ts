@@ -16,6 +16,7 @@ import { parseFlags } from '../command-table.js';
 import { startParseWorker } from '../parse-workers.js';
 import { builtAtFrom, exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { findRegistryRoot } from '../root.js';
+import { formatTimings, timingsFromEnv, type Timings } from '../timing.js';
 import type { CompileResult } from '../../compiler/compile.js';
 import type { Manifest } from '../../compiler/types.js';
 import { CAPREG_VERSION } from '../../compiler/contract.js';
@@ -35,6 +36,8 @@ interface BuildSettings {
   clientSkill: string;
   /** `--sign-key`: manifest.json.sig is written beside the manifest. */
   signingKey: SigningKey | undefined;
+  /** CAPREG_TIMING (a build without --watch). */
+  timings: Timings | undefined;
 }
 
 async function buildOnce(settings: BuildSettings, context: CliContext): Promise<number> {
@@ -62,7 +65,7 @@ async function buildOnce(settings: BuildSettings, context: CliContext): Promise<
   // The parse worker loads its modules while this thread loads the compiler and reads the registry.
   startParseWorker();
   const { compileRoot } = await import('../compile-root.js');
-  const { result } = await compileRoot(settings.root, { cache: settings.cache, jobs: settings.jobs });
+  const { result } = await compileRoot(settings.root, { cache: settings.cache, jobs: settings.jobs, timings: settings.timings });
   context.stdout(settings.formatter(result));
   const code = exitCodeFor(result.errorCount, result.warningCount, settings.maxWarnings);
   if (code !== 0) {
@@ -168,6 +171,7 @@ export const buildCommand: Command = async (argv, context) => {
     builtAt: builtAtFrom(context.env),
     clientSkill,
     signingKey: values['sign-key'] !== undefined ? await readSigningKey(path.resolve(context.cwd, values['sign-key'])) : undefined,
+    timings: timingsFromEnv(context.env),
   };
   // The build would read its own outputs as registry files (and under --watch, rebuild for ever).
   // Compared as real paths: `--out link/x`, where link leads into capabilities/, is inside it too.
@@ -183,7 +187,16 @@ export const buildCommand: Command = async (argv, context) => {
     const problem = outputLinkProblem(root, folder);
     if (problem !== undefined) throw new UsageError(`--out ${values.out ?? DEFAULT_OUT_DIR}: the build writes through ${problem}`);
   }
-  if (!values.watch) return buildOnce(settings, context);
+  if (!values.watch) {
+    const code = await buildOnce(settings, context);
+    const { timings } = settings;
+    if (timings) {
+      // What followed the lint (the report, the outputs and the build record), or all of an up-to-date build.
+      timings.mark(timings.phases.size === 0 ? 'start' : 'output');
+      context.stderr(formatTimings(timings));
+    }
+    return code;
+  }
   return watchAndBuild(settings, context);
 };
 

@@ -29,6 +29,7 @@ import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from
 import { findRegistryRoot, namedPath } from '../root.js';
 import { outputLinkProblem } from '../build-outputs.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
+import { formatTimings, timingsFromEnv } from '../timing.js';
 
 /** Base documents parsed ahead, by `path\0sha256`; undefined for one over the parse budget. */
 export type EarlyDocuments = ReadonlyMap<string, CapabilityDocument | undefined>;
@@ -244,6 +245,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
+  const timings = timingsFromEnv(context.env);
   // A summary file inside the registry root is in the pull request's files: a link committed there
   // would have the summary appended wherever it points (cli/build-outputs.ts).
   const summaryProblem = values.summary === undefined ? undefined : outputLinkProblem(root, path.resolve(context.cwd, values.summary));
@@ -264,7 +266,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     );
   }
   const baseRead = base.read(readLimits(config));
-  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs });
+  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs, timings });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).
   // Git's diff is asked only once the base is read within the limits: on a tree of millions of
@@ -355,6 +357,11 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   context.stderr(describe(gate, routing, values.against, base.commit));
   if (maxWarnings !== undefined && counts.errorCount === 0 && counts.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${counts.warningCount}, --max-warnings ${maxWarnings})\n`);
+  }
+  if (timings) {
+    // The comparison, routing and the report; the base tree is read and parsed during read and parse.
+    timings.mark('gate');
+    context.stderr(formatTimings(timings));
   }
   return exitCode;
 };

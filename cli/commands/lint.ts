@@ -4,6 +4,7 @@ import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
 import { startParseWorker } from '../parse-workers.js';
 import { findRegistryRoot } from '../root.js';
+import { formatTimings, timingsFromEnv } from '../timing.js';
 
 export const lintCommand: Command = async (argv, context) => {
   const { values } = parseFlags('lint', argv);
@@ -11,6 +12,7 @@ export const lintCommand: Command = async (argv, context) => {
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const jobs = parseJobs(values.jobs);
   const root = findRegistryRoot(context.cwd, values.root);
+  const timings = timingsFromEnv(context.env);
   if (values.watch) {
     const { describeCompile, watchRegistry } = await import('../watch.js');
     return watchRegistry(
@@ -30,10 +32,11 @@ export const lintCommand: Command = async (argv, context) => {
   // The parse worker loads its modules while this thread loads the compiler.
   startParseWorker();
   const { compileRoot } = await import('../compile-root.js');
-  const { result } = await compileRoot(root, { cache: !values['no-cache'], jobs });
+  const { result } = await compileRoot(root, { cache: !values['no-cache'], jobs, timings });
   context.stdout(formatter(result));
   if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${result.warningCount}, --max-warnings ${maxWarnings})\n`);
   }
+  if (timings) context.stderr(formatTimings(timings));
   return exitCodeFor(result.errorCount, result.warningCount, maxWarnings);
 };
