@@ -25,6 +25,20 @@ const REWATCH_SETTLE_MS = 250;
 /** A signal this soon after the one that stopped the watch is a copy of it, not a second Ctrl-C. */
 export const REPEATED_SIGNAL_MS = 300;
 
+/** How long a compile's report waits at most for the watcher of the link targets it found new. */
+const TARGET_READY_MS = 5_000;
+
+/** What every watcher of the registry's files is started with. */
+const WATCH_OPTIONS = {
+  ignoreInitial: true,
+  ignored: (file: string) => path.basename(file).startsWith('.'),
+  // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
+  depth: MAX_FOLDER_DEPTH,
+  // Links are watched as links, and their targets by their own paths (after each compile): followed,
+  // a few links back to their own folder make the watcher walk every path through them, without end.
+  followSymlinks: false,
+};
+
 /** `HH:MM:SS` in local time, for watch-mode lines (a terminal left open needs to say when). */
 function localTime(date: Date): string {
   return [date.getHours(), date.getMinutes(), date.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
@@ -236,7 +250,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       let repeated = false;
       try {
         if ('error' in compiled) throw compiled.error;
-        watchLinkTargets();
+        await watchLinkTargets();
         missingSaid = false;
         await options.onCompile(compiled.result, context, performance.now() - started);
       } catch (error) {
@@ -271,20 +285,12 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     }
   };
   /**
-   * A watcher whose events count once it is ready: before that, chokidar reports the links it meets
-   * as added (even with ignoreInitial), and what was there is read whole by the compile that follows
-   * its ready (`onReady`).
+   * A watcher of capabilities/ whose events count once it is ready: before that, chokidar reports
+   * the links it meets as added (even with ignoreInitial), and what was there is read whole by the
+   * compile that follows its ready (`onReady`). The config file is the root watcher's (below).
    */
   const newWatcher = (onReady: () => void): FSWatcher => {
-    const made = watch([capabilitiesTarget(), configFile], {
-      ignoreInitial: true,
-      ignored: (file) => path.basename(file).startsWith('.'),
-      // Folders below the limit are not read (read-registry.ts); a folder made there is still seen.
-      depth: MAX_FOLDER_DEPTH,
-      // Links are watched as links, and their targets by their own paths (below, after each compile):
-      // followed, a few links back to their own folder make the watcher walk every path through them, without end.
-      followSymlinks: false,
-    });
+    const made = watch(capabilitiesTarget(), WATCH_OPTIONS);
     let madeReady = false;
     made.once('ready', () => {
       madeReady = true;
@@ -292,19 +298,39 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     });
     made.on('error', onWatcherError);
     made.on('all', (event, file) => {
-      // capabilities/ itself is the root watcher's (a move); this one can report the link as added
-      // after it is ready, since it watches the config file's folder, the root, for that one file.
+      // capabilities/ itself is the root watcher's (a move).
       if (madeReady && path.resolve(file) !== capabilities) onEvent(event, file);
     });
     return made;
   };
-  // Link targets outside capabilities/ (under it, the watcher sees them by their own paths).
+  /**
+   * Link targets outside capabilities/ (under it, the watcher sees them by their own paths): those a
+   * compile found new are watched by a watcher of their own, whose ready the compile's report waits
+   * for, so that "watching for changes" is said once an edit to them is seen too.
+   */
   const watchedTargets = new Set<string>();
-  const watchLinkTargets = (): void => {
+  const targetWatchers: FSWatcher[] = [];
+  const watchLinkTargets = async (): Promise<void> => {
     const inside = `${realpathSync(capabilities)}${path.sep}`;
     const fresh = session.linkTargets().filter((target) => !target.startsWith(inside) && !watchedTargets.has(target));
+    if (fresh.length === 0) return;
     for (const target of fresh) watchedTargets.add(target);
-    if (fresh.length > 0) watcher.add(fresh);
+    const made = watch(fresh, WATCH_OPTIONS);
+    targetWatchers.push(made);
+    made.on('error', onWatcherError);
+    let madeReady = false;
+    made.on('all', (event, file) => {
+      if (madeReady) onEvent(event, file);
+    });
+    await new Promise<void>((resolve) => {
+      // Bounded: a watcher that never says it is ready (it could not watch) does not hold the report.
+      const bound = setTimeout(resolve, TARGET_READY_MS);
+      made.once('ready', () => {
+        clearTimeout(bound);
+        resolve();
+      });
+    });
+    madeReady = true;
   };
   // A watcher that fails (no inotify watches left, a folder it cannot read) is reported, not a crash.
   const reportedErrors = new Set<string>();
@@ -356,19 +382,24 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       clearTimeout(timer);
       timer = setTimeout(compile, SETTLE_MS);
     });
-    if (watchedTargets.size > 0) watcher.add([...watchedTargets]);
     old.close().catch(onWatcherError);
   };
+  // The root's two entries that matter: capabilities/ (moved, swapped) and the config file (made,
+  // edited, removed). Watched at depth 0: a watcher given a config file that does not exist watches
+  // its folder, the root, at the capabilities watcher's depth, and reported the links under
+  // capabilities/ as added once it was ready, which compiled everything again at start.
   const rootWatcher = watch(root, {
     ignoreInitial: true,
     depth: 0,
     followSymlinks: false,
-    ignored: (file) => path.resolve(file) !== path.resolve(root) && path.resolve(file) !== capabilities,
+    ignored: (file) => ![path.resolve(root), capabilities, configFile].includes(path.resolve(file)),
   });
   rootWatcher.on('error', onWatcherError);
   rootWatcher.on('all', (event, file) => {
     // Before the first compile: a link reported as added by the first scan, not a move.
-    if (!ready || stopping || path.resolve(file) !== capabilities) return;
+    if (!ready || stopping) return;
+    if (path.resolve(file) === configFile) return onEvent(event, file);
+    if (path.resolve(file) !== capabilities) return;
     clearTimeout(rewatchTimer);
     rewatchTimer = setTimeout(rewatch, REWATCH_SETTLE_MS);
     onEvent(event === 'add' ? 'addDir' : event === 'unlink' ? 'unlinkDir' : event, file);
@@ -381,7 +412,7 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
   clearTimeout(rewatchTimer);
   clearInterval(rootCheck);
   await running;
-  await Promise.all([watcher.close(), rootWatcher.close()]);
+  await Promise.all([watcher, rootWatcher, ...targetWatchers].map((each) => each.close()));
   // A copy of the signal may still be on its way while the process ends.
   if (firstSignalAt === undefined) stopListening();
   else setTimeout(stopListening, Math.max(0, firstSignalAt + REPEATED_SIGNAL_MS - performance.now())).unref();

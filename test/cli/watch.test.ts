@@ -168,6 +168,24 @@ describe('capreg lint --watch: symbolic links', () => {
     await watch.waitFor('stdout', /file=capabilities\/gamma\/PROTOCOL\.md,.*"cherry"/);
     expect(await watch.stop()).toBe(0);
   });
+
+  it('compiles once at start without a config file when a capability folder is a link, and sees the config once made', { timeout: 60_000 }, async () => {
+    const root = tempRegistry({ 'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'), 'shared/beta/PROTOCOL.md': cleanProtocol('beta') });
+    fs.symlinkSync('../shared/beta', path.join(root, 'capabilities/beta'));
+    expect(fs.existsSync(path.join(root, 'capreg.config.yaml'))).toBe(false);
+    const watch = startWatch(['lint', '--watch'], root);
+    await watch.waitFor('stderr', /watching for changes/);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(count(watch.stderr(), /linted 2 capabilities/), watch.stderr()).toBe(1);
+    // The config file, made, edited and removed, is still watched.
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), 'rules:\n  no-such-rule: off\n');
+    await watch.waitFor('stderr', /unknown rule "no-such-rule"/);
+    fs.writeFileSync(path.join(root, 'capreg.config.yaml'), 'rules: {}\n');
+    await watch.waitFor('stderr', /(linted 2 capabilities[\s\S]*){2}watching for changes/);
+    fs.rmSync(path.join(root, 'capreg.config.yaml'));
+    await watch.waitFor('stderr', /(linted 2 capabilities[\s\S]*){3}watching for changes/);
+    expect(await watch.stop()).toBe(0);
+  });
 });
 
 describe('capreg lint --watch: the parse budget', () => {
