@@ -185,7 +185,7 @@ export function isTextInputPath(relative: string): boolean {
   return (
     relative === 'capabilities/toolsets.yaml' ||
     /^capabilities\/toolsets\/[^/]+\.yaml$/.test(relative) ||
-    /^capabilities\/[^/]+\/(?:PROTOCOL\.md|evals\.yaml)$/.test(relative)
+    (/^capabilities\/[^/]+\/(?:PROTOCOL\.md|evals\.yaml)$/.test(relative) && !relative.startsWith('capabilities/toolsets/'))
   );
 }
 

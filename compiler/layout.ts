@@ -24,7 +24,7 @@ export function isHiddenPath(relativePath: string): boolean {
   return relativePath.split('/').some((segment) => segment.startsWith('.'));
 }
 
-/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
+/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol (TOOLSETS_FOLDER holds toolsets files, never a capability). */
 export function isProtocolFile(path: string): boolean {
-  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path);
+  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path) && !path.startsWith(`${TOOLSETS_FOLDER}/`);
 }

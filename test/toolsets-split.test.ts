@@ -117,6 +117,46 @@ describe('split toolsets: capreg lint', () => {
     expect(lines.filter((line) => line.includes('is missing'))).toEqual([]);
   });
 
+  it('reports a refused split file once, as toolsets.yaml refused is: its toolsets are unknown, not undefined', () => {
+    const config = { 'capreg.config.yaml': 'limits:\n  maxFileBytes: 4096\n' };
+    const padding = `# ${'x'.repeat(5000)}\n`;
+    // The capabilities require billing and calendar, which only the refused file defines.
+    const split = lint(registry({ ...config, 'capabilities/toolsets/a.yaml': WORK_LOGS, 'capabilities/toolsets/b.yaml': BILLING + CALENDAR + padding }));
+    const single = lint(registry({ ...config, 'capabilities/toolsets.yaml': TOOLSETS + padding }));
+    for (const [result, file] of [
+      [split, 'capabilities/toolsets/b.yaml'],
+      [single, 'capabilities/toolsets.yaml'],
+    ] as const) {
+      expect(result.code).toBe(1);
+      expect(result.lines).toEqual([expect.stringMatching(new RegExp(`^${file.replace(/[./]/g, '\\$&')}:1:1 registry-files file is 5\\.\\d KiB, over`))]);
+    }
+  });
+
+  it('does not call a toolset undefined when the file that defines it is past the folder limit', () => {
+    const files: Record<string, string> = { 'capabilities/toolsets/0000.yaml': WORK_LOGS };
+    for (let i = 1; i < MAX_TOOLSETS_FILES; i += 1) files[`capabilities/toolsets/${String(i).padStart(4, '0')}.yaml`] = '{}\n';
+    files[`capabilities/toolsets/${String(MAX_TOOLSETS_FILES)}.yaml`] = BILLING + CALENDAR;
+    const { lines } = lint(registry(files));
+    expect(lines).toEqual([
+      expect.stringContaining(`capabilities/toolsets/${String(MAX_TOOLSETS_FILES)}.yaml:1:1 toolsets-schema more than ${MAX_TOOLSETS_FILES}`),
+    ]);
+  });
+
+  it('reads capabilities/toolsets/evals.yaml as a toolsets file, not as the evals of a capability', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': WORK_LOGS, 'capabilities/toolsets/evals.yaml': BILLING + CALENDAR });
+    expect(lint(root)).toEqual({ code: 0, lines: [], stderr: '' });
+    expect(build(root).manifest).toBe(build(registry({ 'capabilities/toolsets.yaml': TOOLSETS })).manifest);
+  });
+
+  it('refuses a PROTOCOL.md in capabilities/toolsets/: no capability is named toolsets', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': TOOLSETS, 'capabilities/toolsets/PROTOCOL.md': NOTES.replace(/^id: .*$/m, 'id: toolsets') });
+    const { code, lines } = lint(root);
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      'capabilities/toolsets/PROTOCOL.md:1:1 registry-files capabilities/toolsets/ holds toolsets files, not a capability (no capability may have the id "toolsets"), so this file is not read; move the capability to a folder of its own, capabilities/<id>/',
+    ]);
+  });
+
   it(`refuses more than ${MAX_TOOLSETS_FILES} files in capabilities/toolsets/, naming the first one not read`, () => {
     const files: Record<string, string> = { 'capabilities/toolsets/0000.yaml': TOOLSETS };
     for (let i = 1; i <= MAX_TOOLSETS_FILES; i += 1) files[`capabilities/toolsets/${String(i).padStart(4, '0')}.yaml`] = '{}\n';

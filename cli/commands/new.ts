@@ -2,7 +2,7 @@
 // Imports nothing of the parser or the rules: scaffolding is a couple of file writes and should take
 // a node start-up, not a compiler load.
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
@@ -34,9 +34,11 @@ export const newCommand: Command = async (argv, context) => {
     throw new UsageError(`capabilities/${id}/PROTOCOL.md already exists`);
   }
   context.stdout(`created capabilities/${id}/PROTOCOL.md\n`);
-  // A registry without toolsets.yaml fails lint; a fresh registry gets an empty one so the
-  // scaffold passes as promised.
-  if (await create(path.join(root, TOOLSETS_FILE), TOOLSETS_FILE, EMPTY_TOOLSETS)) context.stdout(`created ${TOOLSETS_FILE} (no toolsets yet)\n`);
+  // A registry without toolsets fails lint; a fresh registry gets an empty toolsets.yaml so the
+  // scaffold passes as promised. One that keeps them split in capabilities/toolsets/ has them.
+  if (!(await hasSplitToolsets(root)) && (await create(path.join(root, TOOLSETS_FILE), TOOLSETS_FILE, EMPTY_TOOLSETS))) {
+    context.stdout(`created ${TOOLSETS_FILE} (no toolsets yet)\n`);
+  }
   context.stdout('next: fill it in, then run `capreg lint`\n');
   return 0;
 };
@@ -76,6 +78,15 @@ async function capabilityFolder(root: string, id: string): Promise<string> {
   }
   if (!info.isDirectory()) throw new UsageError(`capabilities/${id} exists and is not a folder (${kindOf(info)}); remove it or choose another id`);
   return folder;
+}
+
+/** Whether capabilities/toolsets/ holds a toolsets file (`*.yaml`): the registry uses the split layout. */
+async function hasSplitToolsets(root: string): Promise<boolean> {
+  try {
+    return (await readdir(path.join(root, TOOLSETS_FOLDER))).some((name) => name.endsWith('.yaml') && !name.startsWith('.'));
+  } catch {
+    return false;
+  }
 }
 
 /** Writes a new file; false when something of that name is already there. */

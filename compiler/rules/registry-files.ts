@@ -14,7 +14,7 @@ export function readInstead(path: string): string | undefined {
   const slash = path.lastIndexOf('/');
   const folder = path.slice(0, slash);
   const name = path.slice(slash + 1).toLowerCase();
-  if (name === 'protocol.md' && pathDepth(path) === 2) return `${folder}/PROTOCOL.md`;
+  if (name === 'protocol.md' && pathDepth(path) === 2 && folder !== TOOLSETS_FOLDER) return `${folder}/PROTOCOL.md`;
   if (path.startsWith(`${TOOLSETS_FOLDER}/`) && /\.(ya?ml|json)$/.test(name)) {
     // Only the files right in capabilities/toolsets/ are read: one in a folder below it is moved up.
     return `${TOOLSETS_FOLDER}/${path.slice(slash + 1).replace(/\.[^.]+$/, '')}.yaml`;
@@ -37,6 +37,7 @@ export const registryFiles: Rule = {
       noProtocol: 'folder {{folder}} has no PROTOCOL.md; add one (`capreg new <id>` scaffolds it) or remove the folder',
       empty: 'the registry has no capabilities: add capabilities/<id>/PROTOCOL.md (`capreg new <id>` scaffolds one)',
       notRead: 'capreg does not read this file: it reads {{instead}}; rename it, or remove it',
+      toolsetsProtocol: `{{folder}}/ holds toolsets files, not a capability (no capability may have the id "{{id}}"), so this file is not read; move the capability to a folder of its own, capabilities/<id>/`,
       nestedProtocol:
         'a PROTOCOL.md below a capability folder is not a capability and is not read: only capabilities/<id>/PROTOCOL.md is; move it there, or give it another name if it is a reference',
     },
@@ -44,7 +45,9 @@ export const registryFiles: Rule = {
   check({ registry, report }) {
     for (const file of registry.refusedFiles) {
       const range = file.problemAt ? pointRange(file.problemAt.line, file.problemAt.column) : FILE_START;
-      report({ file: file.path, range, messageId: 'refused', data: { problem: file.problem ?? 'file cannot be read' } });
+      // A toolsets file not read leaves the toolsets unknown: what rests on them is not reported as wrong.
+      const marks = isToolsetsFile(file.path) ? [{ kind: 'toolsets-file' as const }] : [];
+      report({ file: file.path, range, messageId: 'refused', data: { problem: file.problem ?? 'file cannot be read' }, marks });
     }
     for (const folder of registry.foldersWithoutProtocol) {
       report({ file: folder, range: FILE_START, messageId: 'noProtocol', data: { folder } });
@@ -52,6 +55,13 @@ export const registryFiles: Rule = {
     for (const path of registry.allPaths) {
       const instead = readInstead(path);
       if (instead !== undefined) report({ file: path, range: FILE_START, messageId: 'notRead', severity: 'warning', data: { instead } });
+      else if (path.toLowerCase() === `${TOOLSETS_FOLDER}/protocol.md`.toLowerCase())
+        report({
+          file: path,
+          range: FILE_START,
+          messageId: 'toolsetsProtocol',
+          data: { folder: TOOLSETS_FOLDER, id: TOOLSETS_FOLDER.slice('capabilities/'.length) },
+        });
       else if (pathDepth(path) > 2 && path.toLowerCase().endsWith('/protocol.md'))
         report({ file: path, range: FILE_START, messageId: 'nestedProtocol', severity: 'warning' });
     }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
+import { BIN, TOOLSETS_YAML, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 describe('capreg new', () => {
   it('scaffolds a capability that lints with zero diagnostics', async () => {
@@ -47,6 +47,15 @@ describe('capreg new', () => {
     expect(created.stdout).toBe(
       'created capabilities/first/PROTOCOL.md\ncreated capabilities/toolsets.yaml (no toolsets yet)\nnext: fill it in, then run `capreg lint`\n',
     );
+    const lint = await lintJson(root);
+    expect({ code: lint.code, diagnostics: lint.report.diagnostics }).toEqual({ code: 0, diagnostics: [] });
+  });
+
+  it('writes no toolsets.yaml into a registry that keeps its toolsets in capabilities/toolsets/*.yaml', async () => {
+    const root = tempRegistry({ 'capabilities/toolsets.yaml': null, 'capabilities/toolsets/work.yaml': TOOLSETS_YAML });
+    const created = await run(['new', 'first'], { cwd: root });
+    expect(created.stdout).toBe('created capabilities/first/PROTOCOL.md\nnext: fill it in, then run `capreg lint`\n');
+    expect(fs.existsSync(path.join(root, 'capabilities/toolsets.yaml'))).toBe(false);
     const lint = await lintJson(root);
     expect({ code: lint.code, diagnostics: lint.report.diagnostics }).toEqual({ code: 0, diagnostics: [] });
   });
