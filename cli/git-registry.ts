@@ -749,12 +749,12 @@ async function readTree(
       blob = target;
     }
     if (blob.size > options.maxFileBytes) {
-      files.push({ path: entry.path, problem: sizeProblem(blob.size, options.maxFileBytes) });
+      files.push({ path: entry.path, problem: sizeProblem(blob.size, options.maxFileBytes, entry.path) });
       continue;
     }
     const bytes = blobs.get(blob.oid);
     if (!bytes) throw new GitRegistryError('git-failed', `git object ${blob.oid} (${entry.path} at ${ref}) is missing from the repository`);
-    files.push({ path: entry.path, ...decodeTextFile(bytes, options.maxFileBytes) });
+    files.push({ path: entry.path, ...decodeTextFile(bytes, options.maxFileBytes, entry.path) });
   }
 
   const allPaths = entries.map((entry) => entry.path).sort();

@@ -117,8 +117,17 @@ export class RegistryBudget {
   }
 }
 
-export function sizeProblem(size: number, maxFileBytes: number): string {
-  return `file is ${formatBytes(size)}, over the ${formatBytes(maxFileBytes)} limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/`;
+/** Why a registry file (`file`, its path under the root) over the size limit is refused, and what to do about it. */
+export function sizeProblem(size: number, maxFileBytes: number, file: string): string {
+  // Exact when the rounding would make the two the same ("1.0 MiB, over the 1.0 MiB limit").
+  const [over, limit] =
+    formatBytes(size) === formatBytes(maxFileBytes) ? [`${size} bytes`, `${maxFileBytes}-byte`] : [formatBytes(size), formatBytes(maxFileBytes)];
+  const advice = isToolsetsFile(file)
+    ? `split its toolsets over files in ${TOOLSETS_FOLDER}/`
+    : isEvalsFile(file)
+      ? 'keep fewer or shorter requests'
+      : 'split it or move material into references/';
+  return `file is ${over}, over the ${limit} limit (limits.maxFileBytes in capreg.config.yaml); ${advice}`;
 }
 
 const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
@@ -145,8 +154,8 @@ function pointOf(bytes: Uint8Array, offset: number): { line: number; column: num
 export type DecodedFile = { content: string } | { problem: string; problemAt?: { line: number; column: number } };
 
 /** Decode a text file's bytes or say why (and where) it is not a text file capreg can read. */
-export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number): DecodedFile {
-  if (bytes.byteLength > maxFileBytes) return { problem: sizeProblem(bytes.byteLength, maxFileBytes) };
+export function decodeTextFile(bytes: Uint8Array, maxFileBytes: number, file: string): DecodedFile {
+  if (bytes.byteLength > maxFileBytes) return { problem: sizeProblem(bytes.byteLength, maxFileBytes, file) };
   const nul = bytes.indexOf(0);
   if (nul !== -1) return { problem: `file is binary (NUL byte at offset ${nul}); it must be UTF-8 text`, problemAt: pointOf(bytes, nul) };
   try {
@@ -203,18 +212,18 @@ function readOpened(fd: number, expected: number, maxBytes: number): Buffer {
  * The text of a regular file, or why it is not one capreg reads. A FIFO or device would block the
  * read or never end, so it is refused unopened; and as the path can be swapped between the stat and
  * the open (a watched registry saw it happen), the file is opened without waiting and what the open
- * gave is checked again. `onSize` is told the size of a file that is read. Errors of stat, open
- * and read are thrown.
+ * gave is checked again. `onSize` is told the size of a file that is read; `file`, its path under
+ * the registry root, picks the advice for one over `maxBytes`. Errors of stat, open and read are thrown.
  */
-export function readRegularText(absolute: string, maxBytes: number, onSize?: (size: number) => void): DecodedFile {
+export function readRegularText(absolute: string, maxBytes: number, onSize?: (size: number) => void, file = path.basename(absolute)): DecodedFile {
   if (!statSync(absolute).isFile()) return { problem: NOT_REGULAR };
   const fd = openSync(absolute, OPEN_FLAGS);
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) return { problem: NOT_REGULAR };
-    if (info.size > maxBytes) return { problem: sizeProblem(info.size, maxBytes) };
+    if (info.size > maxBytes) return { problem: sizeProblem(info.size, maxBytes, file) };
     onSize?.(info.size);
-    return decodeTextFile(readOpened(fd, info.size, maxBytes), maxBytes);
+    return decodeTextFile(readOpened(fd, info.size, maxBytes), maxBytes, file);
   } finally {
     closeSync(fd);
   }
@@ -225,7 +234,7 @@ export function readSourceFile(absolute: string, relative: string, options: Read
   // Counted again at its size if it is read (under --watch, a file read before may be refused now).
   options.budget?.removeText(relative);
   try {
-    return { path: relative, ...readRegularText(absolute, options.maxFileBytes, (size) => options.budget?.addText(relative, size)) };
+    return { path: relative, ...readRegularText(absolute, options.maxFileBytes, (size) => options.budget?.addText(relative, size), relative) };
   } catch (error) {
     if (error instanceof UsageError) throw error;
     return {

@@ -3,7 +3,7 @@
 // toolset -> {description, tools: {name: {action, description, states}}}, and no toolset is defined in two files.
 import { compiledOnFirstUse, createAjv } from '../ajv.js';
 import { FILE_START } from '../positions.js';
-import { isToolsetsFile, MAX_TOOLSETS_FILES, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
+import { isToolsetsFile, MAX_TOOLSETS_FILES, TOOLSETS_FOLDER, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
 import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
 import { BLANK_HINT, schemaProblems } from '../schema-messages.js';
@@ -46,7 +46,7 @@ export const toolsetsSchemaRule: Rule = {
     docs: { url: ruleDocsUrl('toolsets-schema') },
     defaultOptions: {},
     messages: {
-      missing: '{{file}} is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',
+      missing: `{{file}} is missing: every registry defines its toolsets there, or in ${TOOLSETS_FOLDER}/*.yaml (one or more toolsets per file); an empty mapping \`{}\` is allowed`,
       yaml: '{{message}}',
       schema: '{{message}}',
       twice: 'toolset "{{toolset}}" is also defined in {{other}}; define each toolset in one file',

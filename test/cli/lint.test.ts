@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readSourceFile } from '../../cli/read-registry.js';
+import { readSourceFile, sizeProblem } from '../../cli/read-registry.js';
 import { REPO_ROOT, cleanProtocol, described, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
@@ -92,8 +92,19 @@ describe('capreg lint: bad input', () => {
     });
     const { report } = await lintJson(root);
     expect(described(report)).toEqual([
-      'capabilities/toolsets.yaml:1:1 registry-files file is 706 bytes, over the 600 bytes limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
+      'capabilities/toolsets.yaml:1:1 registry-files file is 706 bytes, over the 600 bytes limit (limits.maxFileBytes in capreg.config.yaml); split its toolsets over files in capabilities/toolsets/',
     ]);
+  });
+
+  it('says what to do about a file over the size limit by what the file is, in bytes when rounding would hide the difference', () => {
+    const limit = 1024 * 1024;
+    expect(sizeProblem(2 * limit, limit, 'capabilities/alpha/PROTOCOL.md')).toBe(
+      'file is 2.0 MiB, over the 1.0 MiB limit (limits.maxFileBytes in capreg.config.yaml); split it or move material into references/',
+    );
+    expect(sizeProblem(1_100_800, limit, 'capabilities/toolsets/work.yaml')).toBe(
+      'file is 1100800 bytes, over the 1048576-byte limit (limits.maxFileBytes in capreg.config.yaml); split its toolsets over files in capabilities/toolsets/',
+    );
+    expect(sizeProblem(2 * limit, limit, 'capabilities/alpha/evals.yaml')).toMatch(/; keep fewer or shorter requests$/);
   });
 
   it('symbolic links that point outside the root are refused and never read', async () => {

@@ -30,7 +30,7 @@ ruleTable(toolsetsSchemaRule, {
           file: FILE,
           line: 1,
           column: 1,
-          message: 'capabilities/toolsets.yaml is missing: every registry defines its toolsets there (an empty mapping `{}` is allowed)',
+          message: 'capabilities/toolsets.yaml is missing: every registry defines its toolsets there, or in capabilities/toolsets/*.yaml (one or more toolsets per file); an empty mapping `{}` is allowed',
         },
       ],
     },
