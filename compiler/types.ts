@@ -88,6 +88,8 @@ export interface FrontmatterProblem {
   code: 'missing' | 'yaml-syntax' | 'yaml-depth' | 'non-json' | 'duplicate-key' | 'not-a-mapping' | 'alias-limit' | 'forbidden-key';
   message: string;
   range: Range;
+  /** For `duplicate-key` (reported at the key's second place): where the key first is. */
+  first?: Range;
 }
 
 export interface Frontmatter {

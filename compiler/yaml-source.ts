@@ -318,8 +318,8 @@ class Walk {
     private readonly problems: FrontmatterProblem[],
   ) {}
 
-  private problem(code: FrontmatterProblem['code'], message: string, range: Range | undefined): void {
-    this.problems.push({ code, message, range: range ?? this.index.range(0, 0) });
+  private problem(code: FrontmatterProblem['code'], message: string, range: Range | undefined, first?: Range): void {
+    this.problems.push({ code, message, range: range ?? this.index.range(0, 0), ...(first ? { first } : {}) });
   }
 
   /** @returns the height of the node with aliases expanded (a scalar is 1) */
@@ -379,7 +379,8 @@ class Walk {
 
   private map(items: unknown[], path: string, depth: number, mapRange: Range | undefined): number {
     let height = 1;
-    const seen = new Set<string>();
+    /** Each key and where it first is. */
+    const seen = new Map<string, Range | undefined>();
     for (const pair of items) {
       if (!isPair(pair)) continue;
       const keyNode = pair.key as YamlNode | null;
@@ -390,8 +391,8 @@ class Walk {
         continue;
       }
       const key = keyNode.value;
-      if (seen.has(key)) this.problem('duplicate-key', `duplicate key "${key}": a key may appear only once in a mapping`, keyRange);
-      seen.add(key);
+      if (seen.has(key)) this.problem('duplicate-key', `duplicate key "${key}": a key may appear only once in a mapping`, keyRange, seen.get(key));
+      else seen.set(key, keyRange);
       const childPath = `${path}/${escapePointer(key)}`;
       if (FORBIDDEN_KEYS.has(key)) {
         this.problem('forbidden-key', `key "${key}" is not allowed: it could change object prototypes; rename it`, keyRange);

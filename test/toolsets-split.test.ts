@@ -81,6 +81,18 @@ describe('split toolsets: capreg lint', () => {
     expect(fs.existsSync(path.join(root, 'dist/manifest.json'))).toBe(false);
   });
 
+  it('reports a toolset defined twice in one file at both places too, each pointing at the other, in either layout', () => {
+    for (const file of ['capabilities/toolsets.yaml', 'capabilities/toolsets/a.yaml']) {
+      const { code, lines } = lint(registry({ [file]: TOOLSETS + BILLING }));
+      const second = TOOLSETS.split('\n').length;
+      expect(code).toBe(1);
+      expect(lines).toEqual([
+        `${file}:${TOOLSETS.split('\n').indexOf('billing:') + 1}:1 toolsets-schema duplicate key "billing": a key may appear only once in a mapping (related ${file}:${second}:1)`,
+        `${file}:${second}:1 toolsets-schema duplicate key "billing": a key may appear only once in a mapping (related ${file}:${TOOLSETS.split('\n').indexOf('billing:') + 1}:1)`,
+      ]);
+    }
+  });
+
   it('reports a duplicate between toolsets.yaml and the folder the same way', () => {
     const root = registry({ 'capabilities/toolsets.yaml': TOOLSETS, 'capabilities/toolsets/extra.yaml': CALENDAR });
     expect(lint(root).lines).toEqual([

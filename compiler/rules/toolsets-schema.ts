@@ -92,7 +92,19 @@ function keyRange(part: ParsedToolsets, toolset: string): Report['range'] {
 function checkFile(source: ParsedToolsets, report: (entry: Report) => void): void {
   const file = source.file;
   for (const problem of source.problems) {
-    report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks: [{ kind: 'toolsets-file' }] });
+    const marks: Fact[] = [{ kind: 'toolsets-file' }];
+    if (problem.first === undefined) {
+      report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message }, marks });
+      continue;
+    }
+    // A key twice in one file (a toolset defined twice, say) is reported at both places, each
+    // pointing at the other, as a toolset defined in two files is.
+    const places = [problem.range, problem.first];
+    for (const [index, range] of places.entries()) {
+      const other = places[1 - index]!;
+      const related = { file, range: other, message: 'the same key here' };
+      report({ file, range, messageId: 'yaml', data: { message: problem.message }, related, marks });
+    }
   }
   if (source.problems.length > 0) return;
   const data = source.data ?? {};

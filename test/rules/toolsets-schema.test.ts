@@ -30,7 +30,8 @@ ruleTable(toolsetsSchemaRule, {
           file: FILE,
           line: 1,
           column: 1,
-          message: 'capabilities/toolsets.yaml is missing: every registry defines its toolsets there, or in capabilities/toolsets/*.yaml (one or more toolsets per file); an empty mapping `{}` is allowed',
+          message:
+            'capabilities/toolsets.yaml is missing: every registry defines its toolsets there, or in capabilities/toolsets/*.yaml (one or more toolsets per file); an empty mapping `{}` is allowed',
         },
       ],
     },
@@ -48,9 +49,12 @@ ruleTable(toolsetsSchemaRule, {
       ],
     },
     {
-      name: 'a duplicate toolset',
+      name: 'a duplicate toolset, at both places',
       files: withToolsets('a:\n  description: A.\n  tools: {}\na:\n  description: B.\n  tools: {}\n'),
-      errors: [{ messageId: 'yaml', file: FILE, line: 4, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' }],
+      errors: [
+        { messageId: 'yaml', file: FILE, line: 1, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
+        { messageId: 'yaml', file: FILE, line: 4, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
+      ],
     },
     {
       name: 'tab indentation',
