@@ -3,12 +3,14 @@
 // users compose at run time: the same rules run, and only the new capability's problems come back.
 import { capabilityLink } from './contract.js';
 import { compareDiagnostics, createLintRegistry, runRules } from './lint.js';
-import { TOOLSETS_FILE } from './layout.js';
 import { FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
 import { rules as allRules } from './rules/index.js';
 import type { CapabilityDocument, CapabilityFrontmatter, Diagnostic, ManifestCapability, TextBlock, Toolsets } from './types.js';
 import type { ParsedToolsets } from './toolsets.js';
+
+/** What the messages of a capability compiled against a manifest call its toolsets. */
+const SERVED_TOOLSETS = "the registry's toolsets";
 
 /**
  * A catalog capability as the rules see it: frontmatter facts and, instead of a body (its protocol
@@ -81,7 +83,8 @@ export function lintAgainstCatalog(
   const documentRules = rules.filter((rule) => rule.meta.reads === 'document');
   const catalogRules = rules.filter((rule) => rule.meta.reads !== 'document');
   const toolsetsSource: ParsedToolsets = {
-    file: TOOLSETS_FILE,
+    // What messages call the toolsets: a user composing on the server sees the manifest's, not a file.
+    file: SERVED_TOOLSETS,
     present: true,
     data: JSON.parse(JSON.stringify(catalog.toolsets)) as unknown,
     ranges: {},
