@@ -11,9 +11,10 @@
 // - the Git source written into the manifest ({commit, dirty}),
 // - the build options that change what is written (output folder, SOURCE_DATE_EPOCH, the client
 //   skill's text), capreg's version and Node's version.
-// A registry that holds a symbolic link or a special file is never cached: following links is the
-// reader's business, and a FIFO must not be opened here. Nor is one with a text input over
-// MAX_TEXT_INPUT_BYTES.
+// A registry that holds a symbolic link or a special file (capabilities/ itself a link included) is
+// never cached: following links is the reader's business, and a FIFO must not be opened here. Nor is
+// one with a text input over MAX_TEXT_INPUT_BYTES, or a configuration saved under a name capreg
+// refuses (`capreg.config.yml`, …), which must stop the build every time.
 //
 // The cache is trusted as much as the folder it lives in: whoever can write .capreg/ can write the
 // outputs next to it (as with node_modules/), so a forged build.json is not defended against. What
@@ -24,7 +25,7 @@
 // A registry over the ceilings of limits.maxFiles or limits.maxTotalBytes is not cached either: the
 // walk stops there, and the compile that follows says what is over.
 //
-// This module imports nothing from the compiler but its limits, so that the fast path stays fast.
+// This module imports nothing from the compiler but its limits and file names, so that the fast path stays fast.
 import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
@@ -33,6 +34,7 @@ import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
+import { CONFIG_FILE, CONFIG_NEAR_MISSES } from '../compiler/layout.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
@@ -224,14 +226,18 @@ export function registryFingerprint(root: string): string | undefined {
     return true;
   };
   try {
+    // A link, even to a folder the reader accepts, is never cached: the reader judges where it leads.
+    if (lstatSync(path.join(root, 'capabilities')).isSymbolicLink()) return undefined;
     if (!walk(path.join(root, 'capabilities'), 'capabilities')) return undefined;
   } catch (error) {
     // No capabilities/ folder is an input like any other; anything else is not cacheable.
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
     hash.update('no capabilities folder\n');
   }
+  // A configuration under a name capreg does not read stops the command: never answered from here.
+  if (CONFIG_NEAR_MISSES.some((name) => lstatExists(path.join(root, name)))) return undefined;
   try {
-    const config = readRegularFileSync(path.join(root, 'capreg.config.yaml'), MAX_TEXT_INPUT_BYTES);
+    const config = readRegularFileSync(path.join(root, CONFIG_FILE), MAX_TEXT_INPUT_BYTES);
     if (config === undefined) return undefined;
     hash.update(`config\0${sha256(config)}\n`);
   } catch (error) {
@@ -239,6 +245,16 @@ export function registryFingerprint(root: string): string | undefined {
     hash.update('no config\n');
   }
   return hash.digest('hex');
+}
+
+/** Whether anything (a file, a folder, a link, broken or not) is at `file`. */
+function lstatExists(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The key of a build of `root` with these options, or undefined when it cannot be cached. */

@@ -1,6 +1,7 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CONFIG_FILE, ConfigError, defaultConfig, parseConfig, type ResolvedConfig } from '../compiler/config.js';
+import { CONFIG_NEAR_MISSES } from '../compiler/layout.js';
 import { UsageError } from './context.js';
 import { linkRefusal } from './link-refusal.js';
 import { readRegularText } from './read-registry.js';
@@ -21,12 +22,9 @@ export async function loadConfig(root: string): Promise<ResolvedConfig> {
   }
 }
 
-/** Names a configuration is easily saved under that capreg does not read. */
-const NEAR_MISSES = ['capreg.config.yml', 'capreg.config.json', 'capreg.yaml', 'capreg.yml'];
-
 /** A configuration under a name capreg does not read would be skipped without a word (its limits, its rule levels): refused. */
 async function refuseNearMiss(root: string): Promise<void> {
-  for (const name of NEAR_MISSES) {
+  for (const name of CONFIG_NEAR_MISSES) {
     const present = await lstat(path.join(root, name)).then(
       () => true,
       () => false,

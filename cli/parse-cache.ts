@@ -320,7 +320,9 @@ export async function parseWithCache(
   const shards = Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`)));
 
   const hashes = files.map((file) => sha256Hex(file.content));
-  const keys = files.map((file, index) => `${file.path}\0${hashes[index]!}`);
+  // The parse budget too: a document parsed within one budget may be over a lower one, and a
+  // lowered limits.maxParseMs must refuse it as a run without the cache would.
+  const keys = files.map((file, index) => `${file.path}\0${hashes[index]!}\0${options.maxParseMs}`);
   const shardIndex = files.map((file) => shardOf(file.path));
 
   const documents: ParsedDocuments = new Array<CapabilityDocument | undefined>(files.length);

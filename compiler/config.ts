@@ -9,7 +9,9 @@ import { rangeForPath, parseYamlSource, escapePointer, isRecord } from './yaml-s
 import { LIMITS, type LimitName, type ReadLimits } from './limits.js';
 import type { Range } from './types.js';
 
-export const CONFIG_FILE = 'capreg.config.yaml';
+import { CONFIG_FILE } from './layout.js';
+
+export { CONFIG_FILE };
 
 const LIMIT_KEYS = Object.keys(LIMITS) as LimitName[];
 

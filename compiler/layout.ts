@@ -1,6 +1,10 @@
 // Where a registry keeps its files, relative to the registry root. Its own module, free of imports,
 // so `capreg new` can name the files without loading the parser.
 export const TOOLSETS_FILE = 'capabilities/toolsets.yaml';
+/** The configuration, at the registry root. */
+export const CONFIG_FILE = 'capreg.config.yaml';
+/** Names a configuration is easily saved under that capreg does not read: each one stops a command (cli/load-config.ts). */
+export const CONFIG_NEAR_MISSES = ['capreg.config.yml', 'capreg.config.json', 'capreg.yaml', 'capreg.yml'];
 /** The split layout: one or more toolsets per `capabilities/toolsets/<name>.yaml`, next to or instead of TOOLSETS_FILE. */
 export const TOOLSETS_FOLDER = 'capabilities/toolsets';
 

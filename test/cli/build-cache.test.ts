@@ -125,6 +125,36 @@ describe('capreg build: the build cache', () => {
     expect((await run(['build'], { cwd: root })).stderr).toMatch(WROTE);
   });
 
+  it('is not used when capabilities/ itself is a link: the reader judges where it leads, every time', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    // A link to a hidden folder in the root, which the reader refuses.
+    fs.renameSync(path.join(root, 'capabilities'), path.join(root, '.kept'));
+    fs.symlinkSync('.kept', path.join(root, 'capabilities'));
+    expect(registryFingerprint(root)).toBeUndefined();
+    const refused = await run(['build'], { cwd: root });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/capabilities\/: symbolic link points to a hidden/);
+    expect(await run(['build', '--no-cache'], { cwd: root })).toEqual(refused);
+  });
+
+  it('is not used while a configuration is saved under a name capreg refuses, which stops every build', async () => {
+    const root = registry();
+    await run(['build'], { cwd: root });
+    for (const name of ['capreg.config.yml', 'capreg.config.json', 'capreg.yaml', 'capreg.yml']) {
+      fs.writeFileSync(path.join(root, name), 'rules: {}\n');
+      expect(registryFingerprint(root)).toBeUndefined();
+      const refused = await run(['build'], { cwd: root });
+      expect(refused).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `capreg build: ${name} is not read: capreg reads its configuration from capreg.config.yaml; rename it, or remove it\n`,
+      });
+      fs.rmSync(path.join(root, name));
+    }
+    expect((await run(['build'], { cwd: root })).code).toBe(0);
+  });
+
   it('builds again after a commit (the manifest records the commit)', async () => {
     const root = registry();
     git(root, 'init', '-q');

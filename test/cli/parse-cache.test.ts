@@ -45,6 +45,20 @@ describe('parse cache', () => {
     expect(shardFiles(root)).toEqual(shards); // nothing rewritten
   });
 
+  it('parses again under another parse budget: a document parsed within one may be over a lower one', async () => {
+    const root = registry();
+    const input = readRegistry(root, { maxFileBytes: 1024 * 1024 });
+    const parseUnder = async (maxParseMs: number): Promise<number> => {
+      const fromCache = new Set<string>();
+      await parseWithCache(root, input, { enabled: true, maxParseMs, fromCache });
+      return fromCache.size;
+    };
+    expect(await parseUnder(DEFAULT_MAX_PARSE_MS)).toBe(0);
+    expect(await parseUnder(DEFAULT_MAX_PARSE_MS)).toBe(COUNT);
+    expect(await parseUnder(1000)).toBe(0);
+    expect(await parseUnder(1000)).toBe(COUNT);
+  });
+
   it('rewrites only the shard of an edited file, and drops removed files', async () => {
     const root = registry();
     await parse(root);
