@@ -27,7 +27,7 @@ export interface CompileRootOptions {
   cache: boolean;
   /** Parse worker threads at most (`--jobs`); the cores available when absent. */
   jobs?: number;
-  /** CAPREG_TIMING: its phases (read, parse, lint) and rules are timed here. */
+  /** CAPREG_TIMING: the phases start (all before this), read, parse and lint, and the rules, are timed here. */
   timings?: Timings | undefined;
 }
 

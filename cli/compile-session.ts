@@ -12,11 +12,11 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import { isProtocolFile } from '../compiler/layout.js';
+import { isInToolsetsFolder, isProtocolFile } from '../compiler/layout.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
-import { isToolsetsFile, toolsetsSourceOf, TOOLSETS_FOLDER, type ParsedToolsets } from '../compiler/toolsets.js';
+import { isToolsetsFile, toolsetsSourceOf, type ParsedToolsets } from '../compiler/toolsets.js';
 import type { CapabilityDocument, RegistryInput, SourceFile } from '../compiler/types.js';
 import { refuseOverBudget } from './compile-root.js';
 import { loadConfig } from './load-config.js';
@@ -128,7 +128,7 @@ export class CompileSession {
       !isDirectory &&
       relative.startsWith('capabilities/') &&
       !relative.split('/').some((segment) => segment.startsWith('.') || segment === '..') &&
-      relative !== `${TOOLSETS_FOLDER}/PROTOCOL.md`;
+      !(isInToolsetsFolder(relative) && relative.toLowerCase().endsWith('/protocol.md'));
     if (placeable) this.changed.add(relative);
     else this.full = true;
   }

@@ -250,9 +250,10 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
       let repeated = false;
       try {
         if ('error' in compiled) throw compiled.error;
+        const elapsed = performance.now() - started;
         await watchLinkTargets();
         missingSaid = false;
-        await options.onCompile(compiled.result, context, performance.now() - started);
+        await options.onCompile(compiled.result, context, elapsed);
       } catch (error) {
         // capabilities/ gone is said once while it lasts: each event under it compiles again, and
         // a tool that rewrites the folder would fill the terminal. Other failures are said each time
@@ -320,15 +321,20 @@ export async function watchRegistry(root: string, options: WatchOptions, outer: 
     made.on('error', onWatcherError);
     let madeReady = false;
     made.on('all', (event, file) => {
-      if (madeReady) onEvent(event, file);
+      // While it scans, chokidar reports links it meets as added; an edit or a removal is news
+      // (the compile read the target just before: a change now must compile again).
+      if (madeReady || (event !== 'add' && event !== 'addDir')) onEvent(event, file);
     });
     await new Promise<void>((resolve) => {
-      // Bounded: a watcher that never says it is ready (it could not watch) does not hold the report.
+      // Bounded: a watcher that never says it is ready (it could not watch) does not hold the
+      // report, and a stop does not wait for it.
       const bound = setTimeout(resolve, TARGET_READY_MS);
-      made.once('ready', () => {
+      const done = (): void => {
         clearTimeout(bound);
         resolve();
-      });
+      };
+      made.once('ready', done);
+      void stopped.then(done);
     });
     madeReady = true;
   };

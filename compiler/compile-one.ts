@@ -9,8 +9,8 @@ import { rules as allRules } from './rules/index.js';
 import type { CapabilityDocument, CapabilityFrontmatter, Diagnostic, ManifestCapability, TextBlock, Toolsets } from './types.js';
 import type { ParsedToolsets } from './toolsets.js';
 
-/** What the messages of a capability compiled against a manifest call its toolsets. */
-const SERVED_TOOLSETS = "the registry's toolsets";
+/** Where the messages of a capability compiled against a manifest say its toolsets are defined. */
+const SERVED_TOOLSETS = 'the registry';
 
 /**
  * A catalog capability as the rules see it: frontmatter facts and, instead of a body (its protocol

@@ -28,7 +28,12 @@ export function isHiddenPath(relativePath: string): boolean {
   return relativePath.split('/').some((segment) => segment.startsWith('.'));
 }
 
-/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol (TOOLSETS_FOLDER holds toolsets files, never a capability). */
+/** Whether a path is under TOOLSETS_FOLDER, which holds toolsets files: never a capability's folder. */
+export function isInToolsetsFolder(path: string): boolean {
+  return path.startsWith(`${TOOLSETS_FOLDER}/`);
+}
+
+/** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
 export function isProtocolFile(path: string): boolean {
-  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path) && !path.startsWith(`${TOOLSETS_FOLDER}/`);
+  return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path) && !isInToolsetsFolder(path);
 }

@@ -165,7 +165,7 @@ describe('split toolsets: capreg lint', () => {
     const { code, lines } = lint(root);
     expect(code).toBe(1);
     expect(lines).toEqual([
-      'capabilities/toolsets/PROTOCOL.md:1:1 registry-files capabilities/toolsets/ holds toolsets files, not a capability (no capability may have the id "toolsets"), so this file is not read; move the capability to a folder of its own, capabilities/<id>/',
+      'capabilities/toolsets/PROTOCOL.md:1:1 registry-files capabilities/toolsets/ holds toolsets files, not a capability, so this file is not read; move the capability to a folder of its own, capabilities/<id>/',
     ]);
   });
 

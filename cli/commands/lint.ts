@@ -37,6 +37,9 @@ export const lintCommand: Command = async (argv, context) => {
   if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${result.warningCount}, --max-warnings ${maxWarnings})\n`);
   }
-  if (timings) context.stderr(formatTimings(timings));
+  if (timings) {
+    timings.mark('output');
+    context.stderr(formatTimings(timings));
+  }
   return exitCodeFor(result.errorCount, result.warningCount, maxWarnings);
 };

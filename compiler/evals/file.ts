@@ -11,13 +11,13 @@ import evalsSchema from '../schema/evals.schema.json' with { type: 'json' };
 import type { FrontmatterProblem, Range, SourceFile, YamlRanges } from '../types.js';
 import { parseYamlSource, rangeForPath } from '../yaml-source.js';
 import { byKey } from '../order.js';
-import { TOOLSETS_FOLDER } from '../layout.js';
+import { isInToolsetsFolder } from '../layout.js';
 
 const EVALS_PATH = /^capabilities\/([^/]+)\/evals\.yaml$/;
 
 /** Whether a registry path is a capability's evals file (`capabilities/toolsets/evals.yaml` is a toolsets file). */
 export function isEvalsFile(path: string): boolean {
-  return EVALS_PATH.test(path) && !path.startsWith(`${TOOLSETS_FOLDER}/`);
+  return EVALS_PATH.test(path) && !isInToolsetsFolder(path);
 }
 
 /** How far down a request must rank when the file does not say (`top`). */

@@ -3,7 +3,7 @@
 // one capability. A file named nearly as one capreg reads (`evals.yml`, `toolsets/x.yml`, a
 // `protocol.md`) is a warning: it is not read, and skipping it without a word would hide that.
 import { isEvalsFile } from '../evals/file.js';
-import { isProtocolFile, pathDepth, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../layout.js';
+import { isInToolsetsFolder, isProtocolFile, pathDepth, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../layout.js';
 import { FILE_START, pointRange } from '../positions.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
 import { isToolsetsFile } from '../toolsets.js';
@@ -14,8 +14,8 @@ export function readInstead(path: string): string | undefined {
   const slash = path.lastIndexOf('/');
   const folder = path.slice(0, slash);
   const name = path.slice(slash + 1).toLowerCase();
-  if (name === 'protocol.md' && pathDepth(path) === 2 && folder !== TOOLSETS_FOLDER) return `${folder}/PROTOCOL.md`;
-  if (path.startsWith(`${TOOLSETS_FOLDER}/`) && /\.(ya?ml|json)$/.test(name)) {
+  if (name === 'protocol.md' && pathDepth(path) === 2 && !isInToolsetsFolder(path)) return `${folder}/PROTOCOL.md`;
+  if (isInToolsetsFolder(path) && /\.(ya?ml|json)$/.test(name)) {
     // Only the files right in capabilities/toolsets/ are read: one in a folder below it is moved up.
     return `${TOOLSETS_FOLDER}/${path.slice(slash + 1).replace(/\.[^.]+$/, '')}.yaml`;
   }
@@ -37,7 +37,8 @@ export const registryFiles: Rule = {
       noProtocol: 'folder {{folder}} has no PROTOCOL.md; add one (`capreg new <id>` scaffolds it) or remove the folder',
       empty: 'the registry has no capabilities: add capabilities/<id>/PROTOCOL.md (`capreg new <id>` scaffolds one)',
       notRead: 'capreg does not read this file: it reads {{instead}}; rename it, or remove it',
-      toolsetsProtocol: `{{folder}}/ holds toolsets files, not a capability (no capability may have the id "{{id}}"), so this file is not read; move the capability to a folder of its own, capabilities/<id>/`,
+      toolsetsProtocol:
+        '{{folder}}/ holds toolsets files, not a capability, so this file is not read; move the capability to a folder of its own, capabilities/<id>/',
       nestedProtocol:
         'a PROTOCOL.md below a capability folder is not a capability and is not read: only capabilities/<id>/PROTOCOL.md is; move it there, or give it another name if it is a reference',
     },
@@ -60,7 +61,7 @@ export const registryFiles: Rule = {
           file: path,
           range: FILE_START,
           messageId: 'toolsetsProtocol',
-          data: { folder: TOOLSETS_FOLDER, id: TOOLSETS_FOLDER.slice('capabilities/'.length) },
+          data: { folder: TOOLSETS_FOLDER },
         });
       else if (pathDepth(path) > 2 && path.toLowerCase().endsWith('/protocol.md'))
         report({ file: path, range: FILE_START, messageId: 'nestedProtocol', severity: 'warning' });

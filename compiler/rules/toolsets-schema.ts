@@ -91,6 +91,8 @@ function keyRange(part: ParsedToolsets, toolset: string): Report['range'] {
 
 function checkFile(source: ParsedToolsets, report: (entry: Report) => void): void {
   const file = source.file;
+  /** First places reported already (a key three times is two problems with the same first place). */
+  const firsts = new Set<string>();
   for (const problem of source.problems) {
     const marks: Fact[] = [{ kind: 'toolsets-file' }];
     if (problem.first === undefined) {
@@ -99,12 +101,12 @@ function checkFile(source: ParsedToolsets, report: (entry: Report) => void): voi
     }
     // A key twice in one file (a toolset defined twice, say) is reported at both places, each
     // pointing at the other, as a toolset defined in two files is.
-    const places = [problem.range, problem.first];
-    for (const [index, range] of places.entries()) {
-      const other = places[1 - index]!;
-      const related = { file, range: other, message: 'the same key here' };
-      report({ file, range, messageId: 'yaml', data: { message: problem.message }, related, marks });
-    }
+    const related = (range: Report['range']): NonNullable<Report['related']> => ({ file, range, message: 'the same key here' });
+    report({ file, range: problem.range, messageId: 'yaml', data: { message: problem.message }, related: related(problem.first), marks });
+    const first = `${problem.first.line}:${problem.first.column}`;
+    if (firsts.has(first)) continue;
+    firsts.add(first);
+    report({ file, range: problem.first, messageId: 'yaml', data: { message: problem.message }, related: related(problem.range), marks });
   }
   if (source.problems.length > 0) return;
   const data = source.data ?? {};

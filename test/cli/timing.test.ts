@@ -92,7 +92,7 @@ describe('capreg lint with CAPREG_TIMING', () => {
     expect(timed.code).toBe(plain.code);
     expect(timed.stdout).toBe(plain.stdout);
     expect(plain.stderr).toBe('');
-    expect(rowsOf(timed.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'parse', 'lint', 'total']);
+    expect(rowsOf(timed.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'parse', 'lint', 'output', 'total']);
     const ruleRows = rowsOf(timed.stderr, 'Rule');
     // Every rule that ran, once, slowest first.
     expect(ruleRows.map(([name]) => name).sort()).toEqual([...ruleIds].sort());
@@ -124,7 +124,7 @@ describe('capreg lint with CAPREG_TIMING', () => {
   it('works through the real executable', () => {
     const result = runBin(['lint'], { cwd: root, env: { CAPREG_TIMING: '1' } });
     expect(result.code).toBe(1);
-    expect(rowsOf(result.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'parse', 'lint', 'total']);
+    expect(rowsOf(result.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'parse', 'lint', 'output', 'total']);
     const [start] = rowsOf(result.stderr, 'Phase');
     // Node's own start and capreg's modules: a real process takes some time before it reads anything.
     expect(start![1]).toBeGreaterThan(1);

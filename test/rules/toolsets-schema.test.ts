@@ -57,6 +57,15 @@ ruleTable(toolsetsSchemaRule, {
       ],
     },
     {
+      name: 'a toolset three times: each later place once, the first place once',
+      files: withToolsets('a:\n  tools: {}\na:\n  tools: {}\na:\n  tools: {}\n'),
+      errors: [
+        { messageId: 'yaml', file: FILE, line: 1, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
+        { messageId: 'yaml', file: FILE, line: 3, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
+        { messageId: 'yaml', file: FILE, line: 5, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
+      ],
+    },
+    {
       name: 'tab indentation',
       files: withToolsets('a:\n\tdescription: A.\n'),
       errors: [{ messageId: 'yaml', file: FILE, line: 2, column: 1, message: 'tab characters are not allowed for indentation in YAML; indent with spaces' }],
