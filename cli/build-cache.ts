@@ -34,7 +34,7 @@ import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
-import { CONFIG_FILE, CONFIG_NEAR_MISSES, isInToolsetsFolder, isProtocolFile, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../compiler/layout.js';
+import { CONFIG_FILE, CONFIG_NEAR_MISSES, isInToolsetsFolder, isProtocolFile, isToolsetsFile } from '../compiler/layout.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
@@ -184,9 +184,7 @@ async function regularFileDigest(file: string, size: number): Promise<string | u
  * cannot import without loading the compiler; a test keeps the two in step).
  */
 export function isTextInputPath(relative: string): boolean {
-  if (relative === TOOLSETS_FILE) return true;
-  if (isInToolsetsFolder(relative)) return /^[^/]+\.yaml$/.test(relative.slice(TOOLSETS_FOLDER.length + 1));
-  return isProtocolFile(relative) || /^capabilities\/[^/]+\/evals\.yaml$/.test(relative);
+  return isToolsetsFile(relative) || isProtocolFile(relative) || (/^capabilities\/[^/]+\/evals\.yaml$/.test(relative) && !isInToolsetsFolder(relative));
 }
 
 /**

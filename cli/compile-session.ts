@@ -12,7 +12,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import { isInToolsetsFolder, isProtocolFile } from '../compiler/layout.js';
+import { isProtocolFile, isToolsetsFolderProtocol } from '../compiler/layout.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
@@ -128,7 +128,7 @@ export class CompileSession {
       !isDirectory &&
       relative.startsWith('capabilities/') &&
       !relative.split('/').some((segment) => segment.startsWith('.') || segment === '..') &&
-      !(isInToolsetsFolder(relative) && relative.toLowerCase().endsWith('/protocol.md'));
+      !isToolsetsFolderProtocol(relative);
     if (placeable) this.changed.add(relative);
     else this.full = true;
   }

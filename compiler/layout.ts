@@ -33,6 +33,16 @@ export function isInToolsetsFolder(path: string): boolean {
   return path.startsWith(`${TOOLSETS_FOLDER}/`);
 }
 
+/** `capabilities/toolsets.yaml` or `capabilities/toolsets/<name>.yaml`. */
+export function isToolsetsFile(path: string): boolean {
+  return path === TOOLSETS_FILE || (isInToolsetsFolder(path) && /^[^/]+\.yaml$/.test(path.slice(TOOLSETS_FOLDER.length + 1)));
+}
+
+/** A PROTOCOL.md (in any case) right in TOOLSETS_FOLDER: not a capability (registry-files refuses it). */
+export function isToolsetsFolderProtocol(path: string): boolean {
+  return path.toLowerCase() === `${TOOLSETS_FOLDER}/protocol.md`;
+}
+
 /** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
 export function isProtocolFile(path: string): boolean {
   return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path) && !isInToolsetsFolder(path);

@@ -1,14 +1,14 @@
 // Parse the toolsets (capabilities/toolsets.yaml and/or capabilities/toolsets/*.yaml): YAML with
 // positions, then the toolsets that are well-formed enough for the other rules to use. Schema
 // problems, and a toolset defined in two files, are reported by the `toolsets-schema` rule.
-import { TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
+import { isToolsetsFile, TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
 import { LineIndex } from './positions.js';
 import { normalizeNewlines } from './parse.js';
 import { isRecord, parseYamlSource } from './yaml-source.js';
 import type { FrontmatterProblem, SourceFile, ToolAction, ToolDefinition, Toolsets, YamlRanges } from './types.js';
 import { byCodeUnits } from './order.js';
 
-export { TOOLSETS_FILE, TOOLSETS_FOLDER } from './layout.js';
+export { TOOLSETS_FILE, TOOLSETS_FOLDER, isToolsetsFile } from './layout.js';
 
 /** More files than this in capabilities/toolsets/ are refused: the rest are not parsed. */
 export const MAX_TOOLSETS_FILES = 1000;
@@ -24,13 +24,6 @@ export interface ParsedToolsets {
   problems: FrontmatterProblem[];
   /** The files merged, in path order, each as parsed; absent for a single parsed file. */
   parts?: ParsedToolsets[];
-}
-
-const SPLIT_FILE = new RegExp(`^${TOOLSETS_FOLDER}/[^/]+\\.yaml$`);
-
-/** `capabilities/toolsets.yaml` or `capabilities/toolsets/<name>.yaml`. */
-export function isToolsetsFile(path: string): boolean {
-  return path === TOOLSETS_FILE || SPLIT_FILE.test(path);
 }
 
 /** The toolsets files among `paths`, in the order they are merged (path order), capped at the limit. */

@@ -4,7 +4,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
+import { isToolsetsFile, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
 import { parseFlags } from '../command-table.js';
 import { UsageError, type Command } from '../context.js';
@@ -83,7 +83,7 @@ async function capabilityFolder(root: string, id: string): Promise<string> {
 /** Whether capabilities/toolsets/ holds a toolsets file (`*.yaml`): the registry uses the split layout. */
 async function hasSplitToolsets(root: string): Promise<boolean> {
   try {
-    return (await readdir(path.join(root, TOOLSETS_FOLDER))).some((name) => name.endsWith('.yaml') && !name.startsWith('.'));
+    return (await readdir(path.join(root, TOOLSETS_FOLDER))).some((name) => !name.startsWith('.') && isToolsetsFile(`${TOOLSETS_FOLDER}/${name}`));
   } catch {
     return false;
   }

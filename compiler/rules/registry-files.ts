@@ -3,10 +3,9 @@
 // one capability. A file named nearly as one capreg reads (`evals.yml`, `toolsets/x.yml`, a
 // `protocol.md`) is a warning: it is not read, and skipping it without a word would hide that.
 import { isEvalsFile } from '../evals/file.js';
-import { isInToolsetsFolder, isProtocolFile, pathDepth, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../layout.js';
+import { isInToolsetsFolder, isProtocolFile, isToolsetsFile, isToolsetsFolderProtocol, pathDepth, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../layout.js';
 import { FILE_START, pointRange } from '../positions.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
-import { isToolsetsFile } from '../toolsets.js';
 
 /** What capreg reads in place of `path`, a file it does not read whose name is nearly that; undefined for any other file. */
 export function readInstead(path: string): string | undefined {
@@ -56,13 +55,7 @@ export const registryFiles: Rule = {
     for (const path of registry.allPaths) {
       const instead = readInstead(path);
       if (instead !== undefined) report({ file: path, range: FILE_START, messageId: 'notRead', severity: 'warning', data: { instead } });
-      else if (path.toLowerCase() === `${TOOLSETS_FOLDER}/protocol.md`.toLowerCase())
-        report({
-          file: path,
-          range: FILE_START,
-          messageId: 'toolsetsProtocol',
-          data: { folder: TOOLSETS_FOLDER },
-        });
+      else if (isToolsetsFolderProtocol(path)) report({ file: path, range: FILE_START, messageId: 'toolsetsProtocol', data: { folder: TOOLSETS_FOLDER } });
       else if (pathDepth(path) > 2 && path.toLowerCase().endsWith('/protocol.md'))
         report({ file: path, range: FILE_START, messageId: 'nestedProtocol', severity: 'warning' });
     }

@@ -6,6 +6,14 @@ import { lintWith, ruleTable } from './harness.js';
 const A = 'capabilities/alpha/PROTOCOL.md';
 const FILE = 'capabilities/toolsets.yaml';
 const withToolsets = (toolsets: string | null): Record<string, string | null> => ({ [A]: protocol({ id: 'alpha' }), [FILE]: toolsets });
+/** The error at each place of toolset "a" in a file that defines it more than once. */
+const duplicateA = (line: number) => ({
+  messageId: 'yaml',
+  file: FILE,
+  line,
+  column: 1,
+  message: 'duplicate key "a": a key may appear only once in a mapping',
+});
 
 ruleTable(toolsetsSchemaRule, {
   valid: [
@@ -51,19 +59,12 @@ ruleTable(toolsetsSchemaRule, {
     {
       name: 'a duplicate toolset, at both places',
       files: withToolsets('a:\n  description: A.\n  tools: {}\na:\n  description: B.\n  tools: {}\n'),
-      errors: [
-        { messageId: 'yaml', file: FILE, line: 1, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
-        { messageId: 'yaml', file: FILE, line: 4, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
-      ],
+      errors: [duplicateA(1), duplicateA(4)],
     },
     {
       name: 'a toolset three times: each later place once, the first place once',
       files: withToolsets('a:\n  tools: {}\na:\n  tools: {}\na:\n  tools: {}\n'),
-      errors: [
-        { messageId: 'yaml', file: FILE, line: 1, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
-        { messageId: 'yaml', file: FILE, line: 3, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
-        { messageId: 'yaml', file: FILE, line: 5, column: 1, message: 'duplicate key "a": a key may appear only once in a mapping' },
-      ],
+      errors: [duplicateA(1), duplicateA(3), duplicateA(5)],
     },
     {
       name: 'tab indentation',
