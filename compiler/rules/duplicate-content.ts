@@ -133,7 +133,10 @@ export function paragraphFingerprint(text: string, minLength: number): string | 
 }
 
 export function normalize(text: string): string {
-  return text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+  const composed = text.normalize('NFKC');
+  // Most blocks have no whitespace but single spaces: testing for any is cheaper than a replace.
+  const collapsed = /[^\S ]| {2}/.test(composed) ? composed.replace(/\s+/g, ' ') : composed;
+  return collapsed.trim().toLowerCase();
 }
 
 function excerpt(text: string): string {

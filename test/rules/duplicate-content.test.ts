@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { duplicateContent, paragraphFingerprint } from '../../compiler/rules/duplicate-content.js';
+import { duplicateContent, normalize, paragraphFingerprint } from '../../compiler/rules/duplicate-content.js';
 import { protocol, registryInput } from '../support/registry.js';
 import { lintWith, ruleTable } from './harness.js';
 import { optionsEditCase } from './kept-facts.js';
 import { lintWithoutPositions } from './without-positions.js';
+import { runs } from '../support/property.js';
 
 // protocol() writes 9 frontmatter lines plus two fences: the body starts on line 11.
 const A = 'capabilities/alpha/PROTOCOL.md';
@@ -138,5 +140,20 @@ describe('duplicate-content: fingerprints that start alike', () => {
       `${C}:11 capability "beta" (${B}:11); reference it instead of copying it: [beta](capability:beta)`,
       `${C}:13 capability "alpha" (${A}:11); reference it instead of copying it: [alpha](capability:alpha)`,
     ]);
+  });
+});
+
+describe('duplicate-content: normalization', () => {
+  // Every kind of whitespace JavaScript's \s knows, runs of them, compatibility characters and cases.
+  const piece = fc.constantFrom('a', 'B', ' ', '  ', '\n', '\t', '\r\n', '\u00a0', '\u2028', '\u3000', '\ufeff', 'ﬁ', 'Ⅸ', 'ｶ', 'É', 'ß', '.', '9');
+  const text = fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join(''));
+
+  it('is NFKC, every run of whitespace one space, trimmed and lower-cased', () => {
+    fc.assert(
+      fc.property(text, (value) => {
+        expect(normalize(value)).toBe(value.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase());
+      }),
+      { numRuns: runs(500) },
+    );
   });
 });
