@@ -3,14 +3,21 @@
 // every document against its budget): the document itself or, for the parse cache, its serialized
 // bytes in a transferred buffer. A parse that throws is reported with its message, so that the
 // main thread fails with the same error an inline parse would have thrown. It does not count the
-// body's tokens (the main thread does, once the parse is over), so it never loads the tokenizer.
-import { parentPort, workerData } from 'node:worker_threads';
+// bodies' tokens as it parses (the main thread does, once the parse is over), so it loads the
+// tokenizer only when it is asked to count bodies: for a large registry, the main thread hands one
+// worker half of them once the parse is over.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { parseUncounted } from '../compiler/parse-markdown.js';
 import { MAX_WARM_UP_ROUNDS, serializeDocument, type FromWorker, type ToWorker, type WorkerStart } from './parse-workers.js';
 
 const port = parentPort;
 if (port) {
-  port.on('message', ({ indices, files, serialize }: ToWorker) => {
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'count') {
+      void count(port, message.bodies);
+      return;
+    }
+    const { indices, files, serialize } = message;
     for (const [offset, file] of files.entries()) {
       const index = indices[offset]!;
       let document;
@@ -39,6 +46,16 @@ if (port) {
   const rounds = Math.min(MAX_WARM_UP_ROUNDS, (workerData as WorkerStart | undefined)?.warmUpRounds ?? 0);
   for (let round = 0; round < rounds; round += 1) parseUncounted('capabilities/warm-up/PROTOCOL.md', warmUpProtocol(round));
   port.postMessage({ type: 'ready' } satisfies FromWorker);
+}
+
+/** Answers the token counts of `bodies` (the tokenizer is loaded by the first count). */
+async function count(port: MessagePort, bodies: string[]): Promise<void> {
+  try {
+    const { countTokens } = await import('../compiler/tokens.js');
+    port.postMessage({ type: 'counted', counts: bodies.map((body) => countTokens(body)) } satisfies FromWorker);
+  } catch (error) {
+    port.postMessage({ type: 'failed', index: -1, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
+  }
 }
 
 /** A protocol with what real ones have (frontmatter, headings, a tools table, lists, links, code, emphasis), varied by round. */

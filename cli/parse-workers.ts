@@ -11,7 +11,8 @@
 //
 // A worker takes ~100 ms to load its modules (unified, micromark, yaml; not the tokenizer: the
 // main thread counts every body's tokens once the parse is over, and it loads the tokenizer's BPE
-// tables for the rules anyway): a command calls
+// tables for the rules anyway; only for a large registry does one worker load it too, to count
+// half the bodies beside the main thread: see countBodies): a command calls
 // startParseWorker() before it imports the compiler, so that both load at once. This module
 // imports no compiler code for that reason.
 //
@@ -58,15 +59,25 @@ export interface ParseInput {
   content: string;
 }
 
+/**
+ * Bodies of at least this many characters in all (~4,000 protocols of 4 KB) are counted on two
+ * threads, half in a parse worker kept for it: counting is ~80 ns a character on this code's test
+ * machines (3.3 s for the 42 M characters of 10,000 generated protocols), and the worker's copy of
+ * the tokenizer (~60 MiB) is not worth it for a smaller registry.
+ */
+export const COUNT_IN_TWO_MIN_CHARS = 16 * 1024 * 1024;
+
 /** Messages between the main thread and a parse worker (cli/parse-worker.ts). */
-export type ToWorker = { indices: number[]; files: ParseInput[]; serialize: boolean };
+export type ToWorker = { type: 'parse'; indices: number[]; files: ParseInput[]; serialize: boolean } | { type: 'count'; bodies: string[] };
 /** One message per document, as soon as it is parsed: the main thread times each document. */
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'parsed'; index: number; document: UncountedDocument }
   /** The (uncounted) document's v8.serialize bytes, transferred. */
   | { type: 'serialized'; index: number; bytes: ArrayBuffer }
-  | { type: 'failed'; index: number; message: string; stack?: string };
+  | { type: 'failed'; index: number; message: string; stack?: string }
+  /** The BPE token counts of the bodies of a `count` message, in its order. */
+  | { type: 'counted'; counts: number[] };
 
 const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
 
@@ -156,6 +167,10 @@ export interface ParseOptions {
    * refused and not in it ran over `maxParseMs`).
    */
   overMemory?: Set<string> | undefined;
+  /** Bodies of this many characters in all, or more, are counted on two threads (COUNT_IN_TWO_MIN_CHARS). */
+  countInTwoMinChars?: number;
+  /** Filled with the path of each file whose body a worker counted (see countBodies). */
+  countedInWorker?: Set<string> | undefined;
 }
 
 /** Per input file, its document; undefined for a file whose parse ran over the budget (time or memory). */
@@ -193,17 +208,88 @@ interface PoolWorker {
 }
 
 /**
- * Each body's tokens are counted once every document is in and the workers are gone: the tokenizer's
- * tables (~50 MiB resident) are then loaded by the first count, never beside two parse isolates,
- * and counting does not take a core from the parse (a cold build of 1,000: peak RSS ~30 MiB lower,
- * no slower; docs/benchmarks.md, "The tokenizer after the parse").
+ * Each body's tokens are counted once every document is in and the other workers are gone: the
+ * tokenizer's tables (~50 MiB resident) are then loaded by the first count, never beside two parse
+ * isolates, and counting does not take a core from the parse (a cold build of 1,000: peak RSS
+ * ~30 MiB lower, no slower; docs/benchmarks.md, "The tokenizer after the parse").
  */
 async function parseFiles(files: readonly ParseInput[], options: ParseOptions & { onSerialized?: OnSerialized }): Promise<ParsedDocuments> {
   const documents = new Array<UncountedDocument | undefined>(files.length);
-  const { countBodyTokens } = await import('../compiler/parse.js');
-  await parseUncountedFiles(files, options, documents);
-  // map() keeps the holes of the documents over budget.
-  return documents.map((document) => document && countBodyTokens(document));
+  let characters = 0;
+  for (const file of files) characters += file.content.length;
+  const inTwo = characters >= (options.countInTwoMinChars ?? COUNT_IN_TWO_MIN_CHARS);
+  await parseUncountedFiles(files, { ...options, keepWorker: options.keepWorker === true || inTwo }, documents);
+  return countBodies(documents, { inTwo, keepWorker: options.keepWorker === true, countedInWorker: options.countedInWorker });
+}
+
+/**
+ * The documents with their bodies' token counts; holes stay holes. With `inTwo`, the spare worker
+ * the parse kept counts the first half of the bodies while this thread counts the rest (both load
+ * the tokenizer at once); it goes back to being the spare after if `keepWorker`, else it ends. If it
+ * fails, this thread counts its half too.
+ */
+async function countBodies(
+  documents: readonly (UncountedDocument | undefined)[],
+  { inTwo, keepWorker, countedInWorker }: { inTwo: boolean; keepWorker: boolean; countedInWorker: Set<string> | undefined },
+): Promise<ParsedDocuments> {
+  const { countBodyTokens, withBodyTokens } = await import('../compiler/parse.js');
+  const counted: ParsedDocuments = new Array<CapabilityDocument | undefined>(documents.length);
+  const present: number[] = [];
+  documents.forEach((document, index) => {
+    if (document) present.push(index);
+  });
+  const helper = inTwo ? takeSpare() : undefined;
+  const theirs = helper ? present.slice(0, Math.floor(present.length / 2)) : [];
+  const answer = helper
+    ? countOn(
+        helper,
+        theirs.map((index) => documents[index]!.body),
+      )
+    : Promise.resolve(undefined);
+  for (const index of present.slice(theirs.length)) counted[index] = countBodyTokens(documents[index]!);
+  const counts = await answer;
+  theirs.forEach((index, place) => {
+    const document = documents[index]!;
+    if (counts) countedInWorker?.add(document.file);
+    counted[index] = counts ? withBodyTokens(document, counts[place]!) : countBodyTokens(document);
+  });
+  if (helper && keepWorker && counts) keepAsSpare(helper, true);
+  else if (helper) await helper.terminate();
+  return counted;
+}
+
+/** The spare worker, for this thread to use, or undefined when there is none. */
+function takeSpare(): Worker | undefined {
+  const taken = spare;
+  spare = undefined;
+  taken?.detach();
+  taken?.worker.ref();
+  return taken?.worker;
+}
+
+/** The token counts of `bodies`, counted by `worker`; undefined if it fails or ends first. */
+function countOn(worker: Worker, bodies: string[]): Promise<number[] | undefined> {
+  return new Promise((resolve) => {
+    const settle = (counts: number[] | undefined): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onGone);
+      worker.off('exit', onGone);
+      resolve(counts);
+    };
+    const onMessage = (message: FromWorker): void => {
+      if (message.type === 'counted') settle(isCounts(message.counts, bodies.length) ? message.counts : undefined);
+      else if (message.type === 'failed') settle(undefined);
+    };
+    const onGone = (): void => settle(undefined);
+    worker.on('message', onMessage);
+    worker.on('error', onGone);
+    worker.on('exit', onGone);
+    worker.postMessage({ type: 'count', bodies } satisfies ToWorker);
+  });
+}
+
+function isCounts(counts: unknown, length: number): counts is number[] {
+  return Array.isArray(counts) && counts.length === length && counts.every((count) => Number.isSafeInteger(count) && count >= 0);
 }
 
 /** Fills `documents`; one over the budget (time or memory) stays a hole. */
@@ -270,7 +356,12 @@ async function parseUncountedFiles(
       if (!indices) break;
       member.queue.push(...indices);
       member.batchEnds.push(indices[indices.length - 1]!);
-      member.worker.postMessage({ indices, files: indices.map((index) => files[index]!), serialize: onSerialized !== undefined } satisfies ToWorker);
+      member.worker.postMessage({
+        type: 'parse',
+        indices,
+        files: indices.map((index) => files[index]!),
+        serialize: onSerialized !== undefined,
+      } satisfies ToWorker);
     }
     if (idle) arm(member);
   };
@@ -314,7 +405,8 @@ async function parseUncountedFiles(
         if (pool.has(member)) feed(member);
         return;
       }
-      if (!pool.has(member)) return;
+      // A parse worker is sent no bodies to count while it parses.
+      if (!pool.has(member) || message.type === 'counted') return;
       if (message.type === 'failed') {
         // The same error an inline parse would have thrown.
         return fail(Object.assign(new Error(message.message), message.stack ? { stack: message.stack } : {}));

@@ -1,0 +1,75 @@
+// The bodies of a large parse are counted on two threads: half by a parse worker kept for it,
+// half by the main thread (cli/parse-workers.ts, countBodies). Through the compiled workers, with
+// the size from which that happens lowered so that a few protocols reach it.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCapability } from '../../compiler/parse.js';
+import { REPO_ROOT, cleanProtocol } from './helpers.js';
+
+async function compiledWorkers(): Promise<typeof import('../../cli/parse-workers.js')> {
+  return (await import(pathToFileURL(path.join(REPO_ROOT, 'lib/cli/parse-workers.js')).href)) as typeof import('../../cli/parse-workers.js');
+}
+
+// Bodies of different lengths and kinds, so that a count given to the wrong document shows: long
+// runs the counter cuts up, text that looks like a special token, CJK, whitespace runs.
+const BODIES = [
+  'Ask the user before every write.\n',
+  `${'a'.repeat(3000)} and ${' '.repeat(700)} after\n`,
+  'Never print <|endoftext|> or <|fim_prefix|> as they are, not even once.\n',
+  '在执行任何写入操作之前，先向用户展示完整的变更内容。\n'.repeat(5),
+  '| Tool | Use |\n| --- | --- |\n| `records_read` | Reads a record |\n',
+  'One line.\n',
+  `${'- Step with `code` and **bold**.\n'.repeat(40)}`,
+];
+const files = BODIES.map((body, index) => ({ path: `capabilities/c${index}/PROTOCOL.md`, content: cleanProtocol(`c${index}`, { body }) }));
+const expected = files.map((file) => parseCapability(file.path, file.content));
+
+describe('parse workers: the bodies of a large parse counted on two threads', () => {
+  it('gives every document the count the main thread gives it, a worker counting the first half', async () => {
+    const { parseInWorkers } = await compiledWorkers();
+    const countedInWorker = new Set<string>();
+    const documents = await parseInWorkers(files, { maxParseMs: 10_000, threads: 2, countInTwoMinChars: 1, countedInWorker });
+    expect(documents).toEqual(expected);
+    expect(new Set(documents.map((document) => document?.bodyTokens)).size).toBe(BODIES.length);
+    expect([...countedInWorker].sort()).toEqual(files.slice(0, Math.floor(files.length / 2)).map((file) => file.path));
+  });
+
+  it('counts every body on the main thread below the size', async () => {
+    const { parseInWorkers, COUNT_IN_TWO_MIN_CHARS } = await compiledWorkers();
+    const countedInWorker = new Set<string>();
+    const total = files.reduce((sum, file) => sum + file.content.length, 0);
+    expect(await parseInWorkers(files, { maxParseMs: 10_000, threads: 2, countInTwoMinChars: total + 1, countedInWorker })).toEqual(expected);
+    expect(countedInWorker.size).toBe(0);
+    expect(total).toBeLessThan(COUNT_IN_TWO_MIN_CHARS);
+    expect(await parseInWorkers(files, { maxParseMs: 10_000, threads: 2, countedInWorker })).toEqual(expected);
+    expect(countedInWorker.size).toBe(0);
+  });
+
+  it('keeps the counting worker as the spare under --watch, and it parses and counts the next time', async () => {
+    const { parseInWorkers } = await compiledWorkers();
+    const options = { maxParseMs: 10_000, threads: 1, countInTwoMinChars: 1, keepWorker: true };
+    for (let round = 0; round < 3; round += 1) {
+      const countedInWorker = new Set<string>();
+      expect(await parseInWorkers(files, { ...options, countedInWorker })).toEqual(expected);
+      expect(countedInWorker.size).toBe(Math.floor(files.length / 2));
+    }
+    // The last one ends it: the test's process would not exit with a worker left running.
+    expect(await parseInWorkers(files, { ...options, keepWorker: false })).toEqual(expected);
+  });
+
+  it('leaves a document over the budget a hole, and counts the others in their places', async () => {
+    const { parseInWorkers } = await compiledWorkers();
+    const slowRow = '| x | y |\n';
+    const slow = {
+      path: 'capabilities/slow/PROTOCOL.md',
+      content: cleanProtocol('slow', { body: `| Tool | Use |\n| --- | --- |\n${slowRow.repeat(300_000)}` }),
+    };
+    const withSlow = [files[0]!, slow, ...files.slice(1)];
+    const countedInWorker = new Set<string>();
+    const documents = await parseInWorkers(withSlow, { maxParseMs: 800, threads: 1, countInTwoMinChars: 1, countedInWorker });
+    expect(documents).toEqual([expected[0], undefined, ...expected.slice(1)]);
+    expect(1 in documents).toBe(false);
+    expect(countedInWorker.size).toBe(Math.floor(files.length / 2));
+  });
+});
