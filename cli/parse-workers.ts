@@ -240,12 +240,13 @@ async function countBodies(
   });
   const helper = inTwo ? takeSpare() : undefined;
   const theirs = helper ? present.slice(0, Math.floor(present.length / 2)) : [];
-  const answer = helper
-    ? countOn(
-        helper,
-        theirs.map((index) => documents[index]!.body),
-      )
-    : Promise.resolve(undefined);
+  const answer =
+    helper && theirs.length > 0
+      ? countOn(
+          helper,
+          theirs.map((index) => documents[index]!.body),
+        )
+      : Promise.resolve(undefined);
   for (const index of present.slice(theirs.length)) counted[index] = countBodyTokens(documents[index]!);
   const counts = await answer;
   theirs.forEach((index, place) => {
@@ -253,7 +254,8 @@ async function countBodies(
     if (counts) countedInWorker?.add(document.file);
     counted[index] = counts ? withBodyTokens(document, counts[place]!) : countBodyTokens(document);
   });
-  if (helper && keepWorker && counts) keepAsSpare(helper, true);
+  // A worker that failed to count is not trusted with the next parse.
+  if (helper && keepWorker && (counts || theirs.length === 0)) keepAsSpare(helper, true);
   else if (helper) await helper.terminate();
   return counted;
 }

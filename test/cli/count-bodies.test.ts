@@ -58,6 +58,17 @@ describe('parse workers: the bodies of a large parse counted on two threads', ()
     expect(await parseInWorkers(files, { ...options, keepWorker: false })).toEqual(expected);
   });
 
+  it('counts a single body on the main thread, and keeps the worker for the next parse under --watch', async () => {
+    const { parseInWorkers } = await compiledWorkers();
+    const options = { maxParseMs: 10_000, threads: 1, countInTwoMinChars: 1 };
+    const countedInWorker = new Set<string>();
+    expect(await parseInWorkers(files.slice(0, 1), { ...options, keepWorker: true, countedInWorker })).toEqual(expected.slice(0, 1));
+    expect(countedInWorker.size).toBe(0);
+    expect(await parseInWorkers(files, { ...options, keepWorker: true, countedInWorker })).toEqual(expected);
+    expect(countedInWorker.size).toBe(Math.floor(files.length / 2));
+    expect(await parseInWorkers(files.slice(0, 1), options)).toEqual(expected.slice(0, 1));
+  });
+
   it('leaves a document over the budget a hole, and counts the others in their places', async () => {
     const { parseInWorkers } = await compiledWorkers();
     const slowRow = '| x | y |\n';
