@@ -218,55 +218,53 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   let characters = 0;
   for (const file of files) characters += file.content.length;
   const inTwo = characters >= (options.countInTwoMinChars ?? COUNT_IN_TWO_MIN_CHARS);
-  await parseUncountedFiles(files, { ...options, keepWorker: options.keepWorker === true || inTwo }, documents);
-  return countBodies(documents, { inTwo, keepWorker: options.keepWorker === true, countedInWorker: options.countedInWorker });
+  const helper = await parseUncountedFiles(files, { ...options, holdWorker: inTwo }, documents);
+  return countBodies(documents, { helper, keepWorker: options.keepWorker === true, countedInWorker: options.countedInWorker });
+}
+
+/** A worker the parse held back (holdWorker): idle, its listeners gone, keeping the process alive until it is ended. */
+interface HeldWorker {
+  worker: Worker;
+  /** It has said it is ready (a spare still warming up has not). */
+  ready: boolean;
 }
 
 /**
- * The documents with their bodies' token counts; holes stay holes. With `inTwo`, the spare worker
- * the parse kept counts the first half of the bodies while this thread counts the rest (both load
- * the tokenizer at once); it goes back to being the spare after if `keepWorker`, else it ends. If it
- * fails, this thread counts its half too.
+ * The documents with their bodies' token counts; holes stay holes. With a `helper` (the worker a
+ * large parse held back), it counts the first half of the bodies while this thread counts the rest
+ * (both load the tokenizer at once); if it fails, this thread counts its half too. The helper then
+ * becomes the spare if `keepWorker` (and it counted, and there is no spare yet), else it ends,
+ * whatever happened here: a worker left running would keep the process from exiting.
  */
 async function countBodies(
   documents: readonly (UncountedDocument | undefined)[],
-  { inTwo, keepWorker, countedInWorker }: { inTwo: boolean; keepWorker: boolean; countedInWorker: Set<string> | undefined },
+  { helper, keepWorker, countedInWorker }: { helper: HeldWorker | undefined; keepWorker: boolean; countedInWorker: Set<string> | undefined },
 ): Promise<ParsedDocuments> {
-  const { countBodyTokens, withBodyTokens } = await import('../compiler/parse.js');
-  const counted: ParsedDocuments = new Array<CapabilityDocument | undefined>(documents.length);
-  const present: number[] = [];
-  documents.forEach((document, index) => {
-    if (document) present.push(index);
-  });
-  const helper = inTwo ? takeSpare() : undefined;
-  const theirs = helper ? present.slice(0, Math.floor(present.length / 2)) : [];
-  const answer =
-    helper && theirs.length > 0
-      ? countOn(
-          helper,
-          theirs.map((index) => documents[index]!.body),
-        )
-      : Promise.resolve(undefined);
-  for (const index of present.slice(theirs.length)) counted[index] = countBodyTokens(documents[index]!);
-  const counts = await answer;
-  theirs.forEach((index, place) => {
-    const document = documents[index]!;
-    if (counts) countedInWorker?.add(document.file);
-    counted[index] = counts ? withBodyTokens(document, counts[place]!) : countBodyTokens(document);
-  });
-  // A worker that failed to count is not trusted with the next parse.
-  if (helper && keepWorker && (counts || theirs.length === 0)) keepAsSpare(helper, true);
-  else if (helper) await helper.terminate();
-  return counted;
-}
-
-/** The spare worker, for this thread to use, or undefined when there is none. */
-function takeSpare(): Worker | undefined {
-  const taken = spare;
-  spare = undefined;
-  taken?.detach();
-  taken?.worker.ref();
-  return taken?.worker;
+  let keep = false;
+  try {
+    const { countBodyTokens, withBodyTokens } = await import('../compiler/parse.js');
+    const counted: ParsedDocuments = new Array<CapabilityDocument | undefined>(documents.length);
+    const present: number[] = [];
+    documents.forEach((document, index) => {
+      if (document) present.push(index);
+    });
+    const theirs = helper ? present.slice(0, Math.floor(present.length / 2)) : [];
+    const bodies = theirs.map((index) => documents[index]!.body);
+    const answer = helper && theirs.length > 0 ? countOn(helper.worker, bodies) : Promise.resolve(undefined);
+    for (const index of present.slice(theirs.length)) counted[index] = countBodyTokens(documents[index]!);
+    const counts = await answer;
+    theirs.forEach((index, place) => {
+      const document = documents[index]!;
+      if (counts) countedInWorker?.add(document.file);
+      counted[index] = counts ? withBodyTokens(document, counts[place]!) : countBodyTokens(document);
+    });
+    // A worker that failed to count is not trusted with the next parse.
+    keep = keepWorker && (counts !== undefined || theirs.length === 0);
+    return counted;
+  } finally {
+    if (helper && keep && spare === undefined) keepAsSpare(helper.worker, helper.ready);
+    else if (helper) await helper.worker.terminate();
+  }
 }
 
 /** The token counts of `bodies`, counted by `worker`; undefined if it fails or ends first. */
@@ -294,13 +292,16 @@ function isCounts(counts: unknown, length: number): counts is number[] {
   return Array.isArray(counts) && counts.length === length && counts.every((count) => Number.isSafeInteger(count) && count >= 0);
 }
 
-/** Fills `documents`; one over the budget (time or memory) stays a hole. */
+/**
+ * Fills `documents`; one over the budget (time or memory) stays a hole. With `holdWorker`, an idle
+ * worker is held back and returned (see HeldWorker), for the caller to end or keep.
+ */
 async function parseUncountedFiles(
   files: readonly ParseInput[],
-  options: ParseOptions & { onSerialized?: OnSerialized },
+  options: ParseOptions & { onSerialized?: OnSerialized; holdWorker?: boolean },
   documents: (UncountedDocument | undefined)[],
-): Promise<void> {
-  if (files.length === 0) return;
+): Promise<HeldWorker | undefined> {
+  if (files.length === 0) return undefined;
   const { onSerialized } = options;
 
   // Running from TypeScript sources (in-process tests) there is no compiled worker: parse inline,
@@ -312,7 +313,7 @@ async function parseUncountedFiles(
       documents[index] = document;
       onSerialized?.(index, serialize(document));
     });
-    return;
+    return undefined;
   }
 
   const threads = options.threads ?? threadCount(files.length);
@@ -332,6 +333,8 @@ async function parseUncountedFiles(
   };
 
   const pool = new Set<PoolWorker>();
+  /** The worker kept when the parse is over: the spare (keepWorker), or held for the caller (holdWorker). */
+  let kept: PoolWorker | undefined;
   const stopped: Promise<number>[] = [];
   let failure: Error | undefined;
   let settle: (() => void) | undefined;
@@ -464,8 +467,9 @@ async function parseUncountedFiles(
     const members = [...pool];
     // A live worker that answered everything it was sent (none is left over after a failure), one
     // that has said it is ready first: a spare may still be warming up when the others have parsed everything.
-    const idle = options.keepWorker && !failure && spare === undefined ? members.filter((member) => member.queue.length === 0 && !member.exited) : [];
-    const kept = idle.find((member) => member.ready) ?? idle[0];
+    const keeping = !failure && (options.holdWorker === true || (options.keepWorker === true && spare === undefined));
+    const idle = keeping ? members.filter((member) => member.queue.length === 0 && !member.exited) : [];
+    kept = idle.find((member) => member.ready) ?? idle[0];
     for (const member of members) {
       if (member !== kept) retire(member);
     }
@@ -475,8 +479,9 @@ async function parseUncountedFiles(
       kept.worker.off('message', kept.listeners.message);
       kept.worker.off('error', kept.listeners.error);
       kept.worker.off('exit', kept.listeners.exit);
-      keepAsSpare(kept.worker, kept.ready);
+      if (!options.holdWorker) keepAsSpare(kept.worker, kept.ready);
     }
     await Promise.all(stopped);
   }
+  return options.holdWorker && kept ? { worker: kept.worker, ready: kept.ready } : undefined;
 }

@@ -1,6 +1,9 @@
 // The bodies of a large parse are counted on two threads: half by a parse worker kept for it,
 // half by the main thread (cli/parse-workers.ts, countBodies). Through the compiled workers, with
 // the size from which that happens lowered so that a few protocols reach it.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -82,5 +85,29 @@ describe('parse workers: the bodies of a large parse counted on two threads', ()
     expect(documents).toEqual([expected[0], undefined, ...expected.slice(1)]);
     expect(1 in documents).toBe(false);
     expect(countedInWorker.size).toBe(Math.floor(files.length / 2));
+  });
+
+  it('ends the counting worker when something fails on this thread, so that the process still exits', () => {
+    // The Set the caller passed throws once the worker has answered: the parse rejects, and nothing
+    // is left running (the worker had been ref'd for the count).
+    const script = [
+      `const { parseInWorkers } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'lib/cli/parse-workers.js')).href)});`,
+      'class Refusing extends Set { add() { throw new Error("refused by the caller"); } }',
+      `const files = ${JSON.stringify(files)};`,
+      'for (const keepWorker of [false, true]) {',
+      '  await parseInWorkers(files, { maxParseMs: 10000, threads: 2, countInTwoMinChars: 1, keepWorker, countedInWorker: new Refusing() })',
+      '    .then(() => console.log("resolved"), (error) => console.log(`rejected: ${error.message}`));',
+      '}',
+    ].join('\n');
+    // A file, not `-e`: worker threads inherit the process's options, and `--input-type` stops them.
+    const folder = mkdtempSync(path.join(tmpdir(), 'capreg-count-'));
+    const file = path.join(folder, 'count.mjs');
+    writeFileSync(file, script);
+    const result = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 30_000 });
+    rmSync(folder, { recursive: true, force: true });
+    expect(result.signal).toBeNull();
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('rejected: refused by the caller\nrejected: refused by the caller\n');
   });
 });
