@@ -34,7 +34,7 @@ import path from 'node:path';
 import type { LintReport } from '../compiler/formatters/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { LIMITS } from '../compiler/limits.js';
-import { CONFIG_FILE, CONFIG_NEAR_MISSES, isInToolsetsFolder, isProtocolFile, isToolsetsFile } from '../compiler/layout.js';
+import { CONFIG_FILE, CONFIG_NEAR_MISSES, isTextInput } from '../compiler/layout.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { CODE_FINGERPRINT } from './code-fingerprint.js';
@@ -179,14 +179,6 @@ async function regularFileDigest(file: string, size: number): Promise<string | u
 }
 
 /**
- * The files the compiler reads as text (`isTextInput` in cli/read-registry.ts, which this module
- * cannot import without loading the compiler; a test keeps the two in step).
- */
-export function isTextInputPath(relative: string): boolean {
-  return isToolsetsFile(relative) || isProtocolFile(relative) || (/^capabilities\/[^/]+\/evals\.yaml$/.test(relative) && !isInToolsetsFolder(relative));
-}
-
-/**
  * Digest of what the compiler reads under capabilities/ plus the config file, or undefined when the
  * registry cannot be fingerprinted safely (symbolic links, special files, unreadable entries, a
  * text input or config over MAX_TEXT_INPUT_BYTES, more files or text than any config allows).
@@ -206,7 +198,7 @@ export function registryFingerprint(root: string): string | undefined {
         hash.update(`d\0${relative}\n`);
         if (!walk(absolute, relative)) return false;
       } else if (entry.isFile()) {
-        if (!isTextInputPath(relative)) {
+        if (!isTextInput(relative)) {
           // Listed by the compiler, never read: its content cannot change the build.
           hash.update(`f\0${relative}\n`);
           continue;

@@ -12,7 +12,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import { isProtocolFile, isToolsetsFolderProtocol } from '../compiler/layout.js';
+import { isProtocolFile, isTextInput, isToolsetsFolderProtocol } from '../compiler/layout.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
 import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
@@ -22,7 +22,7 @@ import { refuseOverBudget } from './compile-root.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { parseInWorkers, startParseWorker, threadCount, type ParsedDocuments } from './parse-workers.js';
-import { isTextInput, readRegistry, readSourceFile, RegistryBudget } from './read-registry.js';
+import { readRegistry, readSourceFile, RegistryBudget } from './read-registry.js';
 import { searchSorted } from './sorted.js';
 import { byCodeUnits, byKey } from '../compiler/order.js';
 

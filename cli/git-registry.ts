@@ -7,13 +7,13 @@ import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { didYouMean, editDistance } from '../compiler/did-you-mean.js';
-import { isHiddenPath, isProtocolFile, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
+import { isHiddenPath, isProtocolFile, isTextInput, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
 import { LIMITS } from '../compiler/limits.js';
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 import { GIT_CONFIG, GIT_CONFIG_ARGS } from './git-config.js';
-import { decodeTextFile, folderTooDeep, isTextInput, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
+import { decodeTextFile, folderTooDeep, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
 import { searchSorted } from './sorted.js';
 import { byCodeUnits, byKey } from '../compiler/order.js';
 

@@ -8,10 +8,8 @@
 // for the files. Only the command line reads a registry, and nothing else runs on its thread then.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { isEvalsFile } from '../compiler/evals/file.js';
 import { LIMITS, type ReadLimits } from '../compiler/limits.js';
-import { isProtocolFile, MAX_FOLDER_DEPTH, pathDepth } from '../compiler/layout.js';
-import { TOOLSETS_FOLDER, isToolsetsFile } from '../compiler/toolsets.js';
+import { isEvalsFile, isProtocolFile, isTextInput, isToolsetsFile, MAX_FOLDER_DEPTH, pathDepth, TOOLSETS_FOLDER } from '../compiler/layout.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
 import { linkRefusal } from './link-refusal.js';
@@ -180,10 +178,6 @@ function brokenLink(error: unknown, kind: 'file' | 'folder'): string {
 /** Why a folder deeper than MAX_FOLDER_DEPTH is not read (the Git reader says the same). */
 export function folderTooDeep(relative: string): string {
   return `folder is ${pathDepth(relative)} levels deep under capabilities/, over the limit of ${MAX_FOLDER_DEPTH}; nothing in it is read: move its files up`;
-}
-
-export function isTextInput(relativePath: string): boolean {
-  return isToolsetsFile(relativePath) || isProtocolFile(relativePath) || isEvalsFile(relativePath);
 }
 
 /** Opening never waits: a FIFO put in place of a file after its stat opens at once (and is refused by its fstat). */

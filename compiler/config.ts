@@ -8,7 +8,6 @@ import { rulesById } from './rules/index.js';
 import { rangeForPath, parseYamlSource, escapePointer, isRecord } from './yaml-source.js';
 import { LIMITS, type LimitName, type ReadLimits } from './limits.js';
 import type { Range } from './types.js';
-
 import { CONFIG_FILE } from './layout.js';
 
 export { CONFIG_FILE };

@@ -43,6 +43,16 @@ export function isToolsetsFolderProtocol(path: string): boolean {
   return path.toLowerCase() === `${TOOLSETS_FOLDER}/protocol.md`;
 }
 
+/** `capabilities/<id>/evals.yaml`: a capability's evals file (`capabilities/toolsets/evals.yaml` is a toolsets file). */
+export function isEvalsFile(path: string): boolean {
+  return /^capabilities\/[^/]+\/evals\.yaml$/.test(path) && !isInToolsetsFolder(path);
+}
+
+/** The files the compiler reads as text: the protocols, the evals files and the toolsets files. */
+export function isTextInput(path: string): boolean {
+  return isToolsetsFile(path) || isProtocolFile(path) || isEvalsFile(path);
+}
+
 /** `capabilities/<id>/PROTOCOL.md`: a capability's protocol. */
 export function isProtocolFile(path: string): boolean {
   return /^capabilities\/[^/]+\/PROTOCOL\.md$/.test(path) && !isInToolsetsFolder(path);

@@ -11,14 +11,9 @@ import evalsSchema from '../schema/evals.schema.json' with { type: 'json' };
 import type { FrontmatterProblem, Range, SourceFile, YamlRanges } from '../types.js';
 import { parseYamlSource, rangeForPath } from '../yaml-source.js';
 import { byKey } from '../order.js';
-import { isInToolsetsFolder } from '../layout.js';
+import { isEvalsFile } from '../layout.js';
 
-const EVALS_PATH = /^capabilities\/([^/]+)\/evals\.yaml$/;
-
-/** Whether a registry path is a capability's evals file (`capabilities/toolsets/evals.yaml` is a toolsets file). */
-export function isEvalsFile(path: string): boolean {
-  return EVALS_PATH.test(path) && !isInToolsetsFolder(path);
-}
+export { isEvalsFile };
 
 /** How far down a request must rank when the file does not say (`top`). */
 export const DEFAULT_TOP = 3;
@@ -64,7 +59,7 @@ export interface CapabilityEvals {
 }
 
 export function parseEvalsFile(file: string, content: string): ParsedEvals {
-  const folder = EVALS_PATH.exec(file)?.[1] ?? '';
+  const folder = isEvalsFile(file) ? file.slice('capabilities/'.length, -'/evals.yaml'.length) : '';
   // A BOM would shift every column of the first line by one.
   const text = normalizeNewlines(content.replace(/^\uFEFF/, ''));
   const source = parseYamlSource(text, new LineIndex(text));

@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { MAX_TEXT_INPUT_BYTES, buildCacheFile, isTextInputPath, registryFingerprint } from '../../cli/build-cache.js';
+import { MAX_TEXT_INPUT_BYTES, buildCacheFile, registryFingerprint } from '../../cli/build-cache.js';
 import { cacheDirectory } from '../../cli/cache-folder.js';
-import { isTextInput } from '../../cli/read-registry.js';
+import { isTextInput } from '../../compiler/layout.js';
 import { BIN, run, tempDir, type RunResult, BUILD_CACHE } from './helpers.js';
 
 const { ALPHA, UP_TO_DATE, WROTE, registry } = BUILD_CACHE;
@@ -230,22 +230,24 @@ describe('build cache: the registry fingerprint', () => {
     expect(registryFingerprint(root)).toBeUndefined();
   });
 
-  it('reads as text the files the registry reader reads as text', () => {
-    const paths = [
-      'capabilities/toolsets.yaml',
-      'capabilities/toolsets/a.yaml',
-      'capabilities/toolsets/a.yml',
-      'capabilities/toolsets/x/a.yaml',
-      'capabilities/alpha/PROTOCOL.md',
-      'capabilities/alpha/evals.yaml',
-      'capabilities/alpha/references/PROTOCOL.md',
-      'capabilities/alpha/references/evals.yaml',
-      'capabilities/alpha/toolsets.yaml',
-      'capabilities/PROTOCOL.md',
-      'capabilities/evals.yaml',
-      'capabilities/alpha/protocol.md',
-      'capabilities/alpha/notes.md',
-    ];
-    for (const relative of paths) expect(isTextInputPath(relative), relative).toBe(isTextInput(relative));
+  it('reads as text exactly the files the compiler reads as text (one predicate for both: isTextInput)', () => {
+    const expected: Record<string, boolean> = {
+      'capabilities/toolsets.yaml': true,
+      'capabilities/toolsets/a.yaml': true,
+      'capabilities/toolsets/evals.yaml': true,
+      'capabilities/toolsets/a.yml': false,
+      'capabilities/toolsets/x/a.yaml': false,
+      'capabilities/toolsets/PROTOCOL.md': false,
+      'capabilities/alpha/PROTOCOL.md': true,
+      'capabilities/alpha/evals.yaml': true,
+      'capabilities/alpha/references/PROTOCOL.md': false,
+      'capabilities/alpha/references/evals.yaml': false,
+      'capabilities/alpha/toolsets.yaml': false,
+      'capabilities/PROTOCOL.md': false,
+      'capabilities/evals.yaml': false,
+      'capabilities/alpha/protocol.md': false,
+      'capabilities/alpha/notes.md': false,
+    };
+    expect(Object.fromEntries(Object.keys(expected).map((relative) => [relative, isTextInput(relative)]))).toEqual(expected);
   });
 });
