@@ -88,6 +88,80 @@ export interface Mention {
 // A word token, possibly compound (`a.b-c`): tool names may contain `.` and `-`.
 const TOKEN = /[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*/g;
 
+/** Whether a UTF-16 code unit is an ASCII word character, [A-Za-z0-9_]. */
+export function isWordCode(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95;
+}
+
+/** `-` and `.`, which join word runs into one compound token. */
+function isJoinCode(code: number): boolean {
+  return code === 45 || code === 46;
+}
+
+/**
+ * Calls `visit(start, end)` for each maximal run of characters that `inRun` accepts and that holds
+ * `marker` (a single character that `inRun` accepts), in order: the matches of a global `[…]+`
+ * over those characters that contain `marker`. indexOf jumps from one `marker` to the next, so
+ * the prose between them costs one search, where a regular expression stops at every word: `_`
+ * and `-` are rare in prose, and most words hold neither.
+ */
+export function runsHolding(text: string, marker: string, inRun: (code: number) => boolean, visit: (start: number, end: number) => void): void {
+  let from = 0;
+  for (let at = text.indexOf(marker); at !== -1; at = text.indexOf(marker, from)) {
+    let start = at;
+    // The run before `from` ended at a character outside it: no run crosses `from`.
+    while (start > from && inRun(text.charCodeAt(start - 1))) start -= 1;
+    let end = at + 1;
+    while (end < text.length && inRun(text.charCodeAt(end))) end += 1;
+    visit(start, end);
+    from = end;
+  }
+}
+
+/**
+ * The word token (a match of TOKEN) that holds offset `at`, a word character: [start, end). A
+ * `.` or `-` joins the word runs on either side of it, and only those, so a token's ends follow
+ * from the characters next to them, wherever a scan from the start of the text would begin it.
+ */
+function tokenAround(text: string, at: number): [start: number, end: number] {
+  let start = at;
+  for (;;) {
+    while (start > 0 && isWordCode(text.charCodeAt(start - 1))) start -= 1;
+    if (!isJoinCode(text.charCodeAt(start - 1)) || !isWordCode(text.charCodeAt(start - 2))) break;
+    start -= 2;
+  }
+  let end = at + 1;
+  for (;;) {
+    while (end < text.length && isWordCode(text.charCodeAt(end))) end += 1;
+    if (!isJoinCode(text.charCodeAt(end)) || !isWordCode(text.charCodeAt(end + 1))) break;
+    end += 2;
+  }
+  return [start, end];
+}
+
+/**
+ * Calls `visit(token, start)` for each word token (TOKEN) of `text`, in order; with a `marker`,
+ * only for the tokens that hold it (found as in {@link runsHolding}).
+ */
+export function wordTokens(text: string, marker: string | undefined, visit: (token: string, start: number) => void): void {
+  if (marker === undefined) {
+    const pattern = new RegExp(TOKEN.source, 'g');
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) visit(match[0], match.index);
+    return;
+  }
+  const inWord = isWordCode(marker.charCodeAt(0));
+  for (let at = text.indexOf(marker); at !== -1;) {
+    // A `.` or `-` is inside a token only between two word characters.
+    if (inWord || (isWordCode(text.charCodeAt(at - 1)) && isWordCode(text.charCodeAt(at + 1)))) {
+      const [start, end] = tokenAround(text, inWord ? at : at - 1);
+      visit(text.slice(start, end), start);
+      at = text.indexOf(marker, end);
+    } else {
+      at = text.indexOf(marker, at + 1);
+    }
+  }
+}
+
 /** A set of names to look for in word tokens, with what a linear scan of compound tokens needs. */
 export class NameIndex {
   private readonly names: Set<string>;
@@ -95,6 +169,11 @@ export class NameIndex {
   private readonly compoundPrefixes = new Set<string>();
   /** Length of the shortest name: shorter simple tokens are skipped without a lookup. */
   readonly minLength: number;
+  /**
+   * A character every name holds (`_`, `-` or `.`, in that order), if one does: a token without
+   * it holds no name, and is not looked at (tool names are snake_case).
+   */
+  readonly marker: string | undefined;
 
   constructor(names: Iterable<string>) {
     this.names = new Set([...names].filter((name) => name !== ''));
@@ -104,6 +183,8 @@ export class NameIndex {
       for (const separator of name.matchAll(/[.-]/g)) this.compoundPrefixes.add(name.slice(0, separator.index));
     }
     this.minLength = shortest;
+    const all = [...this.names];
+    this.marker = ['_', '-', '.'].find((marker) => all.every((name) => name.includes(marker)));
   }
 
   has(candidate: string): boolean {
@@ -132,12 +213,10 @@ export function findNames(document: CapabilityDocument, names: NameIndex, accept
     mentions.push({ name, offset, range: body.range(offset, offset + name.length) });
   };
   const isName = (candidate: string): boolean => names.has(candidate) && accept(candidate);
-  const pattern = new RegExp(TOKEN.source, 'g');
-  for (let match = pattern.exec(body.text); match !== null; match = pattern.exec(body.text)) {
-    const token = match[0];
+  wordTokens(body.text, names.marker, (token, index) => {
     if (!token.includes('.') && !token.includes('-')) {
-      if (token.length >= names.minLength && isName(token)) add(token, match.index);
-      continue;
+      if (token.length >= names.minLength && isName(token)) add(token, index);
+      return;
     }
     // Segment boundaries of the compound token: [start, end) of each [A-Za-z0-9_]+ run.
     const segments = [...token.matchAll(/[A-Za-z0-9_]+/g)].map((s) => [s.index, s.index + s[0].length] as const);
@@ -149,10 +228,10 @@ export function findNames(document: CapabilityDocument, names: NameIndex, accept
         if (isName(candidate)) matched = j;
         if (!names.continues(candidate)) break;
       }
-      if (matched >= 0) add(token.slice(segments[i]![0], segments[matched]![1]), match.index + segments[i]![0]);
+      if (matched >= 0) add(token.slice(segments[i]![0], segments[matched]![1]), index + segments[i]![0]);
       i = matched >= 0 ? matched + 1 : i + 1;
     }
-  }
+  });
   return mentions;
 }
 

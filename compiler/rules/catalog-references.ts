@@ -13,7 +13,7 @@ import { suggestion } from '../did-you-mean.js';
 import type { Derived } from '../derived.js';
 import { keyNumber } from '../first-seen.js';
 import { linkTargets, type LinkTarget } from '../link-target.js';
-import { bodyText } from '../mentions.js';
+import { bodyText, isWordCode, runsHolding } from '../mentions.js';
 import type { LineIndex } from '../positions.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { CapabilityDocument, LinkRef } from '../types.js';
@@ -153,7 +153,7 @@ function referenceFacts(derived: Derived, capability: LintCapability, mode: Cata
       intoFolders.push({ link, folder: target.capabilityFolder });
     }
   });
-  const candidates = mode === 'off' ? NONE : mode === 'all' ? wordsOf(capability, (word) => ids.has(word)) : wordsOf(capability, (word) => word.includes('-'));
+  const candidates = mode === 'off' ? NONE : mode === 'all' ? wordsOf(capability, (word) => ids.has(word)) : hyphenatedWordsOf(capability);
   return {
     capabilityLinks: capabilityLinks.length > 0 ? capabilityLinks : NONE,
     intoFolders: intoFolders.length > 0 ? intoFolders : NONE,
@@ -208,6 +208,22 @@ function wordsOf({ document, id }: LintCapability, keep: (word: string) => boole
     if (word !== id && keep(word)) words.push([word, match.index]);
   }
   return words;
+}
+
+/** wordsOf for the words with a hyphen: found from one hyphen to the next, every other word skipped unread. */
+function hyphenatedWordsOf({ document, id }: LintCapability): readonly Candidate[] {
+  const words: Candidate[] = [];
+  const text = document.body;
+  runsHolding(text, '-', isIdWordCode, (start, end) => {
+    const word = text.slice(start, end);
+    if (word !== id) words.push([word, start]);
+  });
+  return words;
+}
+
+/** A character of WORD. */
+function isIdWordCode(code: number): boolean {
+  return code === 45 || isWordCode(code);
 }
 
 function reportMentions(

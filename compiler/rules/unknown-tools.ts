@@ -13,7 +13,7 @@
 // Each candidate costs a few Set lookups, so the rule is linear in the size of the body; the
 // did-you-mean search runs only for the names reported.
 import { suggestion } from '../did-you-mean.js';
-import { bodyText, isRetiredEntry, matchesRetiredEntry } from '../mentions.js';
+import { bodyText, isRetiredEntry, isWordCode, matchesRetiredEntry, runsHolding } from '../mentions.js';
 import { ruleDocsUrl, type LintCapability, type Rule } from '../rule.js';
 import type { Range, Toolsets } from '../types.js';
 
@@ -23,7 +23,6 @@ const MAX_REPORTED_NAMES = 50;
 const MAX_PREFIX_SEGMENTS = 6;
 
 const CANDIDATE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
-const WORD = /[A-Za-z0-9_]+/g;
 const WORD_CHAR = /[A-Za-z0-9_]/;
 
 interface ToolPrefixes {
@@ -169,31 +168,30 @@ function unknownNames(capability: LintCapability, known: KnownTools): UnknownNam
   const reported = new Set<string>();
   const skipped = new Set<string>();
   let lastRange: Range | undefined;
-  const words = new RegExp(WORD.source, 'g');
-  for (let match = words.exec(text); match !== null; match = words.exec(text)) {
-    const name = match[0];
-    if (!name.includes('_') || !CANDIDATE.test(name) || toolOwners.has(name)) continue;
-    const [start, end] = [match.index, match.index + name.length];
+  // Only words with `_` can be candidates: the scan jumps from one `_` to the next.
+  runsHolding(text, '_', isWordCode, (start, end) => {
+    const name = text.slice(start, end);
+    if (!CANDIDATE.test(name) || toolOwners.has(name)) return;
     const segments = name.split('_');
-    if (!firstSegments.has(segments[0]!) || inCompound(text, start, end)) continue;
+    if (!firstSegments.has(segments[0]!) || inCompound(text, start, end)) return;
     let range: Range | undefined;
     if (!hasPrefix(segments, prefixes) && !isCodeSpan(text, start, end)) {
-      if (tableLines.size === 0) continue;
+      if (tableLines.size === 0) return;
       range = body.range(start, end);
-      if (!tableLines.has(range.line)) continue;
+      if (!tableLines.has(range.line)) return;
     }
-    if (retired.some((entry) => matchesRetiredEntry(name, entry))) continue;
+    if (retired.some((entry) => matchesRetiredEntry(name, entry))) return;
     range ??= body.range(start, end);
     // The tool cell of a tools-table row is tools-table's finding (with its own did-you-mean).
-    if (tableTools.has(`${range.line}\u0000${name}`)) continue;
+    if (tableTools.has(`${range.line}\u0000${name}`)) return;
     if (!reported.has(name) && reported.size >= MAX_REPORTED_NAMES) {
       skipped.add(name);
       lastRange = range;
-      continue;
+      return;
     }
     reported.add(name);
     found.reported.push({ name, range, hint: known.hintFor(name) });
-  }
+  });
   if (skipped.size > 0 && lastRange) found.more = { count: skipped.size, range: lastRange };
   return found;
 }
