@@ -89,13 +89,32 @@ describe('nesting depth', () => {
     return value;
   };
 
-  it('finds the first value nested deeper than the limit, without recursion', () => {
+  it('finds the first value nested deeper than the limit, however deep the value goes', () => {
     expect(tooDeepPath(nested(MAX_JSON_DEPTH))).toBeUndefined();
     const path = tooDeepPath({ fine: [1, 2], deep: nested(MAX_JSON_DEPTH) });
     expect(path?.slice(0, 2)).toEqual(['deep', 'k']);
     expect(path).toHaveLength(MAX_JSON_DEPTH);
-    // 200,000 levels would overflow any recursive walk.
+    // 200,000 levels would overflow a walk that did not stop at the limit.
     expect(tooDeepPath(nested(200_000))).toHaveLength(MAX_JSON_DEPTH);
+  });
+  it('finds the path a walk over every member (last first, depth first) finds first (property)', () => {
+    // The definition, as a walk with a stack of its own: the first node deeper than the limit that it pops.
+    const byStack = (value: unknown, maxDepth: number): (string | number)[] | undefined => {
+      const stack: { value: unknown; depth: number; path: (string | number)[] }[] = [{ value, depth: 1, path: [] }];
+      for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+        if (node.value === null || typeof node.value !== 'object') continue;
+        if (node.depth > maxDepth) return node.path;
+        for (const [key, member] of Object.entries(node.value))
+          stack.push({ value: member, depth: node.depth + 1, path: [...node.path, Array.isArray(node.value) ? Number(key) : key] });
+      }
+      return undefined;
+    };
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 1, max: 5 }), (value, maxDepth) => {
+        expect(tooDeepPath(value, maxDepth)).toEqual(byStack(value, maxDepth));
+      }),
+      { numRuns: runs(1000) },
+    );
   });
   it('counts nesting, not size: a wide value is fine', () => {
     expect(tooDeepPath(Array.from({ length: 10_000 }, (_, index) => ({ index, list: [index] })))).toBeUndefined();
