@@ -6,8 +6,9 @@ import { createLintRegistry, runRules } from './lint.js';
 import { buildManifest, type ManifestOptions } from './manifest.js';
 import { parseCapability } from './parse.js';
 import type { AnyRule, LintRegistry } from './rule.js';
-import type { Derived } from './derived.js';
+import { sharedWithinCompile, type Derived } from './derived.js';
 import { rules as allRules } from './rules/index.js';
+import { isComparedBlocksKey } from './rules/duplicate-content.js';
 import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
 import { toolsetsSourceOf, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, Manifest, RegistryInput, SourceFile } from './types.js';
@@ -51,7 +52,7 @@ export interface CompileOptions {
   /** `prepareInput(input)`, when the caller has it already; computed here when absent. */
   prepared?: PreparedInput;
   rules?: readonly AnyRule[];
-  /** Facts kept from earlier compiles of the same documents (`--watch`, compiler/derived.ts); none by default. */
+  /** Facts kept from earlier compiles of the same documents (`--watch`, compiler/derived.ts); by default only those the manifest reads again, for this compile. */
   derived?: Derived;
   /** Filled with the milliseconds each rule took (runRules). */
   ruleTimes?: Map<string, number>;
@@ -61,7 +62,9 @@ export function compileRegistry(input: RegistryInput, options: CompileOptions = 
   const config = options.config ?? defaultConfig();
   const documents = options.documents ?? parseDocuments(input);
   const { toolsets, evals } = options.prepared ?? prepareInput(input);
-  const registry = createLintRegistry(documents, toolsets, input, evals, options.derived);
+  // A one-shot compile keeps only what its manifest reads again of lint's facts.
+  const derived = options.derived ?? sharedWithinCompile(isComparedBlocksKey);
+  const registry = createLintRegistry(documents, toolsets, input, evals, derived);
   const diagnostics = runRules(registry, options.rules ?? allRules, config.rules, options.ruleTimes);
   const errorCount = diagnostics.filter((d) => d.severity === 'error').length;
   return { diagnostics, registry, errorCount, warningCount: diagnostics.length - errorCount, config };

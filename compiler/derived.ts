@@ -2,8 +2,10 @@
 // toolsets) and kept for as long as that object lives. `capreg build --watch` and `capreg lint
 // --watch` keep the parsed objects of unchanged files from one rebuild to the next, so a rule that
 // derives something per document (paragraph fingerprints, token counts, the names a body mentions)
-// computes it again only for the files that changed. A one-shot compile keeps nothing
-// ({@link NO_MEMO}): its objects are new every time, and retained facts would only cost memory.
+// computes it again only for the files that changed. A one-shot compile keeps nothing between
+// compiles: its objects are new every time, and retained facts would only cost memory. Within it,
+// only the facts a later step reads again are kept ({@link sharedWithinCompile}); a caller that
+// wants none passes {@link NO_MEMO}.
 //
 // A fact is a pure function of its owner and its context: the key names what is derived (the rule
 // and its options), the context is everything else it reads, compared with `===` (an object that
@@ -39,6 +41,22 @@ export const NO_MEMO: Derived = {
   keeps: false,
   state: (_key, create) => create(),
 };
+
+/**
+ * A compile that keeps nothing between compiles, but whose later steps read again a few facts an
+ * earlier step derived (the manifest carries duplicate-content's paragraph fingerprints): those
+ * whose key `shared` accepts are kept beside their owner, as {@link DerivedFacts} keeps them, for
+ * as long as it lives; every other fact is computed every time, as with {@link NO_MEMO}.
+ */
+export function sharedWithinCompile(shared: (key: string) => boolean): Derived {
+  const kept = new DerivedFacts();
+  return {
+    of: (owner, key, context, compute) => (shared(key) ? kept.of(owner, key, context, compute) : compute()),
+    across: (key, inputs, compute) => NO_MEMO.across(key, inputs, compute),
+    keeps: false,
+    state: (key, create) => NO_MEMO.state(key, create),
+  };
+}
 
 interface Slot {
   context: unknown;

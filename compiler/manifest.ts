@@ -6,8 +6,16 @@ import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
-import { duplicateContent, paragraphFingerprint, type DuplicateContentOptions } from './rules/duplicate-content.js';
-import { MANIFEST_SCHEMA_VERSION, type CapabilityFrontmatter, type Manifest, type ManifestCapability, type ManifestRuleSetting } from './types.js';
+import { comparedBlocks, duplicateContent, type DuplicateContentOptions } from './rules/duplicate-content.js';
+import { NO_MEMO, type Derived } from './derived.js';
+import {
+  MANIFEST_SCHEMA_VERSION,
+  type CapabilityFrontmatter,
+  type Manifest,
+  type ManifestCapability,
+  type ManifestRuleSetting,
+  type TextBlock,
+} from './types.js';
 import { USER_REGISTRY_RULES } from './user/compile-user.js';
 import manifestSchema from './schema/manifest.schema.json' with { type: 'json' };
 
@@ -190,7 +198,7 @@ const OPTIONAL_FIELDS = [
 ] as const;
 
 /** The manifest entry of one capability that passed lint; `minLength` of duplicate-content, unless it is off. */
-export function manifestCapability(capability: LintCapability, paragraphMinLength?: number): ManifestCapability {
+export function manifestCapability(capability: LintCapability, paragraphMinLength?: number, derived: Derived = NO_MEMO): ManifestCapability {
   const { document } = capability;
   // As written, not as lint's well-typed view: with frontmatter-schema off a field of the wrong type
   // reaches the manifest, whose check (manifestContentProblem) then refuses it rather than drop it.
@@ -213,19 +221,14 @@ export function manifestCapability(capability: LintCapability, paragraphMinLengt
   for (const field of OPTIONAL_FIELDS) if (fm[field] !== undefined) optional[field] = fm[field];
   // The digest covers everything served for this capability, so equal revisions mean equal bytes.
   const { digest: _unset, ...content } = entry;
-  const paragraphs = paragraphMinLength === undefined ? [] : paragraphsOf(capability, paragraphMinLength);
+  const paragraphs = paragraphMinLength === undefined ? [] : paragraphsOf(derived, capability, paragraphMinLength);
   return { ...entry, digest: digestOf(content), ...(paragraphs.length > 0 ? { paragraphs } : {}) };
 }
 
-/** What duplicate-content compares, without the text: a fingerprint and a line per block. */
-function paragraphsOf(capability: LintCapability, minLength: number): [string, number][] {
-  const paragraphs: [string, number][] = [];
-  for (const block of capability.document.blocks) {
-    if (block.kind !== 'paragraph' && block.kind !== 'listItem') continue;
-    const fingerprint = paragraphFingerprint(block.text, minLength);
-    if (fingerprint !== undefined) paragraphs.push([fingerprint, block.range.line]);
-  }
-  return paragraphs;
+/** What duplicate-content compares (the fact it derived, when the compile kept it), without the text: a fingerprint and a line per block. */
+function paragraphsOf(derived: Derived, capability: LintCapability, minLength: number): [string, number][] {
+  const { blocks, keys } = comparedBlocks(derived, capability, minLength);
+  return keys.map((key, index) => [key, (blocks[index] as TextBlock).range.line]);
 }
 
 /** The settings user capabilities are checked with: the registry's, for every rule they run. */
@@ -246,7 +249,7 @@ export function buildManifest(registry: LintRegistry, options: ManifestOptions):
   // An entry reads only its own document (kept under --watch while the file is unchanged).
   const entryKey = `manifest-entry:${minLength}`;
   const capabilities = registry.capabilities
-    .map((capability) => registry.derived.of(capability.document, entryKey, undefined, () => manifestCapability(capability, minLength)))
+    .map((capability) => registry.derived.of(capability.document, entryKey, undefined, () => manifestCapability(capability, minLength, registry.derived)))
     .sort((a, b) => (a.id < b.id ? -1 : 1));
   const revision = digestOf({ toolsets: registry.toolsets, capabilities: capabilities.map(({ id, digest }) => ({ id, digest })) });
   const manifest: Omit<Manifest, 'integrity'> = {

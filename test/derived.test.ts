@@ -1,7 +1,10 @@
 // Kept facts (compiler/derived.ts): computed once per owner, key and context, recomputed when the
 // context changes, invisible to JSON and structured clones, and kept for frozen owners too.
-import { describe, expect, it } from 'vitest';
-import { DerivedFacts, NO_MEMO } from '../compiler/derived.js';
+import { describe, expect, it, vi } from 'vitest';
+import { compileRegistry, emitManifest } from '../compiler/compile.js';
+import { DerivedFacts, NO_MEMO, sharedWithinCompile, type Derived } from '../compiler/derived.js';
+import type { ManifestOptions } from '../compiler/manifest.js';
+import { protocol, registryInput } from './support/registry.js';
 
 describe('DerivedFacts', () => {
   it('computes a fact once per owner, key and context, and again when the context changes', () => {
@@ -75,5 +78,51 @@ describe('DerivedFacts', () => {
     NO_MEMO.across('key', [], () => (runs += 1));
     NO_MEMO.across('key', [], () => (runs += 1));
     expect(runs).toBe(4);
+  });
+});
+
+describe('sharedWithinCompile', () => {
+  it('keeps the facts under shared keys for their owner, and computes every other fact every time', () => {
+    const derived = sharedWithinCompile((key) => key.startsWith('shared:'));
+    const owner = { text: 'a' };
+    let runs = 0;
+    const fact = (key: string): number => derived.of(owner, key, undefined, () => (runs += 1));
+    expect([fact('shared:x'), fact('shared:x'), fact('other'), fact('other')]).toEqual([1, 1, 2, 3]);
+    expect(derived.of({ text: 'a' }, 'shared:x', undefined, () => 'another owner')).toBe('another owner');
+    expect(derived.keeps).toBe(false);
+    expect(derived.state('key', () => ({})) === derived.state('key', () => ({}))).toBe(false);
+  });
+});
+
+describe('a one-shot compile', () => {
+  const LONG = 'Before any write, show the user the exact change with old and new values and wait for an explicit yes.';
+  const input = registryInput({
+    'capabilities/alpha/PROTOCOL.md': protocol({ id: 'alpha' }, `${LONG}\n\n- ${LONG} Then log it.\n\nNever guess.\n`),
+    'capabilities/beta/PROTOCOL.md': protocol(
+      { id: 'beta' },
+      `A different paragraph that is long enough to be compared with the others, and is.\n\nNever guess.\n`,
+    ),
+  });
+  const source = { repository: 'test', commit: 'none' } as unknown as ManifestOptions['source'];
+
+  /** The texts normalized (NFKC) while the manifest is built, and the manifest's paragraphs. */
+  function manifestOf(derived?: Derived): { normalized: number; paragraphs: unknown[] } {
+    const result = compileRegistry(input, derived ? { derived } : {});
+    const normalize = vi.spyOn(String.prototype, 'normalize');
+    try {
+      const manifest = emitManifest(result, { source, generator: 'test' });
+      return { normalized: normalize.mock.calls.filter(([form]) => form === 'NFKC').length, paragraphs: manifest.capabilities.map((each) => each.paragraphs) };
+    } finally {
+      normalize.mockRestore();
+    }
+  }
+
+  it("writes the manifest's paragraph fingerprints from duplicate-content's, without normalizing a paragraph again", () => {
+    const shared = manifestOf();
+    const computedAgain = manifestOf(NO_MEMO);
+    expect(shared.normalized).toBe(0);
+    expect(computedAgain.normalized).toBeGreaterThan(0);
+    expect(shared.paragraphs).toEqual(computedAgain.paragraphs);
+    expect(shared.paragraphs.flat().length).toBe(3);
   });
 });

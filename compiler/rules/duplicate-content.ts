@@ -96,16 +96,24 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
 };
 
 /** The paragraphs and list items of one protocol that count, with their fingerprints. */
-interface ComparedBlocks {
+export interface ComparedBlocks {
   blocks: TextBlock[];
   keys: string[];
   /** keyNumber of each fingerprint. */
   numbers: Int32Array;
 }
 
-/** A fact of the document, for one `minLength`. */
-function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): ComparedBlocks {
-  return derived.of(document, `duplicate-content:${minLength}`, undefined, () => {
+/** The key of {@link comparedBlocks}: the manifest reads the same fact ({@link isComparedBlocksKey}). */
+const comparedBlocksKey = (minLength: number): string => `duplicate-content:${minLength}`;
+
+/** Whether a fact's key is that of {@link comparedBlocks}, for any `minLength`. */
+export function isComparedBlocksKey(key: string): boolean {
+  return key.startsWith('duplicate-content:') && /^\d+$/.test(key.slice('duplicate-content:'.length));
+}
+
+/** A fact of the document, for one `minLength`; the manifest's `paragraphs` are made of it too. */
+export function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): ComparedBlocks {
+  return derived.of(document, comparedBlocksKey(minLength), undefined, () => {
     const blocks: TextBlock[] = [];
     const keys: string[] = [];
     const numbers: number[] = [];
