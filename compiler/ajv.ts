@@ -26,6 +26,15 @@ export function compiledOnFirstUse(compile: () => ValidateFunction): () => Valid
 }
 
 /**
+ * For an instance that compiles only capreg's own schemas (compiler/schema/, the user capability
+ * schema, rule options). ajv would check each schema against its meta-schema first, and compile
+ * the meta-schema to do it: ~50 ms per instance, at the start of every command. These schemas are
+ * fixed, so test/own-schemas.test.ts checks them instead; a schema an author writes
+ * (frontmatter-schema's `inputSchema`, `outputSchema`) is still checked when it is read.
+ */
+export const OWN_SCHEMAS: Options = { validateSchema: false };
+
+/**
  * The JSON Schema dialects ajv checks, by the `$schema` URI that names each. Draft-04 and draft-06
  * need meta-schemas or packages capreg does not ship, so they are not among them.
  */

@@ -1,6 +1,6 @@
 // capreg.config.yaml: rule levels and options, file limits. Parsed and validated here (pure); the
 // CLI reads the file. A broken config is a usage error (exit 2) that names the file and position.
-import { createAjv } from './ajv.js';
+import { createAjv, OWN_SCHEMAS } from './ajv.js';
 import { suggestion } from './did-you-mean.js';
 import { LineIndex, FILE_START } from './positions.js';
 import type { AnyRule, ResolvedRuleSetting } from './rule.js';
@@ -44,7 +44,7 @@ export class ConfigError extends Error {
 const LEVELS = ['off', 'warn', 'error'] as const;
 const TOP_LEVEL_KEYS = ['rules', 'limits'];
 // `$data` lets an options schema relate two options (token-budget: bodyWarn <= bodyError).
-const ajv = createAjv({ strict: false, useDefaults: true, $data: true });
+const ajv = createAjv({ strict: false, useDefaults: true, $data: true, ...OWN_SCHEMAS });
 // Keyed by the rule itself, not its id: a caller's rule table may hold another rule of the same id.
 const optionValidators = new WeakMap<AnyRule, ReturnType<typeof ajv.compile>>();
 

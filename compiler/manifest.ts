@@ -1,7 +1,7 @@
 // The manifest (SPEC §4): emitted by `capreg build`, loaded and verified by the server.
 // Pure functions only; writing the file atomically is the CLI's job.
 import { MAX_JSON_DEPTH, canonicalJsonBytes, digestOf, tooDeepPath } from './canonical.js';
-import { compiledOnFirstUse, createAjv } from './ajv.js';
+import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from './ajv.js';
 import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
@@ -19,7 +19,7 @@ import {
 import { USER_REGISTRY_RULES } from './user/compile-user.js';
 import manifestSchema from './schema/manifest.schema.json' with { type: 'json' };
 
-const manifestShapeValidator = compiledOnFirstUse(() => createAjv({ strict: false }).compile(manifestSchema));
+const manifestShapeValidator = compiledOnFirstUse(() => createAjv({ strict: false, ...OWN_SCHEMAS }).compile(manifestSchema));
 
 /**
  * The most JSON values (objects, arrays, strings, numbers, booleans, nulls) a manifest may hold. A

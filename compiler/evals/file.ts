@@ -3,7 +3,7 @@
 // (`shouldNotMatch`). Parsed through the one YAML reader (positions, no duplicate keys, bounded depth
 // and aliases) and checked against compiler/schema/evals.schema.json, which also bounds the number
 // of requests and their length. An evals file is not served: the manifest and its revision ignore it.
-import { compiledOnFirstUse, createAjv } from '../ajv.js';
+import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from '../ajv.js';
 import { normalizeNewlines } from '../parse.js';
 import { FILE_START, LineIndex } from '../positions.js';
 import { schemaProblems, type SchemaProblem } from '../schema-messages.js';
@@ -21,7 +21,7 @@ export const DEFAULT_TOP = 3;
 export const MAX_EVAL_REQUESTS = evalsSchema.properties.shouldMatch.maxItems;
 export const MAX_REQUEST_CHARS = evalsSchema.properties.shouldMatch.items.maxLength;
 
-const evalsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false }).compile(evalsSchema));
+const evalsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false, ...OWN_SCHEMAS }).compile(evalsSchema));
 const EVALS_KEYS = Object.keys(evalsSchema.properties);
 const HINTS: Record<string, string> = {
   '/top': 'how far down (1 to 10) each `shouldMatch` request may rank',

@@ -1,7 +1,7 @@
 // frontmatter-schema: the frontmatter parses as YAML (no duplicate keys, no tabs, no alias bombs,
 // no prototype keys) and matches the JSON Schema shipped in compiler/schema/capability.schema.json.
 import type { ErrorObject } from 'ajv';
-import { compiledOnFirstUse, createAjv, dialectOf, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
+import { compiledOnFirstUse, createAjv, dialectOf, OWN_SCHEMAS, JSON_SCHEMA_DIALECTS, type AjvInstance, type JsonSchemaDialect } from '../ajv.js';
 import { BLANK_HINT, schemaProblems, type SchemaProblem } from '../schema-messages.js';
 import { fieldFact, type Fact } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
@@ -9,7 +9,7 @@ import type { Range, YamlRanges } from '../types.js';
 import capabilitySchema from '../schema/capability.schema.json' with { type: 'json' };
 import { rangeForPath } from '../yaml-source.js';
 
-const frontmatterValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(capabilitySchema));
+const frontmatterValidator = compiledOnFirstUse(() => createAjv({ strict: true, ...OWN_SCHEMAS }).compile(capabilitySchema));
 /** Lenient instances, one per dialect, made when first needed, to check inputSchema/outputSchema. */
 const schemaCheckers = new Map<JsonSchemaDialect, AjvInstance>();
 /**

@@ -1,7 +1,7 @@
 // toolsets-schema: the toolsets (capabilities/toolsets.yaml and/or capabilities/toolsets/*.yaml) exist,
 // each file parses and matches the JSON Schema (compiler/schema/toolsets.schema.json):
 // toolset -> {description, tools: {name: {action, description, states}}}, and no toolset is defined in two files.
-import { compiledOnFirstUse, createAjv } from '../ajv.js';
+import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from '../ajv.js';
 import { FILE_START } from '../positions.js';
 import { isToolsetsFile, MAX_TOOLSETS_FILES, TOOLSETS_FOLDER, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
@@ -9,7 +9,7 @@ import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
 import { BLANK_HINT, schemaProblems } from '../schema-messages.js';
 import toolsetsSchema from '../schema/toolsets.schema.json' with { type: 'json' };
 
-const toolsetsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false }).compile(toolsetsSchema));
+const toolsetsValidator = compiledOnFirstUse(() => createAjv({ strict: true, useDefaults: false, ...OWN_SCHEMAS }).compile(toolsetsSchema));
 const toolsetKeys = Object.keys(toolsetsSchema.additionalProperties.properties);
 const toolKeys = Object.keys(toolsetsSchema.additionalProperties.properties.tools.additionalProperties.properties);
 /** What a well-formed name looks like, keyed by the schema path of its `propertyNames`. */

@@ -1,12 +1,12 @@
 // user-frontmatter: a user capability's frontmatter parses and matches the user-capability schema
 // (name, description, whenToUse, uses, toolBindings; no id: the server assigns it).
-import { compiledOnFirstUse, createAjv } from '../../ajv.js';
+import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from '../../ajv.js';
 import { ruleDocsUrl, type Rule } from '../../rule.js';
 import { BLANK_HINT, schemaProblems } from '../../schema-messages.js';
 import { escapePointer, rangeForPath } from '../../yaml-source.js';
 import userSchema from '../user-capability.schema.json' with { type: 'json' };
 
-const userValidator = compiledOnFirstUse(() => createAjv({ strict: true }).compile(userSchema));
+const userValidator = compiledOnFirstUse(() => createAjv({ strict: true, ...OWN_SCHEMAS }).compile(userSchema));
 const topLevelKeys = Object.keys(userSchema.properties);
 const bindingKeys = Object.keys(userSchema.properties.toolBindings.items.properties);
 
