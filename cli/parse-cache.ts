@@ -231,7 +231,8 @@ const isBlock: Check = (block, limit) =>
   isString(block.section) &&
   isRange(block.range, limit) &&
   (block.cells === undefined || isStrings(block.cells, limit)) &&
-  (block.fingerprint === undefined || isString(block.fingerprint));
+  // A parse never sets it: only a catalog stand-in's block has one (compiler/compile-one.ts).
+  block.fingerprint === undefined;
 const isLink: Check = (link, limit) =>
   isFields(link) && LINK_KINDS.has(link.kind as string) && isString(link.url) && isString(link.text) && isRange(link.range, limit);
 const isCode: Check = (code, limit) => isFields(code) && typeof code.inline === 'boolean' && isString(code.value) && isRange(code.range, limit);
