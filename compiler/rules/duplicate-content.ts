@@ -103,17 +103,17 @@ export interface ComparedBlocks {
   numbers: Int32Array;
 }
 
-/** The key of {@link comparedBlocks}: the manifest reads the same fact ({@link isComparedBlocksKey}). */
-const comparedBlocksKey = (minLength: number): string => `duplicate-content:${minLength}`;
+/** The key of {@link comparedBlocks} begins so (the rule derives no other per-document fact): the manifest reads the same fact. */
+const COMPARED_BLOCKS = 'duplicate-content:';
 
 /** Whether a fact's key is that of {@link comparedBlocks}, for any `minLength`. */
 export function isComparedBlocksKey(key: string): boolean {
-  return key.startsWith('duplicate-content:') && /^\d+$/.test(key.slice('duplicate-content:'.length));
+  return key.startsWith(COMPARED_BLOCKS);
 }
 
 /** A fact of the document, for one `minLength`; the manifest's `paragraphs` are made of it too. */
 export function comparedBlocks(derived: Derived, { document }: LintCapability, minLength: number): ComparedBlocks {
-  return derived.of(document, comparedBlocksKey(minLength), undefined, () => {
+  return derived.of(document, `${COMPARED_BLOCKS}${minLength}`, undefined, () => {
     const blocks: TextBlock[] = [];
     const keys: string[] = [];
     const numbers: number[] = [];
