@@ -12,10 +12,10 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { compileRegistry, protocolFiles, type CompileResult } from '../compiler/compile.js';
-import { isProtocolFile, isTextInput, isToolsetsFolderProtocol } from '../compiler/layout.js';
+import { isEvalsFile, isProtocolFile, isTextInput, isToolsetsFolderProtocol } from '../compiler/layout.js';
 import type { ResolvedConfig } from '../compiler/config.js';
 import { DerivedFacts } from '../compiler/derived.js';
-import { isEvalsFile, parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
+import { parseEvalsFiles, type ParsedEvals } from '../compiler/evals/file.js';
 import { isToolsetsFile, toolsetsSourceOf, type ParsedToolsets } from '../compiler/toolsets.js';
 import type { CapabilityDocument, RegistryInput, SourceFile } from '../compiler/types.js';
 import { refuseOverBudget } from './compile-root.js';

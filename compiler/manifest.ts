@@ -7,7 +7,7 @@ import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
 import { comparedBlocks, duplicateContent, type DuplicateContentOptions } from './rules/duplicate-content.js';
-import { NO_MEMO, type Derived } from './derived.js';
+import type { Derived } from './derived.js';
 import {
   MANIFEST_SCHEMA_VERSION,
   type CapabilityFrontmatter,
@@ -198,7 +198,7 @@ const OPTIONAL_FIELDS = [
 ] as const;
 
 /** The manifest entry of one capability that passed lint; `minLength` of duplicate-content, unless it is off. */
-export function manifestCapability(capability: LintCapability, paragraphMinLength?: number, derived: Derived = NO_MEMO): ManifestCapability {
+export function manifestCapability(capability: LintCapability, paragraphMinLength: number | undefined, derived: Derived): ManifestCapability {
   const { document } = capability;
   // As written, not as lint's well-typed view: with frontmatter-schema off a field of the wrong type
   // reaches the manifest, whose check (manifestContentProblem) then refuses it rather than drop it.

@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { protocolFiles } from '../../compiler/compile.js';
-import { isProtocolFile } from '../../compiler/layout.js';
+import { isEvalsFile, isProtocolFile } from '../../compiler/layout.js';
 import { canonicalJson, sha256Hex } from '../../compiler/canonical.js';
 import { readLimits } from '../../compiler/config.js';
 import { countsOf, FORMATS } from '../../compiler/formatters/index.js';
@@ -16,7 +16,7 @@ import { compareRegistries, compareRouting, idNotFolder, type GateReport, type G
 import { compareDiagnostics, createLintRegistry } from '../../compiler/lint.js';
 import { isToolsetsFile, toolsetsSourceOf, usableToolsets, type ParsedToolsets } from '../../compiler/toolsets.js';
 import { FILE_START } from '../../compiler/positions.js';
-import { isEvalsFile, parseEvalsFiles } from '../../compiler/evals/file.js';
+import { parseEvalsFiles } from '../../compiler/evals/file.js';
 import type { LintRegistry } from '../../compiler/rule.js';
 import type { CapabilityDocument, Diagnostic, Range, RegistryInput } from '../../compiler/types.js';
 import { compileRoot } from '../compile-root.js';

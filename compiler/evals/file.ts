@@ -13,8 +13,6 @@ import { parseYamlSource, rangeForPath } from '../yaml-source.js';
 import { byKey } from '../order.js';
 import { isEvalsFile } from '../layout.js';
 
-export { isEvalsFile };
-
 /** How far down a request must rank when the file does not say (`top`). */
 export const DEFAULT_TOP = 3;
 /** At most this many requests per list, each at most this long: the schema's bounds, read from it. */

@@ -96,7 +96,7 @@ export const duplicateContent: Rule<DuplicateContentOptions> = {
 };
 
 /** The paragraphs and list items of one protocol that count, with their fingerprints. */
-export interface ComparedBlocks {
+interface ComparedBlocks {
   blocks: TextBlock[];
   keys: string[];
   /** keyNumber of each fingerprint. */

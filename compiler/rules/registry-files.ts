@@ -2,8 +2,16 @@
 // file is binary, over the size limit, not UTF-8 or a link out of the root, and there is at least
 // one capability. A file named nearly as one capreg reads (`evals.yml`, `toolsets/x.yml`, a
 // `protocol.md`) is a warning: it is not read, and skipping it without a word would hide that.
-import { isEvalsFile } from '../evals/file.js';
-import { isInToolsetsFolder, isProtocolFile, isToolsetsFile, isToolsetsFolderProtocol, pathDepth, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../layout.js';
+import {
+  isEvalsFile,
+  isInToolsetsFolder,
+  isProtocolFile,
+  isToolsetsFile,
+  isToolsetsFolderProtocol,
+  pathDepth,
+  TOOLSETS_FILE,
+  TOOLSETS_FOLDER,
+} from '../layout.js';
 import { FILE_START, pointRange } from '../positions.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
 

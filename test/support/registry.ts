@@ -1,6 +1,6 @@
 // Builders for in-memory registries used across tests.
 import { stringify } from 'yaml';
-import { isEvalsFile } from '../../compiler/evals/file.js';
+import { isEvalsFile } from '../../compiler/layout.js';
 import type { RegistryInput } from '../../compiler/types.js';
 
 export const DEFAULT_TOOLSETS = `work-logs:
