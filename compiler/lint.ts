@@ -3,7 +3,7 @@ import { formatMessage, severityFor, type AnyRule, type LintCapability, type Lin
 import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
 import { wellTypedFrontmatter } from './frontmatter.js';
 import { BrokenFacts, type Fact } from './facts.js';
-import { toolOwnersOf, usableToolsets, type ParsedToolsets } from './toolsets.js';
+import { isToolsetsFile, toolOwnersOf, toolsetsPaths, usableToolsets, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, SourceFile } from './types.js';
 import { NO_MEMO, type Derived } from './derived.js';
 import { byCodeUnits, byKey } from './order.js';
@@ -23,6 +23,7 @@ export function createLintRegistry(
     const usable = usableToolsets(toolsetsSource.data);
     return { toolsets: usable, toolOwners: toolOwnersOf(usable) };
   });
+  const refusedFiles = input.files.filter((file) => file.problem !== undefined);
   return {
     capabilities,
     byId,
@@ -32,7 +33,8 @@ export function createLintRegistry(
     toolOwners,
     allPaths: derived.across('lint-all-paths', input.allPaths, () => new Set(input.allPaths)),
     toolsetsSource,
-    refusedFiles: input.files.filter((file) => file.problem !== undefined),
+    refusedFiles,
+    toolsetsUnread: refusedFiles.some((file) => isToolsetsFile(file.path)) || toolsetsPaths(input.allPaths).overLimit.length > 0,
     foldersWithoutProtocol: input.foldersWithoutProtocol,
     evals,
     derived,

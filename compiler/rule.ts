@@ -99,6 +99,13 @@ export interface LintRegistry {
   toolsetsSource: ParsedToolsets;
   /** Files that could not be read as text (too large, binary, not UTF-8, outside the root). */
   refusedFiles: SourceFile[];
+  /**
+   * Whether some toolsets file was not read: refused by the reader (registry-files) or past the
+   * folder's limit (toolsets-schema). The toolsets it defines, and their tools, are unknown, not
+   * missing: no rule calls a toolset or a tool undefined or foreign while this holds, whether or not
+   * the rule that reports the file is on.
+   */
+  toolsetsUnread: boolean;
   /** Capability folders without a PROTOCOL.md. */
   foldersWithoutProtocol: string[];
   /** `capabilities/<id>/evals.yaml` files that could be read, parsed (not served; see compiler/evals/file.ts). */

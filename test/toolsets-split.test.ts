@@ -144,6 +144,15 @@ describe('split toolsets: capreg lint', () => {
     }
   });
 
+  it('calls no tool undefined or foreign when the file that defines it is refused and registry-files is off', () => {
+    const config = { 'capreg.config.yaml': 'limits:\n  maxFileBytes: 4096\nrules:\n  registry-files: off\n' };
+    const padding = `# ${'x'.repeat(5000)}\n`;
+    // The refused file defines work-logs, whose tools the reports capability's table and prose name.
+    const split = lint(registry({ ...config, 'capabilities/toolsets/a.yaml': WORK_LOGS + padding, 'capabilities/toolsets/b.yaml': BILLING + CALENDAR }));
+    const single = lint(registry({ ...config, 'capabilities/toolsets.yaml': TOOLSETS + padding }));
+    for (const result of [split, single]) expect(result).toEqual({ code: 0, lines: [], stderr: '' });
+  });
+
   it('does not call a toolset undefined when the file that defines it is past the folder limit', () => {
     const files: Record<string, string> = { 'capabilities/toolsets/0000.yaml': WORK_LOGS };
     for (let i = 1; i < MAX_TOOLSETS_FILES; i += 1) files[`capabilities/toolsets/${String(i).padStart(4, '0')}.yaml`] = '{}\n';

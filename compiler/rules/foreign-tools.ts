@@ -27,7 +27,8 @@ export const foreignTools: Rule = {
     },
   },
   check({ registry, report }) {
-    if (registry.toolOwners.size === 0) return;
+    // With a toolsets file unread, a tool's owners are not all known: it may belong to this capability's toolsets too.
+    if (registry.toolOwners.size === 0 || registry.toolsetsUnread) return;
     // Which capabilities require (or, second best, list as optional) a toolset: registry-wide, so
     // outside the per-document facts, and built only when some protocol names a foreign tool.
     let owningMaps: [Map<string, Set<string>>, Map<string, Set<string>>] | undefined;

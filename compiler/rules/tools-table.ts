@@ -33,7 +33,8 @@ export const toolsTable: Rule = {
   },
   check({ registry, report }) {
     // Without a usable toolsets.yaml every tool would look unknown; toolsets-schema reports the file.
-    if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined) return;
+    // With a toolsets file unread, the tools it defines are unknown, not undefined or foreign.
+    if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined || registry.toolsetsUnread) return;
     for (const capability of registry.capabilities) {
       // Without a well-typed `requiredToolsets` the capability's toolsets are unknown (frontmatter-schema reports it).
       if (capability.fm.requiredToolsets === undefined) continue;

@@ -3,7 +3,7 @@
 import { suggestion } from '../did-you-mean.js';
 import { fieldFact } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
-import { isToolsetsFile, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
+import type { ParsedToolsets } from '../toolsets.js';
 import { rangeForPath } from '../yaml-source.js';
 
 export const toolsetExists: Rule = {
@@ -23,9 +23,8 @@ export const toolsetExists: Rule = {
     // A missing or unparsable toolsets.yaml is reported once, by toolsets-schema, not here once
     // per toolset. A toolset that is defined but malformed exists (toolsets-schema says what is wrong with it).
     if (!source.present || source.problems.length > 0) return;
-    // So is a toolsets file that was not read at all (refused by the reader: registry-files; past the
-    // folder's limit: toolsets-schema): the toolsets it defines are unknown, not missing.
-    if (registry.refusedFiles.some((file) => isToolsetsFile(file.path)) || toolsetsPaths(registry.allPaths).overLimit.length > 0) return;
+    // So is a toolsets file that was not read at all: the toolsets it defines are unknown, not missing.
+    if (registry.toolsetsUnread) return;
     for (const capability of registry.capabilities) {
       // A fact of the document and of the toolsets as parsed (kept while no toolsets file changes).
       const problems = registry.derived.of(capability.document, 'toolset-exists', source, () => unknownToolsets(capability, source, registry.toolsetsFile));

@@ -102,7 +102,8 @@ export const unknownTools: Rule = {
   },
   check({ registry, report }) {
     // Without a usable toolsets.yaml every name would look unknown; toolsets-schema reports the file.
-    if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined || registry.toolOwners.size === 0) return;
+    // With a toolsets file unread, the tools it defines are unknown, not undefined.
+    if (!registry.toolsetsSource.present || registry.toolsetsSource.data === undefined || registry.toolOwners.size === 0 || registry.toolsetsUnread) return;
     const { firstSegments, prefixes } = registry.derived.of(registry.toolsets, 'unknown-tools:prefixes', undefined, () => toolPrefixes(registry.toolsets));
     const hints = new Map<string, string>();
     const hintFor = (name: string): string => {
