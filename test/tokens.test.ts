@@ -8,7 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { countTokens as packageCount } from 'gpt-tokenizer';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tokenizerFromRanks } from '../compiler/tokens.js';
+import { isCountedSpace, longRuns, MAX_COUNTED_WORD, tokenizerFromRanks } from '../compiler/tokens.js';
 import { REPO_ROOT } from './cli/helpers.js';
 import { runs } from './support/property.js';
 
@@ -68,5 +68,51 @@ describe('the tokenizer from its ranks file', () => {
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);
     expect(child.stdout.trim()).toBe(`undefined ${packageCount('Never guess a customer id.', AS_TEXT)} ranks-file`);
+  });
+});
+
+/** Every maximal run of one kind (whitespace or not) longer than MAX_COUNTED_WORD, found by reading every character. */
+function longRunsByEveryCharacter(text: string): [number, number][] {
+  const found: [number, number][] = [];
+  let start = 0;
+  for (let i = 1; i <= text.length; i += 1) {
+    if (i < text.length && isCountedSpace(text.charCodeAt(i)) === isCountedSpace(text.charCodeAt(start))) continue;
+    if (i - start > MAX_COUNTED_WORD) found.push([start, i]);
+    start = i;
+  }
+  return found;
+}
+
+describe('the long runs a count cuts into pieces', () => {
+  it('are the runs that reading every character finds, whatever their lengths and offsets', () => {
+    // Runs of one character each, of lengths around the limit and its half: neighbours of one kind join up.
+    const piece = fc.record({
+      char: fc.constantFrom('a', ' ', '\t', '\n', '\u00a0', '\u2005', '\u3000', '😀', '|', '\u200b'),
+      length: fc.oneof(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 120, max: 140 }),
+        fc.integer({ min: 250, max: 270 }),
+        fc.integer({ min: 1, max: 700 }),
+      ),
+    });
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.map(({ char, length }) => char.repeat(length)).join('');
+        expect(longRuns(text)).toEqual(longRunsByEveryCharacter(text));
+      }),
+      { numRuns: runs(2000) },
+    );
+  });
+
+  it('are found at the edges of a text and of the limit', () => {
+    for (const length of [MAX_COUNTED_WORD, MAX_COUNTED_WORD + 1, 2 * MAX_COUNTED_WORD, 2 * MAX_COUNTED_WORD + 1]) {
+      for (const text of ['x'.repeat(length), ` ${'x'.repeat(length)}`, `${'x'.repeat(length)} `, ` ${' '.repeat(length)}x`, `y ${'x'.repeat(length)} y`]) {
+        expect(longRuns(text)).toEqual(longRunsByEveryCharacter(text));
+      }
+    }
+    expect(longRuns(`${'x'.repeat(MAX_COUNTED_WORD + 1)} ${'y'.repeat(MAX_COUNTED_WORD + 1)}`)).toEqual([
+      [0, MAX_COUNTED_WORD + 1],
+      [MAX_COUNTED_WORD + 2, 2 * MAX_COUNTED_WORD + 3],
+    ]);
   });
 });
