@@ -105,15 +105,30 @@ function frontmatterBlock(text: string): string {
 export const MAX_NESTING = 100;
 const NESTING_PREFIX = /^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))+/;
 
+/** Whether a character can be part of a NESTING_PREFIX: indentation, `>`, list markers, digits, `.` and `)`. */
+function isNestingCode(code: number): boolean {
+  return code === 32 || code === 9 || code === 62 || code === 45 || code === 42 || code === 43 || code === 46 || code === 41 || (code >= 48 && code <= 57);
+}
+
+/** Whether one line (without its line break) is nested deeper than MAX_NESTING. */
+function nestsTooDeeply(row: string): boolean {
+  const indentation = /^[ \t]*/.exec(row)?.[0].length ?? 0;
+  if (indentation / 2 > MAX_NESTING) return true;
+  const prefix = NESTING_PREFIX.exec(row)?.[0];
+  return prefix !== undefined && prefix.replace(/[ \t]/g, '').replace(/\d{1,9}/g, '').length + (prefix.length - prefix.trimStart().length) / 2 > MAX_NESTING;
+}
+
 /** 1-based line of the first line nested deeper than MAX_NESTING, or 0. */
 export function tooDeeplyNestedLine(text: string): number {
   let line = 0;
-  for (const row of text.split('\n')) {
+  for (let start = 0; start <= text.length;) {
+    const found = text.indexOf('\n', start);
+    const end = found < 0 ? text.length : found;
     line += 1;
-    const indentation = /^[ \t]*/.exec(row)?.[0].length ?? 0;
-    if (indentation / 2 > MAX_NESTING) return line;
-    const prefix = NESTING_PREFIX.exec(row)?.[0];
-    if (prefix && prefix.replace(/[ \t]/g, '').replace(/\d{1,9}/g, '').length + (prefix.length - prefix.trimStart().length) / 2 > MAX_NESTING) return line;
+    // Every level takes a character of the prefix at least (a marker, or half of two spaces), so a
+    // line nested deeper than MAX_NESTING has prefix characters up to that offset and past it.
+    if (end - start > MAX_NESTING && isNestingCode(text.charCodeAt(start + MAX_NESTING)) && nestsTooDeeply(text.slice(start, end))) return line;
+    start = end + 1;
   }
   return 0;
 }

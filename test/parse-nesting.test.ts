@@ -1,7 +1,9 @@
 // Deeply nested Markdown is refused before parsing: micromark's work grows far faster than the
 // file on hundreds of nested quotes or list levels, and a registry file must not stall CI.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING, parseCapability, tooDeeplyNestedLine } from '../compiler/parse.js';
+import { runs } from './support/property.js';
 
 const FRONTMATTER = '---\nid: alpha\n---\n';
 
@@ -18,6 +20,35 @@ describe('nesting pre-check', () => {
     const indented = Array.from({ length: 300 }, (_, level) => `${'  '.repeat(level)}- item ${level}`).join('\n');
     expect(tooDeeplyNestedLine(indented)).toBe(MAX_NESTING + 1);
     expect(tooDeeplyNestedLine(`${'- '.repeat(MAX_NESTING + 1)}x`)).toBe(1);
+  });
+
+  it('finds the line that checking every line with the prefix pattern finds', () => {
+    const prefix = /^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))+/;
+    const byEveryLine = (text: string): number => {
+      const rows = text.split('\n');
+      for (const [index, row] of rows.entries()) {
+        const indentation = /^[ \t]*/.exec(row)![0].length;
+        const found = prefix.exec(row)?.[0];
+        const depth = found === undefined ? 0 : found.replace(/[ \t]/g, '').replace(/\d{1,9}/g, '').length + (found.length - found.trimStart().length) / 2;
+        if (indentation / 2 > MAX_NESTING || depth > MAX_NESTING) return index + 1;
+      }
+      return 0;
+    };
+    // Lines of repeated prefixes, around the limit's length, ending in text or not.
+    const line = fc
+      .tuple(
+        fc.array(fc.constantFrom('> ', '>', '- ', '* ', '+ ', '1. ', '123) ', '  ', ' ', '\t', '-', 'x', '7'), { maxLength: 4 }),
+        fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 30, max: 120 })),
+        fc.constantFrom('', 'item', ' ', '\r'),
+      )
+      .map(([pieces, times, tail]) => `${pieces.join('').repeat(times)}${tail}`);
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const text = lines.join('\n');
+        expect(tooDeeplyNestedLine(text)).toBe(byEveryLine(text));
+      }),
+      { numRuns: runs(3000) },
+    );
   });
 
   it('reports a 1,000-level nested list quickly, at its line, and keeps the frontmatter', () => {
