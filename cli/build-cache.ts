@@ -280,17 +280,22 @@ function isDiagnostic(value: unknown): boolean {
   return isRecordObject(related) && typeof related.file === 'string' && isCount(related.line) && isCount(related.column) && typeof related.message === 'string';
 }
 
+/** Whether a recorded report has every field the formatters read, of the right type, with counts that match its diagnostics. */
+export function isRecordedReport(report: unknown): report is LintReport {
+  if (!isRecordObject(report) || !Array.isArray(report.diagnostics) || !isCount(report.errorCount) || !isCount(report.warningCount)) return false;
+  let errors = 0;
+  for (const diagnostic of report.diagnostics as unknown[]) {
+    if (!isDiagnostic(diagnostic)) return false;
+    if ((diagnostic as { severity: string }).severity === 'error') errors += 1;
+  }
+  return errors === report.errorCount && report.diagnostics.length - errors === report.warningCount;
+}
+
 /** The record in build.json when it has the shape recordBuild writes and names only the outputs of `outDir`. */
 function checkedRecord(value: unknown, outDir: string): BuildRecord | undefined {
   if (!isRecordObject(value) || value.format !== FORMAT || typeof value.key !== 'string' || typeof value.summary !== 'string') return undefined;
   const { report, outputs } = value;
-  if (!isRecordObject(report) || !Array.isArray(report.diagnostics) || !isCount(report.errorCount) || !isCount(report.warningCount)) return undefined;
-  let errors = 0;
-  for (const diagnostic of report.diagnostics as unknown[]) {
-    if (!isDiagnostic(diagnostic)) return undefined;
-    if ((diagnostic as { severity: string }).severity === 'error') errors += 1;
-  }
-  if (errors !== report.errorCount || report.diagnostics.length - errors !== report.warningCount) return undefined;
+  if (!isRecordedReport(report)) return undefined;
   const allowed = outputPaths(outDir);
   if (!Array.isArray(outputs)) return undefined;
   for (const output of outputs as unknown[]) {

@@ -7,6 +7,9 @@ import type { CapabilityDocument, RegistryInput } from '../compiler/types.js';
 import { parseEvalsFiles } from '../compiler/evals/file.js';
 import { isEvalsFile } from '../compiler/layout.js';
 import { toolsetsSourceOf } from '../compiler/toolsets.js';
+import type { LintReport } from '../compiler/formatters/types.js';
+import { cacheFolderUsable } from './build-cache.js';
+import { lintKey, recordedLint, recordLint } from './lint-record.js';
 import { loadConfig } from './load-config.js';
 import { parseWithCache } from './parse-cache.js';
 import { overBudgetProblem, type ParsedDocuments } from './parse-workers.js';
@@ -33,11 +36,37 @@ export interface CompileRootOptions {
 }
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
-  const { timings } = options;
+  const { config, read } = await readRoot(root, options.timings);
+  return compileRead(root, config, read, options);
+}
+
+/**
+ * `capreg lint`'s compile: answered from the lint record (cli/lint-record.ts) when the configuration
+ * and every file read are what the last lint read, with the cache on; recorded otherwise.
+ */
+export async function lintRoot(root: string, options: CompileRootOptions): Promise<LintReport> {
+  const { config, read } = await readRoot(root, options.timings);
+  const key = options.cache && cacheFolderUsable(root) ? lintKey(config, read) : undefined;
+  const recorded = key === undefined ? undefined : recordedLint(root, key);
+  if (recorded !== undefined) return recorded;
+  const { result, overBudget } = await compileRead(root, config, read, options);
+  // A file over the parse budget is a finding of this run's timing, not of the files: not kept.
+  if (key !== undefined && overBudget.length === 0) await recordLint(root, key, result);
+  return result;
+}
+
+/** The configuration and the registry as read from disk. */
+async function readRoot(root: string, timings: Timings | undefined): Promise<{ config: ResolvedConfig; read: RegistryInput }> {
   timings?.mark('start');
   const config = await loadConfig(root);
   const read = readRegistry(root, readLimits(config));
   timings?.mark('read');
+  return { config, read };
+}
+
+/** Parse (through the cache, under the parse budget) and lint what readRoot read. */
+async function compileRead(root: string, config: ResolvedConfig, read: RegistryInput, options: CompileRootOptions): Promise<RootCompilation> {
+  const { timings } = options;
   const fromCache = new Set<string>();
   const overMemory = new Set<string>();
   const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache, overMemory });

@@ -31,8 +31,8 @@ export const lintCommand: Command = async (argv, context) => {
   }
   // The parse worker loads its modules while this thread loads the compiler.
   startParseWorker();
-  const { compileRoot } = await import('../compile-root.js');
-  const { result } = await compileRoot(root, { cache: !values['no-cache'], jobs, timings });
+  const { lintRoot } = await import('../compile-root.js');
+  const result = await lintRoot(root, { cache: !values['no-cache'], jobs, timings });
   context.stdout(formatter(result));
   if (maxWarnings !== undefined && result.errorCount === 0 && result.warningCount > maxWarnings) {
     context.stderr(`capreg: too many warnings (${result.warningCount}, --max-warnings ${maxWarnings})\n`);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import { main } from '../../cli/main.js';
 import type { CliContext } from '../../cli/context.js';
+import { lintRecordFile } from '../../cli/lint-record.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO_ROOT, 'bin/capreg.js');
@@ -49,6 +50,11 @@ export function tempDir(prefix = 'capreg-cli-'): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   created.push(dir);
   return dir;
+}
+
+/** Remove the last lint's record (cli/lint-record.ts), so that the next lint parses and lints: through the parse cache, if it has one. */
+export function forgetLastLint(root: string): void {
+  fs.rmSync(lintRecordFile(root), { force: true });
 }
 
 /** Write files (relative path -> text or bytes) under `root`. */

@@ -5,7 +5,7 @@ import { DEFAULT_RULE_ROWS, Timings, formatTimings, timingsFromEnv } from '../..
 import { UsageError } from '../../cli/context.js';
 import { rules } from '../../compiler/rules/index.js';
 import { commitAll, createBaseRepository, runCli, setVersion } from '../gate/fixture.js';
-import { cleanProtocol, run, runBin, tempRegistry, writeFiles } from './helpers.js';
+import { cleanProtocol, forgetLastLint, run, runBin, tempRegistry, writeFiles } from './helpers.js';
 
 /** The rows of the table under `heading` ("Phase" or "Rule"): name and milliseconds. */
 function rowsOf(stderr: string, heading: string): [string, number][] {
@@ -87,6 +87,7 @@ describe('capreg lint with CAPREG_TIMING', () => {
 
   it('writes the same report and exit code, and the tables after it on standard error', async () => {
     const plain = await run(['lint', '-f', 'json'], { cwd: root });
+    forgetLastLint(root);
     const timed = await run(['lint', '-f', 'json'], { cwd: root, env: { CAPREG_TIMING: 'all' } });
     expect(plain.code).toBe(1);
     expect(timed.code).toBe(plain.code);
@@ -108,6 +109,7 @@ describe('capreg lint with CAPREG_TIMING', () => {
       expect(all).toHaveLength(ruleIds.length - 2);
       expect(all).not.toContain('state-machine');
       expect(all).not.toContain('links');
+      forgetLastLint(root);
       const ten = await run(['lint'], { cwd: root, env: { CAPREG_TIMING: '1' } });
       expect(rowsOf(ten.stderr, 'Rule')).toHaveLength(DEFAULT_RULE_ROWS);
       expect(ten.stderr).toContain(`(${ruleIds.length - 2 - DEFAULT_RULE_ROWS} more rules: CAPREG_TIMING=all lists every one)`);
@@ -121,7 +123,16 @@ describe('capreg lint with CAPREG_TIMING', () => {
     expect(result).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('CAPREG_TIMING=on is not a setting') as unknown });
   });
 
+  it('times a lint answered from its record as its start, its read and its output', async () => {
+    await run(['lint'], { cwd: root });
+    const again = await run(['lint'], { cwd: root, env: { CAPREG_TIMING: 'all' } });
+    expect(again.code).toBe(1);
+    expect(rowsOf(again.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'output', 'total']);
+    expect(rowsOf(again.stderr, 'Rule')).toEqual([]);
+  });
+
   it('works through the real executable', () => {
+    forgetLastLint(root);
     const result = runBin(['lint'], { cwd: root, env: { CAPREG_TIMING: '1' } });
     expect(result.code).toBe(1);
     expect(rowsOf(result.stderr, 'Phase').map(([name]) => name)).toEqual(['start', 'read', 'parse', 'lint', 'output', 'total']);
