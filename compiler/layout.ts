@@ -33,6 +33,11 @@ export function isInToolsetsFolder(path: string): boolean {
   return path.startsWith(`${TOOLSETS_FOLDER}/`);
 }
 
+/** TOOLSETS_FILE, TOOLSETS_FOLDER, or anything under it: a path whose refusal leaves toolsets unread. */
+export function isToolsetsPath(path: string): boolean {
+  return path === TOOLSETS_FILE || path === TOOLSETS_FOLDER || isInToolsetsFolder(path);
+}
+
 /** `capabilities/toolsets.yaml` or `capabilities/toolsets/<name>.yaml`. */
 export function isToolsetsFile(path: string): boolean {
   return path === TOOLSETS_FILE || (isInToolsetsFolder(path) && /^[^/]+\.yaml$/.test(path.slice(TOOLSETS_FOLDER.length + 1)));

@@ -3,7 +3,8 @@ import { formatMessage, severityFor, type AnyRule, type LintCapability, type Lin
 import { parseEvalsFiles, type ParsedEvals } from './evals/file.js';
 import { wellTypedFrontmatter } from './frontmatter.js';
 import { BrokenFacts, type Fact } from './facts.js';
-import { isToolsetsFile, toolOwnersOf, toolsetsPaths, usableToolsets, type ParsedToolsets } from './toolsets.js';
+import { isToolsetsPath } from './layout.js';
+import { toolOwnersOf, toolsetsPaths, usableToolsets, type ParsedToolsets } from './toolsets.js';
 import type { CapabilityDocument, Diagnostic, RegistryInput, SourceFile } from './types.js';
 import { NO_MEMO, type Derived } from './derived.js';
 import { byCodeUnits, byKey } from './order.js';
@@ -34,7 +35,8 @@ export function createLintRegistry(
     allPaths: derived.across('lint-all-paths', input.allPaths, () => new Set(input.allPaths)),
     toolsetsSource,
     refusedFiles,
-    toolsetsUnread: refusedFiles.some((file) => isToolsetsFile(file.path)) || toolsetsPaths(input.allPaths).overLimit.length > 0,
+    toolsetsUnread:
+      toolsetsSource.problems.length > 0 || refusedFiles.some((file) => isToolsetsPath(file.path)) || toolsetsPaths(input.allPaths).overLimit.length > 0,
     foldersWithoutProtocol: input.foldersWithoutProtocol,
     evals,
     derived,

@@ -100,10 +100,11 @@ export interface LintRegistry {
   /** Files that could not be read as text (too large, binary, not UTF-8, outside the root). */
   refusedFiles: SourceFile[];
   /**
-   * Whether some toolsets file was not read: refused by the reader (registry-files) or past the
-   * folder's limit (toolsets-schema). The toolsets it defines, and their tools, are unknown, not
-   * missing: no rule calls a toolset or a tool undefined or foreign while this holds, whether or not
-   * the rule that reports the file is on.
+   * Whether some toolsets file was not read: refused by the reader (registry-files; the file, or the
+   * toolsets folder itself), past the folder's limit, or not parsed (toolsets-schema). The toolsets
+   * it defines, their tools and the tools' states are unknown, not missing: no rule calls a toolset,
+   * tool or state undefined or foreign while this holds, whether or not the rule that reports the
+   * file is on.
    */
   toolsetsUnread: boolean;
   /** Capability folders without a PROTOCOL.md. */

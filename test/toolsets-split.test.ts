@@ -153,6 +153,43 @@ describe('split toolsets: capreg lint', () => {
     for (const result of [split, single]) expect(result).toEqual({ code: 0, lines: [], stderr: '' });
   });
 
+  it('calls no state undeclared when the tool that declares it is in a refused file and registry-files is off', () => {
+    const config = { 'capreg.config.yaml': 'limits:\n  maxFileBytes: 4096\nrules:\n  registry-files: off\n' };
+    // The tool declares the states; the capability does not repeat them in `states`.
+    const workLogs = WORK_LOGS.replace('Generate a report. }', 'Generate a report., states: [PENDING, DONE] }');
+    const reports = REPORTS.replace('states: [PENDING, DONE]\n', '');
+    expect(workLogs).not.toBe(WORK_LOGS);
+    expect(
+      lint(registry({ 'capabilities/toolsets/a.yaml': workLogs, 'capabilities/toolsets/b.yaml': BILLING + CALENDAR, [REPORTS_FILE]: reports })).lines,
+    ).toEqual([]);
+    const root = registry({
+      ...config,
+      'capabilities/toolsets/a.yaml': `${workLogs}# ${'x'.repeat(5000)}\n`,
+      'capabilities/toolsets/b.yaml': BILLING + CALENDAR,
+    });
+    writeFiles(root, { [REPORTS_FILE]: reports });
+    expect(lint(root)).toEqual({ code: 0, lines: [], stderr: '' });
+  });
+
+  it('reports a refused toolsets folder once: its toolsets are unknown, not undefined', () => {
+    const outside = tempDir('capreg-toolsets-outside-');
+    writeFiles(outside, { 'more.yaml': BILLING + CALENDAR });
+    const root = registry({ 'capabilities/toolsets.yaml': WORK_LOGS });
+    fs.symlinkSync(outside, path.join(root, 'capabilities/toolsets'));
+    const { code, lines } = lint(root);
+    expect(code).toBe(1);
+    expect(lines).toEqual([expect.stringMatching(/^capabilities\/toolsets:1:1 registry-files .*outside/)]);
+  });
+
+  it('calls no tool undefined when the file that defines it does not parse and toolsets-schema is off', () => {
+    const root = registry({
+      'capreg.config.yaml': 'rules:\n  toolsets-schema: off\n',
+      'capabilities/toolsets/a.yaml': `${WORK_LOGS}broken: [unclosed\n`,
+      'capabilities/toolsets/b.yaml': BILLING + CALENDAR,
+    });
+    expect(lint(root)).toEqual({ code: 0, lines: [], stderr: '' });
+  });
+
   it('does not call a toolset undefined when the file that defines it is past the folder limit', () => {
     const files: Record<string, string> = { 'capabilities/toolsets/0000.yaml': WORK_LOGS };
     for (let i = 1; i < MAX_TOOLSETS_FILES; i += 1) files[`capabilities/toolsets/${String(i).padStart(4, '0')}.yaml`] = '{}\n';

@@ -118,7 +118,11 @@ export const stateMachine: Rule = {
       // are derived from them and change with them).
       const findings = registry.derived.of(capability.document, 'state-machine', registry.toolsets, () => checkCapability(capability, registry, cache));
       // Every message gets the toolsets file's name here, outside the kept findings; a template without it ignores it.
-      for (const finding of findings) report({ ...finding, capability, data: { ...finding.data, toolsetsFile: registry.toolsetsFile } });
+      for (const finding of findings) {
+        // With a toolsets file unread, a state no known tool declares may be one of its tools' states.
+        if (finding.messageId === 'undeclared' && registry.toolsetsUnread) continue;
+        report({ ...finding, capability, data: { ...finding.data, toolsetsFile: registry.toolsetsFile } });
+      }
     }
   },
 };

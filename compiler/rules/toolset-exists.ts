@@ -22,9 +22,8 @@ export const toolsetExists: Rule = {
     const source = registry.toolsetsSource;
     // A missing or unparsable toolsets.yaml is reported once, by toolsets-schema, not here once
     // per toolset. A toolset that is defined but malformed exists (toolsets-schema says what is wrong with it).
-    if (!source.present || source.problems.length > 0) return;
-    // So is a toolsets file that was not read at all: the toolsets it defines are unknown, not missing.
-    if (registry.toolsetsUnread) return;
+    // So is a toolsets file that was not read or parsed: the toolsets it defines are unknown, not missing.
+    if (!source.present || registry.toolsetsUnread) return;
     for (const capability of registry.capabilities) {
       // A fact of the document and of the toolsets as parsed (kept while no toolsets file changes).
       const problems = registry.derived.of(capability.document, 'toolset-exists', source, () => unknownToolsets(capability, source, registry.toolsetsFile));

@@ -3,7 +3,7 @@
 // toolset -> {description, tools: {name: {action, description, states}}}, and no toolset is defined in two files.
 import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from '../ajv.js';
 import { FILE_START } from '../positions.js';
-import { isToolsetsFile, MAX_TOOLSETS_FILES, TOOLSETS_FOLDER, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
+import { MAX_TOOLSETS_FILES, TOOLSETS_FOLDER, toolsetsDefinedTwice, toolsetsPaths, type ParsedToolsets } from '../toolsets.js';
 import type { Fact } from '../facts.js';
 import { ruleDocsUrl, type Report, type Rule } from '../rule.js';
 import { BLANK_HINT, schemaProblems } from '../schema-messages.js';
@@ -56,7 +56,7 @@ export const toolsetsSchemaRule: Rule = {
   check({ registry, report }) {
     const source = registry.toolsetsSource;
     if (!source.present) {
-      if (!registry.refusedFiles.some((refused) => isToolsetsFile(refused.path))) {
+      if (!registry.toolsetsUnread) {
         report({ file: source.file, range: FILE_START, messageId: 'missing', data: { file: source.file }, marks: [{ kind: 'toolsets-file' }] });
       }
       return;
