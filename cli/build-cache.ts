@@ -280,6 +280,42 @@ function isDiagnostic(value: unknown): boolean {
   return isRecordObject(related) && typeof related.file === 'string' && isCount(related.line) && isCount(related.column) && typeof related.message === 'string';
 }
 
+/**
+ * A record's JSON, parsed, or undefined when it is not JSON or not of a record's build: objects and
+ * arrays nested more than MAX_RECORD_DEPTH deep, or (past the first 1,024) more of them than one per
+ * RECORD_BYTES_PER_CONTAINER bytes (a diagnostic is an object of ~200 bytes). Checked before
+ * JSON.parse, whose memory such a text would exhaust: 60 MiB of `[` took 2.8 GB, outside the heap's limit.
+ */
+export function parseRecord(text: string): unknown {
+  let depth = 0;
+  let containers = 0;
+  const most = Math.max(1024, Math.ceil(text.length / RECORD_BYTES_PER_CONTAINER));
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code === 34) {
+      // A string: on to its closing quote, past escaped characters.
+      for (index += 1; index < text.length; index += 1) {
+        const inner = text.charCodeAt(index);
+        if (inner === 92) index += 1;
+        else if (inner === 34) break;
+      }
+    } else if (code === 123 || code === 91) {
+      if ((depth += 1) > MAX_RECORD_DEPTH || (containers += 1) > most) return undefined;
+    } else if (code === 125 || code === 93) {
+      depth -= 1;
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A record nests a report's diagnostics and their `related` within this. */
+const MAX_RECORD_DEPTH = 8;
+const RECORD_BYTES_PER_CONTAINER = 16;
+
 /** Whether a recorded report has every field the formatters read, of the right type, with counts that match its diagnostics. */
 export function isRecordedReport(report: unknown): report is LintReport {
   if (!isRecordObject(report) || !Array.isArray(report.diagnostics) || !isCount(report.errorCount) || !isCount(report.warningCount)) return false;
@@ -312,12 +348,7 @@ function checkedRecord(value: unknown, outDir: string): BuildRecord | undefined 
 export async function cachedBuild(root: string, key: string, outDir: string): Promise<CachedBuild | undefined> {
   const bytes = readRegularFile(buildCacheFile(root), MAX_RECORD_BYTES);
   if (bytes === undefined) return undefined;
-  let record: BuildRecord | undefined;
-  try {
-    record = checkedRecord(JSON.parse(bytes.toString('utf8')), path.resolve(outDir));
-  } catch {
-    return undefined;
-  }
+  const record = checkedRecord(parseRecord(bytes.toString('utf8')), path.resolve(outDir));
   if (!record || record.key !== key) return undefined;
   for (const output of record.outputs) {
     if ((await regularFileDigest(output.path, output.size)) !== output.sha256) return undefined;

@@ -4,7 +4,7 @@
 // digest instead of ~6 s).
 //
 // What the digest covers, and so what a lint's report can depend on:
-// - capreg's compiler code (CODE_FINGERPRINT) and Node's version (Unicode tables, normalization),
+// - capreg's code, the packages the compiler brings and Node's versions (pipelineFingerprint),
 // - the configuration as resolved (every limit, every rule's level and options),
 // - the registry as read: every text file by path and content, or by why it was refused; every
 //   other path; the capability folders without a PROTOCOL.md.
@@ -21,9 +21,9 @@ import type { ResolvedConfig } from '../compiler/config.js';
 import type { LintReport } from '../compiler/formatters/types.js';
 import type { RegistryInput } from '../compiler/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
-import { isRecordedReport, MAX_RECORD_BYTES, readRegularFile } from './build-cache.js';
+import { isRecordedReport, MAX_RECORD_BYTES, parseRecord, readRegularFile } from './build-cache.js';
 import { cacheFolder } from './cache-folder.js';
-import { CODE_FINGERPRINT } from './code-fingerprint.js';
+import { pipelineFingerprint } from './code-fingerprint.js';
 
 const FORMAT = 1;
 
@@ -37,7 +37,7 @@ export function lintKey(config: ResolvedConfig, input: RegistryInput): string {
   const line = (value: unknown): void => {
     hash.update(`${JSON.stringify(value)}\n`);
   };
-  line({ format: FORMAT, capreg: CODE_FINGERPRINT, node: process.version });
+  line({ format: FORMAT, capreg: pipelineFingerprint() });
   const { rules, ...limits } = config;
   line({ limits: Object.entries(limits).sort(), rules: [...rules].sort(([a], [b]) => (a < b ? -1 : 1)) });
   for (const file of input.files) {
@@ -49,24 +49,24 @@ export function lintKey(config: ResolvedConfig, input: RegistryInput): string {
   return hash.digest('hex');
 }
 
+/** How a record for `key` begins, as recordLint writes it: a record for another key is a miss unread. */
+const recordStart = (key: string): string => `{"format":${FORMAT},"key":${JSON.stringify(key)},"report":`;
+
 /** The report recorded for `key`, or undefined (no record, another key, or not one recordLint wrote). */
 export function recordedLint(root: string, key: string): LintReport | undefined {
   const bytes = readRegularFile(lintRecordFile(root), MAX_RECORD_BYTES);
-  if (bytes === undefined) return undefined;
-  try {
-    const record = JSON.parse(bytes.toString('utf8')) as unknown;
-    if (typeof record !== 'object' || record === null) return undefined;
-    const { format, key: recordedKey, report } = record as Record<string, unknown>;
-    return format === FORMAT && recordedKey === key && isRecordedReport(report) ? report : undefined;
-  } catch {
-    return undefined;
-  }
+  const start = recordStart(key);
+  if (bytes === undefined || bytes.toString('utf8', 0, start.length) !== start) return undefined;
+  const record = parseRecord(bytes.toString('utf8'));
+  if (typeof record !== 'object' || record === null) return undefined;
+  const { format, key: recordedKey, report } = record as Record<string, unknown>;
+  return format === FORMAT && recordedKey === key && isRecordedReport(report) ? report : undefined;
 }
 
 /** Keep `report` as the lint of the input whose key is `key`. */
 export async function recordLint(root: string, key: string, report: LintReport): Promise<void> {
   const { diagnostics, errorCount, warningCount } = report;
-  const text = JSON.stringify({ format: FORMAT, key, report: { diagnostics, errorCount, warningCount } });
+  const text = `${recordStart(key)}${JSON.stringify({ diagnostics, errorCount, warningCount })}}`;
   // What recordedLint would refuse is not written.
   if (text.length > MAX_RECORD_BYTES / 4 && Buffer.byteLength(text) > MAX_RECORD_BYTES) return;
   try {

@@ -30,11 +30,11 @@ import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
 import { removeStaleTemporaries, temporaryPath } from '../server/atomic-write.js';
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
-import { CODE_FINGERPRINT } from './code-fingerprint.js';
+import { pipelineFingerprint } from './code-fingerprint.js';
 import { parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
 
 const SHARDS = 16;
-const HEADER = `capreg parse cache 4; capreg ${CODE_FINGERPRINT}; v8 ${process.versions.v8}\n`;
+const HEADER = `capreg parse cache 4; capreg ${pipelineFingerprint()}\n`;
 const HEADER_BYTES = Buffer.from(HEADER, 'utf8');
 /**
  * A shard is never larger than this: the writer drops one that would be (its files are parsed every

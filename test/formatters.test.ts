@@ -270,6 +270,19 @@ describe('formatters', () => {
     expect(run.results[2]!.message.text).toBe('100% wrong: line one\r\nline two, with: colons');
   });
 
+  it('stylish and sarif: a report of 300,000 diagnostics in one file, of many rule ids, each result pointing at its rule', () => {
+    const many: Diagnostic[] = Array.from({ length: 300_000 }, (_, i) => ({ ...DIAGNOSTICS[0]!, line: i + 1, ruleId: `rule-${i % 5000}`, related: undefined }));
+    const report = countsOf(many);
+    const stylish = formatStylish(report);
+    expect(stylish.split('\n').filter((line) => line.includes('rule-4999'))).toHaveLength(60);
+    const log = JSON.parse(formatSarif(report)) as {
+      runs: { tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number }[] }[];
+    };
+    const [run] = log.runs;
+    expect(run!.tool.driver.rules).toHaveLength(5000);
+    expect(run!.results.every((result) => run!.tool.driver.rules[result.ruleIndex]!.id === result.ruleId)).toBe(true);
+  });
+
   it('sarif: an empty run for a clean report', () => {
     const log = JSON.parse(formatSarif(countsOf([]))) as { runs: { tool: { driver: { rules: unknown[] } }; results: unknown[] }[] };
     expect(log.runs[0]!.results).toEqual([]);

@@ -15,6 +15,7 @@ function uriOf(file: string): string {
 
 export const formatSarif: Formatter = (report) => {
   const usedRuleIds = [...new Set(report.diagnostics.map((d) => d.ruleId))].sort();
+  const ruleIndex = new Map(usedRuleIds.map((id, index) => [id, index]));
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -33,7 +34,7 @@ export const formatSarif: Formatter = (report) => {
         },
         results: report.diagnostics.map((d) => ({
           ruleId: d.ruleId,
-          ruleIndex: usedRuleIds.indexOf(d.ruleId),
+          ruleIndex: ruleIndex.get(d.ruleId),
           level: d.severity === 'error' ? 'error' : 'warning',
           message: { text: d.message },
           locations: [

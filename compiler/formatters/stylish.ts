@@ -20,7 +20,8 @@ export const formatStylish: Formatter = (report) => {
   for (const [file, diagnostics] of byFile) {
     lines.push(plainText(file));
     const rows = diagnostics.map((d) => [`${d.line}:${d.column}`, d.severity === 'error' ? 'error' : 'warning', plainText(d.message), d.ruleId]);
-    const widths = [0, 1].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+    // A reduce, not Math.max(...): a file's diagnostics can outnumber a call's arguments.
+    const widths = [0, 1].map((i) => rows.reduce((widest, row) => Math.max(widest, row[i]!.length), 0));
     for (const [index, row] of rows.entries()) {
       lines.push(`  ${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padEnd(widths[1]!)}  ${row[2]}  ${row[3]}`);
       const related = diagnostics[index]?.related;

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseRecord } from '../../cli/build-cache.js';
 import { lintRecordFile } from '../../cli/lint-record.js';
 import { cleanProtocol, runBin, tempRegistry, writeFiles, type JsonReport } from './helpers.js';
 
@@ -103,6 +104,28 @@ describe('capreg lint: the lint record', () => {
       expect(fs.lstatSync(lintRecordFile(root)).isFile(), what).toBe(true);
       expect(fs.readFileSync(lintRecordFile(root), 'utf8'), what).toBe(good);
     }
+  });
+
+  it('reads a record nested deeper than a report, or made of more objects than a report has, as a miss without parsing it', () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha'), [BETA]: BETA_LINKING });
+    const real = lint(root);
+    const good = fs.readFileSync(lintRecordFile(root), 'utf8');
+    const start = good.slice(0, good.indexOf('"report":') + '"report":'.length);
+    // 32 MiB each: as JSON.parse input, the first took gigabytes.
+    for (const body of ['['.repeat(32 << 20), `{"diagnostics":[${'{},'.repeat(11 << 20)}{}]}`]) {
+      fs.writeFileSync(lintRecordFile(root), `${start}${body}}`);
+      expect(lint(root)).toEqual(real);
+      expect(fs.readFileSync(lintRecordFile(root), 'utf8')).toBe(good);
+    }
+  });
+
+  it("parses records of a report's nesting, brackets in strings and escaped quotes included", () => {
+    expect(parseRecord('{"a":[{"b":{"c":[[[1]]]}}]}')).toEqual({ a: [{ b: { c: [[[1]]] } }] });
+    expect(parseRecord('[[[[[[[[[]]]]]]]]]')).toBeUndefined();
+    expect(parseRecord(JSON.stringify({ message: '[[[[[[[[[[{{{{{{{{{{ \\" "]]' }))).toEqual({ message: '[[[[[[[[[[{{{{{{{{{{ \\" "]]' });
+    expect(parseRecord('{"a":')).toBeUndefined();
+    expect(parseRecord(`[${'{},'.repeat(100)}{}]`)).toHaveLength(101);
+    expect(parseRecord(`[${'{},'.repeat(100_000)}{}]`)).toBeUndefined();
   });
 
   it('does not record a lint that stopped a protocol over the parse budget (a finding of that run, not of the files)', () => {
