@@ -10,7 +10,8 @@
 // - capreg.config.yaml (content, or its absence),
 // - the Git source written into the manifest ({commit, dirty}),
 // - the build options that change what is written (output folder, SOURCE_DATE_EPOCH, the client
-//   skill's text), capreg's version and Node's version.
+//   skill's text), capreg's code, the packages its compiler brings and Node's versions
+//   (pipelineFingerprint).
 // A registry that holds a symbolic link or a special file (capabilities/ itself a link included) is
 // never cached: following links is the reader's business, and a FIFO must not be opened here. Nor is
 // one with a text input over MAX_TEXT_INPUT_BYTES, or a configuration saved under a name capreg
@@ -37,7 +38,7 @@ import { LIMITS } from '../compiler/limits.js';
 import { CONFIG_FILE, CONFIG_NEAR_MISSES, isTextInput } from '../compiler/layout.js';
 import { BUILD_OUTPUTS } from './build-outputs.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
-import { CODE_FINGERPRINT } from './code-fingerprint.js';
+import { pipelineFingerprint } from './code-fingerprint.js';
 import { byKey } from '../compiler/order.js';
 import { sha256Hex } from '../compiler/canonical.js';
 
@@ -251,8 +252,7 @@ export function buildKey(root: string, options: BuildKeyOptions): string | undef
   return sha256Hex(
     JSON.stringify({
       format: FORMAT,
-      capreg: CODE_FINGERPRINT,
-      node: process.version,
+      capreg: pipelineFingerprint(),
       registry,
       outDir: path.resolve(options.outDir),
       builtAt: options.builtAt ?? null,

@@ -1,6 +1,6 @@
 // A digest of capreg's own compiler code, so caches are invalidated by any change to the parser or
 // the rules, not only by a new release number (a development checkout changes code without one).
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
@@ -46,11 +46,14 @@ export const COMPILER_PACKAGES = [
   'yaml',
 ];
 
-/** The folder of package `name` as Node finds it from `folder`: in node_modules there or above. */
+/**
+ * The real folder of package `name` as Node finds it from `folder`: in node_modules there or above,
+ * through links (pnpm's layout), as Node resolves a package's own imports from where it really is.
+ */
 function packageFolder(name: string, folder: string): string | undefined {
   for (let at = folder; ; at = path.dirname(at)) {
     const candidate = path.join(at, 'node_modules', name);
-    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (existsSync(path.join(candidate, 'package.json'))) return realpathSync(candidate);
     if (path.dirname(at) === at) return undefined;
   }
 }

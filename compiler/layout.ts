@@ -33,9 +33,13 @@ export function isInToolsetsFolder(path: string): boolean {
   return path.startsWith(`${TOOLSETS_FOLDER}/`);
 }
 
-/** TOOLSETS_FILE, TOOLSETS_FOLDER, or anything under it: a path whose refusal leaves toolsets unread. */
+/**
+ * A path whose refusal leaves toolsets unread: a toolsets file, or the toolsets folder itself (on
+ * disk as the folder; at a Git ref, a link there Git cannot follow is refused as the
+ * `PROTOCOL.md` its folder would hold). A refused subfolder is not one: no toolsets are read there.
+ */
 export function isToolsetsPath(path: string): boolean {
-  return path === TOOLSETS_FILE || path === TOOLSETS_FOLDER || isInToolsetsFolder(path);
+  return isToolsetsFile(path) || path === TOOLSETS_FOLDER || path === `${TOOLSETS_FOLDER}/PROTOCOL.md`;
 }
 
 /** `capabilities/toolsets.yaml` or `capabilities/toolsets/<name>.yaml`. */

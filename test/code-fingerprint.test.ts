@@ -52,6 +52,18 @@ describe('the packages that key the caches of compile results', () => {
     expect(installedPackages(['parser'], from)).toContain('char-codes@1.4.1');
   });
 
+  it('are found through links as Node finds them: from where a linked package really is (pnpm)', () => {
+    const root = path.join(scratch, 'pnpm');
+    const store = path.join(root, 'node_modules', '.pnpm');
+    // The store: parser@1.0.0 next to its own lexer@2.1.0; a lexer@1.0.0 hoisted in the store's node_modules.
+    writePackage(path.join(store, 'parser@1.0.0'), 'parser', '1.0.0', { lexer: '^2.0.0' });
+    writePackage(path.join(store, 'lexer@2.1.0'), 'lexer', '2.1.0');
+    fs.symlinkSync(path.join(store, 'lexer@2.1.0', 'node_modules', 'lexer'), path.join(store, 'parser@1.0.0', 'node_modules', 'lexer'));
+    writePackage(store, 'lexer', '1.0.0');
+    fs.symlinkSync(path.join(store, 'parser@1.0.0', 'node_modules', 'parser'), path.join(root, 'node_modules', 'parser'));
+    expect(installedPackages(['parser'], path.join(root, 'lib'))).toEqual(['lexer@2.1.0', 'parser@1.0.0']);
+  });
+
   it('are found for this checkout, with the parser and the tokenizer among them', () => {
     const found = installedPackages(COMPILER_PACKAGES, REPO_ROOT);
     expect(found.some((entry) => entry.startsWith('micromark@'))).toBe(true);

@@ -181,6 +181,15 @@ describe('split toolsets: capreg lint', () => {
     expect(lines).toEqual([expect.stringMatching(/^capabilities\/toolsets:1:1 registry-files .*outside/)]);
   });
 
+  it('still calls a toolset undefined when only a folder below capabilities/toolsets/ is refused (no toolsets are read there)', () => {
+    const root = registry({ 'capabilities/toolsets/a.yaml': BILLING + CALENDAR });
+    // A folder whose name is not UTF-8: the reader refuses it.
+    fs.mkdirSync(Buffer.concat([Buffer.from(path.join(root, 'capabilities/toolsets/')), Buffer.from([0x6d, 0xff])]));
+    const { lines } = lint(root);
+    expect(lines).toContainEqual(expect.stringMatching(/^capabilities\/toolsets\/m.*registry-files /));
+    expect(lines).toContainEqual(expect.stringContaining('toolset "work-logs" in `requiredToolsets` is not defined'));
+  });
+
   it('calls no tool undefined when the file that defines it does not parse and toolsets-schema is off', () => {
     const root = registry({
       'capreg.config.yaml': 'rules:\n  toolsets-schema: off\n',

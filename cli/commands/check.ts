@@ -212,11 +212,6 @@ function idsNotFolders(
   ];
 }
 
-/** Whether a toolsets file of the new tree was refused by the reader or does not parse. */
-function toolsetsUnreadable(input: RegistryInput, toolsets: ParsedToolsets): boolean {
-  return toolsets.problems.length > 0 || input.files.some((file) => file.problem !== undefined && isToolsetsFile(file.path));
-}
-
 /** One clause for the stderr line: what the routing comparison found. */
 function describeRouting(routing: RoutingResult): string {
   if (routing.status === 'unchanged') return 'routing unchanged (no name, description, trigger or tag changed)';
@@ -305,9 +300,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // an error of its own (above), the new tree's an error of lint (the check fails on it; comparing
   // with a half-read file would call its toolsets removed). A registry that lowered that rule serves
   // what parsed, so that is what is compared.
-  const compareToolsets =
-    !baseDiagnostics.some((diagnostic) => isToolsetsFile(diagnostic.file)) &&
-    !(toolsetsUnreadable(headInput, lint.registry.toolsetsSource) && lint.errorCount > 0);
+  const compareToolsets = !baseDiagnostics.some((diagnostic) => isToolsetsFile(diagnostic.file)) && !(lint.registry.toolsetsUnread && lint.errorCount > 0);
   const gate = compareRegistries(
     baseParse.documents.filter((document) => !overBudgetHead.has(document.file)),
     headDocuments,
