@@ -88,7 +88,8 @@ let pipeline: string | undefined;
  * reader, the parse workers, the parse cache), every package the compiler brings (an `npm update`
  * can bring a parser that reads the same file differently, with no new capreg version), and Node's
  * V8, ICU and Unicode versions (serialization, normalization, word segmentation). For the caches
- * of a compile's results, the parse cache and the lint record; made on first use (~10 ms).
+ * of a compile's results: the parse cache, the build record and the lint record; made on first use
+ * (~10 ms).
  */
 export function pipelineFingerprint(): string {
   if (pipeline !== undefined) return pipeline;

@@ -14,7 +14,8 @@
 // files.
 //
 // The record is trusted as much as the folder it lives in (see build-cache.ts): what is checked is
-// that it is a regular file under a size cap, with a report of the shape the formatters read.
+// that it is a regular file under a size cap that begins with its key, nests no deeper than a
+// report (parseRecord), and holds a report of the shape the formatters read.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ResolvedConfig } from '../compiler/config.js';
