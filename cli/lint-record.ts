@@ -60,6 +60,7 @@ export function recordedLint(root: string, key: string): LintReport | undefined 
   if (bytes === undefined || bytes.toString('utf8', 0, start.length) !== start) return undefined;
   const record = parseRecord(bytes.toString('utf8'));
   if (typeof record !== 'object' || record === null) return undefined;
+  // Checked again after the parse: a key written twice in the text parses as its last value.
   const { format, key: recordedKey, report } = record as Record<string, unknown>;
   return format === FORMAT && recordedKey === key && isRecordedReport(report) ? report : undefined;
 }

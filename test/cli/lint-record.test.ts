@@ -92,6 +92,7 @@ describe('capreg lint: the lint record', () => {
       ],
       ['a diagnostic without a line', () => fs.writeFileSync(lintRecordFile(root), good.replace(/"line":\d+,/, ''))],
       ['another format', () => fs.writeFileSync(lintRecordFile(root), JSON.stringify({ ...record, format: record.format + 1 }))],
+      ['its key, then another', () => fs.writeFileSync(lintRecordFile(root), `${good.slice(0, -1)},"key":"other"}`)],
       ['a folder', () => fs.mkdirSync(lintRecordFile(root))],
       ['a link to a good record', () => fs.symlinkSync(elsewhere, lintRecordFile(root))],
     ];
