@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
 import type { Diagnostic } from '../../compiler/types.js';
+import { runBin } from '../cli/helpers.js';
 import { ARCHIVE, commitAll, edit, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write, gateScenarios, setVersion } from './fixture.js';
 
 const GATE_RULES = new Set(['version-bump', 'version-date', 'capability-removed']);
@@ -560,6 +561,31 @@ describe.concurrent('capreg check: a parse cache in the pull request', () => {
     expect((await runCli(['lint'], dir)).code).toBe(0);
     expect((await check(dir)).gateDiagnostics.map((d) => d.ruleId)).toContain('version-bump');
   });
+
+  // Through the real executable: only a compiled parse worker can be stopped at its budget (from the
+  // TypeScript sources, the parse runs inline and to its end).
+  it('a cached document whose file is over the parse budget when parsed again stops the check (exit 2), and --no-cache reports it', ({ expect }) => {
+    const dir = scenario();
+    write(dir, 'capreg.config.yaml', 'limits:\n  maxFileBytes: 8388608\n  maxParseMs: 1500\n');
+    const original = read(dir, REPORTS_FILE);
+    expect(runBin(['lint'], { cwd: dir }).code).toBe(0);
+    // A table of ~3 MiB: remark-gfm needs tens of seconds for it, far past the 1.5 s budget; the cache is made to claim it parsed.
+    const row = '| x | y |\n';
+    write(dir, REPORTS_FILE, `${original}\n| Tool | Use |\n| --- | --- |\n${row.repeat(Math.ceil((3 * 1024 * 1024) / row.length))}`);
+    expect(forgeCache(dir, original, read(dir, REPORTS_FILE))).toBe(1);
+    expect(runBin(['check', '--against', 'base'], { cwd: dir })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        `capreg check: ${REPORTS_FILE}: parsing this file took over 1500 ms (limits.maxParseMs in capreg.config.yaml), so it was stopped and not checked; ` +
+        'simplify the Markdown (long runs of brackets or table rows, deep nesting) or split the file. ' +
+        "It was parsed again to confirm the parse cache's document of it, so nothing was checked: run with --no-cache to have it reported as over the budget\n",
+    });
+    const uncached = runBin(['check', '--against', 'base', '--no-cache', '--format', 'json'], { cwd: dir });
+    expect(uncached.code).toBe(1);
+    const diagnostics = (JSON.parse(uncached.stdout) as JsonOutput).diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.ruleId}`);
+    expect(diagnostics).toContain(`${REPORTS_FILE}:1:1 registry-files`);
+  }, 60_000);
 
   it('a committed .capreg/ stops the check (exit 2): a build from the commit would trust it', async ({ expect }) => {
     const dir = scenario();
