@@ -7,7 +7,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { createBearerAuthenticator } from '../auth/bearer.js';
+import { createBearerAuthenticator, type BearerResult } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
 import type { Caller } from '../identity.js';
 import { allowedHostNames, displayHost, hostAllowed, HOST_HEADER } from '../host-header.js';
@@ -204,21 +204,25 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       sendJson(res, 400, { error: 'invalid_request', error_description: 'more than one Authorization header' });
       return;
     }
-    const auth = await authenticator.authenticate(req.headers.authorization);
-    if (!auth.ok && auth.reason === 'unavailable') {
-      res.setHeader('Retry-After', '1');
-      sendJson(res, 503, { jsonrpc: '2.0', error: { code: -32000, message: PRINCIPALS_UNCHECKED_MESSAGE }, id: null });
-      return;
-    }
-    if (!auth.ok) {
+    // The refusals of a token: 503 while the principals file cannot be checked, else 401.
+    const refuse = (auth: Extract<BearerResult, { ok: false }>): void => {
+      if (auth.reason === 'unavailable') {
+        res.setHeader('Retry-After', '1');
+        sendJson(res, 503, { jsonrpc: '2.0', error: { code: -32000, message: PRINCIPALS_UNCHECKED_MESSAGE }, id: null });
+        return;
+      }
       res.setHeader('WWW-Authenticate', challenge(req, auth.reason === 'invalid'));
       sendJson(res, 401, { error: auth.reason === 'invalid' ? 'invalid_token' : 'unauthorized' });
+    };
+    const auth = await authenticator.authenticate(req.headers.authorization);
+    if (!auth.ok) {
+      refuse(auth);
       return;
     }
-    const caller = auth.caller;
     // While it waits its turn the connection may be let go to make room for another (as an idle one).
     connections.setState(req.socket, 'waiting');
-    const release = await turns.take(caller.authenticated ? caller.owner : '', req.socket, turnWaitMs);
+    const turnCaller = auth.caller;
+    const release = await turns.take(turnCaller.authenticated ? turnCaller.owner : '', req.socket, turnWaitMs);
     if (release === undefined) {
       if (req.socket.destroyed) return;
       res.setHeader('Retry-After', '1');
@@ -231,6 +235,15 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     const body = await readJsonBody(req, res, bodyLimit);
     connections.setState(req.socket, 'answering');
     if (body === undefined) return;
+    // The calls are in the body, which may come up to --request-timeout (plus the wait for a turn)
+    // after the headers were authenticated: a key revoked or a scope narrowed meanwhile applies to
+    // them. Checked again against the principals as they are now (a JWT that has expired fails too).
+    const now = await authenticator.authenticate(req.headers.authorization);
+    if (!now.ok) {
+      refuse(now);
+      return;
+    }
+    const caller = now.caller;
 
     const callerNow = (): Caller => caller;
     const { server, cleanup } = createServer({
