@@ -15,14 +15,19 @@ function yamlText(value: string): string {
   return READ_AS_OTHER_THAN_TEXT.test(value) ? `"${value}"` : value;
 }
 
-export function scaffoldProtocol(id: string, today: string): string {
+/**
+ * The scaffold of `id`. `schema`, when given, is the path of capreg's capability schema relative to
+ * the capability's folder, for editors with the YAML language server; without one (no copy of the
+ * schema that the repository can name portably) the comment is left out.
+ */
+export function scaffoldProtocol(id: string, today: string, schema?: string): string {
   const name = id
     .split('-')
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
     .join(' ');
+  const schemaComment = schema === undefined ? '' : `# yaml-language-server: $schema=${schema}\n`;
   return `---
-# yaml-language-server: $schema=../../compiler/schema/capability.schema.json
-id: ${yamlText(id)}
+${schemaComment}id: ${yamlText(id)}
 name: ${yamlText(name)}
 description: Describe in one or two sentences what ${id} does for the user.
 whenToUse:

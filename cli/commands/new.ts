@@ -4,6 +4,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isToolsetsFile, TOOLSETS_FILE, TOOLSETS_FOLDER } from '../../compiler/layout.js';
 import { CAPABILITY_ID_PATTERN, scaffoldProtocol } from '../../compiler/scaffold.js';
 import { parseFlags } from '../command-table.js';
@@ -30,7 +31,8 @@ export const newCommand: Command = async (argv, context) => {
   const today = (builtAtFrom(context.env) ?? new Date().toISOString()).slice(0, 10);
   const folder = await capabilityFolder(root, id);
   // 'wx' creates the file or fails: it never follows a link (or opens a FIFO) already there.
-  if (!(await create(path.join(folder, 'PROTOCOL.md'), `capabilities/${id}/PROTOCOL.md`, scaffoldProtocol(id, today)))) {
+  const schema = await schemaReference(root, folder);
+  if (!(await create(path.join(folder, 'PROTOCOL.md'), `capabilities/${id}/PROTOCOL.md`, scaffoldProtocol(id, today, schema)))) {
     throw new UsageError(`capabilities/${id}/PROTOCOL.md already exists`);
   }
   context.stdout(`created capabilities/${id}/PROTOCOL.md\n`);
@@ -78,6 +80,43 @@ async function capabilityFolder(root: string, id: string): Promise<string> {
   }
   if (!info.isDirectory()) throw new UsageError(`capabilities/${id} exists and is not a folder (${kindOf(info)}); remove it or choose another id`);
   return folder;
+}
+
+/**
+ * The capability schema of this capreg: the committed copy in a checkout of capreg (running from
+ * lib/ or from the sources), else the one the package ships in lib/.
+ */
+const SHIPPED_SCHEMAS = ['../../../compiler/schema/capability.schema.json', '../../compiler/schema/capability.schema.json'].map((relative) =>
+  fileURLToPath(new URL(relative, import.meta.url)),
+);
+
+/** The path from the new capability's folder to the schema, when it can be committed (see {@link portableSchemaPath}). */
+async function schemaReference(root: string, folder: string): Promise<string | undefined> {
+  for (const candidate of SHIPPED_SCHEMAS) {
+    try {
+      return portableSchemaPath(await realpath(root), await realpath(folder), await realpath(candidate));
+    } catch {
+      // not at this location: try the next
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `schema` relative to `folder` (POSIX separators), when the path holds for everyone who clones the
+ * registry: the schema is inside the registry root (capreg's own repository), or in a
+ * `node_modules/` folder of the root or of a folder above it (capreg installed as a dependency of
+ * the repository or of its workspace). A capreg run from elsewhere (a global install, npx's cache)
+ * gets undefined: a path into one machine's folders does not belong in a committed file.
+ */
+export function portableSchemaPath(root: string, folder: string, schema: string): string | undefined {
+  const inside = (parent: string) => schema.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
+  let portable = inside(root);
+  for (let above = root; !portable; above = path.dirname(above)) {
+    portable = inside(path.join(above, 'node_modules'));
+    if (path.dirname(above) === above) break;
+  }
+  return portable ? path.relative(folder, schema).split(path.sep).join('/') : undefined;
 }
 
 /** Whether capabilities/toolsets/ holds a toolsets file (`*.yaml`): the registry uses the split layout. */

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { portableSchemaPath } from '../../cli/commands/new.js';
 import { BIN, TOOLSETS_YAML, cleanProtocol, lintJson, run, runBin, tempDir, tempRegistry, type JsonReport } from './helpers.js';
 
 describe('capreg new', () => {
@@ -12,7 +13,8 @@ describe('capreg new', () => {
     const created = await run(['new', 'expense-notes'], { cwd: root, env: { SOURCE_DATE_EPOCH: '1795953600' } });
     expect(created).toEqual({ code: 0, stdout: 'created capabilities/expense-notes/PROTOCOL.md\nnext: fill it in, then run `capreg lint`\n', stderr: '' });
     const text = fs.readFileSync(path.join(root, 'capabilities/expense-notes/PROTOCOL.md'), 'utf8');
-    expect(text).toMatch(/^---\n# yaml-language-server: \$schema=.*\nid: expense-notes\nname: Expense Notes\n/);
+    // This temporary registry has no copy of capreg's schema it could name for everyone: no comment line.
+    expect(text).toMatch(/^---\nid: expense-notes\nname: Expense Notes\n/);
     expect(text).toContain('protocol_updated: 2026-11-29\n');
 
     const lint = await lintJson(root);
@@ -195,5 +197,28 @@ describe('capreg new', () => {
       stdout: '',
       stderr: 'capreg new: cannot create capabilities/first/: EACCES\n',
     });
+  });
+});
+
+describe('the schema path of the scaffold (portableSchemaPath)', () => {
+  const root = path.join(path.sep, 'work', 'registry');
+  const folder = path.join(root, 'capabilities', 'alpha');
+  const at = (...parts: string[]) => path.join(path.sep, ...parts);
+
+  it("names a schema inside the registry root (capreg's own repository)", () => {
+    expect(portableSchemaPath(root, folder, path.join(root, 'compiler/schema/capability.schema.json'))).toBe('../../compiler/schema/capability.schema.json');
+  });
+
+  it('names a schema in node_modules of the root or of a folder above it (a workspace)', () => {
+    expect(portableSchemaPath(root, folder, at('work', 'registry', 'node_modules', 'capreg', 'lib', 's.json'))).toBe('../../node_modules/capreg/lib/s.json');
+    expect(portableSchemaPath(root, folder, at('work', 'node_modules', 'capreg', 'lib', 's.json'))).toBe('../../../node_modules/capreg/lib/s.json');
+    expect(portableSchemaPath(root, folder, at('node_modules', 'capreg', 's.json'))).toBe('../../../../node_modules/capreg/s.json');
+  });
+
+  it("names nothing else: a global install, npx's cache, a folder that only begins like node_modules", () => {
+    expect(portableSchemaPath(root, folder, at('usr', 'lib', 'node_modules', 'capreg', 's.json'))).toBeUndefined();
+    expect(portableSchemaPath(root, folder, at('root', '.npm', '_npx', 'a1', 'node_modules', 'capreg', 's.json'))).toBeUndefined();
+    expect(portableSchemaPath(root, folder, at('work', 'node_modules-old', 'capreg', 's.json'))).toBeUndefined();
+    expect(portableSchemaPath(root, folder, at('work', 'registry-other', 'compiler', 's.json'))).toBeUndefined();
   });
 });

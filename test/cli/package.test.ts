@@ -114,4 +114,23 @@ describe('the published package', () => {
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/^capreg serve: 1 capabilities, revision sha256:[0-9a-f]{64}, on stdio\n$/);
   }, 30_000);
+
+  it('scaffolds with `new` a frontmatter that names the schema it ships, when installed as a dependency', () => {
+    const root = tempRegistry();
+    const installed = path.join(root, 'node_modules', 'capreg');
+    fs.cpSync(unpacked, installed, { recursive: true, verbatimSymlinks: true });
+    const created = spawnSync(process.execPath, [path.join(installed, 'bin', 'capreg.js'), 'new', 'expense-notes'], {
+      cwd: root,
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
+    expect(created.status).toBe(0);
+    const text = fs.readFileSync(path.join(root, 'capabilities/expense-notes/PROTOCOL.md'), 'utf8');
+    const schema = /^---\n# yaml-language-server: \$schema=(\S+)\n/.exec(text)?.[1];
+    expect(schema).toBe('../../node_modules/capreg/lib/compiler/schema/capability.schema.json');
+    expect(fs.existsSync(path.join(root, 'capabilities/expense-notes', schema!))).toBe(true);
+    // Run from its unpacked folder, outside the registry (as from a global install), it leaves the line out.
+    expect(runPacked(['new', 'other-notes'], root).code).toBe(0);
+    expect(fs.readFileSync(path.join(root, 'capabilities/other-notes/PROTOCOL.md'), 'utf8')).toMatch(/^---\nid: other-notes\n/);
+  });
 });
