@@ -91,6 +91,19 @@ describe('linear time: emphasis and link delimiters', () => {
     expect(tooManyDelimitersLine(oneBlock)).toBe(13);
   });
 
+  it('refuses a pair of long runs around text before parsing (each character of a run next to text counts)', () => {
+    // `***…a***…`: two runs, so counting runs let it through, and micromark pairs them a character or
+    // two at a time (8,000 each: 4 s; 32,000 each, a 64 KiB user capability: over a minute).
+    const diagnostics = expectLinear((bytes) => `${'*'.repeat(bytes / 2)}a${'*'.repeat(bytes / 2)}`, 4);
+    const refusal = diagnostics.filter((d) => d.ruleId === 'markdown-syntax');
+    expect(refusal).toHaveLength(1);
+    expect(refusal[0]?.message).toContain(`over ${MAX_BLOCK_DELIMITERS} emphasis markers`);
+    expect(tooManyDelimitersLine(`${'_'.repeat(MAX_BLOCK_DELIMITERS + 1)}a\n`)).toBe(1);
+    expect(tooManyDelimitersLine(`a${'*'.repeat(MAX_BLOCK_DELIMITERS + 1)} b\n`)).toBe(1);
+    // Between blanks a run still counts once: a thematic break or a bullet of any length.
+    expect(tooManyDelimitersLine(`${'*'.repeat(MAX_BLOCK_DELIMITERS + 1)}\n\n* item\n`)).toBe(0);
+  });
+
   it('a run of one character counts once; bundled-style prose is far under the limit', () => {
     expect(tooManyDelimitersLine(`${'*'.repeat(50_000)}\n`)).toBe(0);
     expect(tooManyDelimitersLine('Call **`work_log_record`** and [x](y), _then_ stop.\n'.repeat(100))).toBe(0);
