@@ -134,9 +134,10 @@ export function tooDeeplyNestedLine(text: string): number {
 }
 
 /**
- * micromark matches emphasis delimiters (`*`, `_` runs) and link ends (`]`) by looking back over
- * every earlier one in the same paragraph, so a paragraph of `*_*_…` or `](](…` takes time that
- * grows with the square of its length (16 KB: seconds; 64 KB: minutes). Inline content never spans
+ * micromark matches emphasis delimiters (`*`, `_` runs, and GFM's strikethrough `~` runs) and link
+ * ends (`]`) by looking back over every earlier one in the same paragraph, so a paragraph of `*_*_…`,
+ * `~a~a…` or `](](…` takes time that grows with the square of its length (16 KB: seconds; 64 KB:
+ * minutes). Inline content never spans
  * a blank line, so a block of consecutive non-blank lines with more delimiters than this is refused
  * before parsing. Real protocols have a few dozen per block at most.
  */
@@ -156,7 +157,7 @@ export function tooManyDelimitersLine(text: string): number {
       continue;
     }
     if (code !== 32 && code !== 9) blank = false;
-    if (code === 42 || code === 95) {
+    if (code === 42 || code === 95 || code === 126) {
       // A run between blanks (a thematic break such as `*****`, a list bullet) opens and closes
       // nothing: it counts once. A run next to text counts each character: micromark pairs a run
       // one or two characters at a time, each pairing costing as much as those before it, so
@@ -223,7 +224,7 @@ function refusal(text: string): { line: number; message: string } | undefined {
   if (crowded > 0) {
     return {
       line: crowded,
-      message: `this block of non-blank lines has over ${MAX_BLOCK_DELIMITERS} emphasis markers (\`*\`, \`_\` runs) and \`]\`, which makes parsing it take time that grows with the square of its size; split it with blank lines or remove the markers`,
+      message: `this block of non-blank lines has over ${MAX_BLOCK_DELIMITERS} emphasis markers (\`*\`, \`_\`, \`~\` runs) and \`]\`, which makes parsing it take time that grows with the square of its size; split it with blank lines or remove the markers`,
     };
   }
   const backticks = tooManyBacktickLengthsLine(text);
