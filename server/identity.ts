@@ -22,6 +22,19 @@ export type Caller =
 
 export const ANONYMOUS: Caller = Object.freeze({ authenticated: false, grants: Grants.none });
 
+/** The longest id of an owner: a JWT `sub` or an API-key principal's id (bounded, like every input). */
+export const MAX_OWNER_ID_LENGTH = 256;
+// No control characters: PostgreSQL refuses NUL in text, and a caller must not be able to make the
+// store look down (or a log line look forged) with its id. No lone surrogate (\p{Cs}): it is not
+// Unicode, so the stores would write it as U+FFFD (several ids sharing one owner) or as bytes no
+// read matches (an owner losing its own saves).
+const OWNER_ID_TEXT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f\\p{Cs}]{1,${MAX_OWNER_ID_LENGTH}}$`, 'u');
+
+/** Whether `id` can name an owner in the user store: 1 to 256 characters of well-formed text without control characters. */
+export function isOwnerId(id: string): boolean {
+  return OWNER_ID_TEXT.test(id);
+}
+
 /** Owners saved before identities were namespaced were API-key principal ids (the store migrations). */
 export const API_KEY_OWNER_PREFIX = 'key:';
 const JWT_OWNER_PREFIX = 'jwt:';

@@ -4,6 +4,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { LineIndex } from '../compiler/positions.js';
 import { parseYamlSource } from '../compiler/yaml-source.js';
+import { isOwnerId, MAX_OWNER_ID_LENGTH } from './identity.js';
 import { parseScope } from './permissions.js';
 
 export interface Principal {
@@ -22,14 +23,6 @@ export type PrincipalsParseResult = { ok: true; registry: PrincipalRegistry } | 
 
 const KEY_SHA256 = /^[0-9a-f]{64}$/;
 const ALLOWED_FIELDS = new Set(['id', 'name', 'keySha256', 'scopes']);
-/**
- * What an id may not hold, as for a JWT `sub` (server/auth/jwt.ts): it names an owner in the user
- * store (`key:<id>`). PostgreSQL refuses NUL in text (that principal's every call made the store
- * look down), and a lone surrogate is not Unicode: the stores keep it as U+FFFD or as bytes no
- * read matches, so two principals became one owner, or an owner lost their own saves.
- */
-const NOT_ID_TEXT = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f]|\\p{Cs}`, 'u');
-
 export class PrincipalRegistry {
   readonly #entries: readonly PrincipalEntry[];
 
@@ -99,8 +92,12 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
     }
     const { id, name, keySha256, scopes } = record;
     if (typeof id !== 'string' || id.trim() === '') return { ok: false, error: `${where}.id must be a non-empty string` };
-    if (NOT_ID_TEXT.test(id)) {
-      return { ok: false, error: `${where}.id has a control character or a lone UTF-16 surrogate; an id must be printable, well-formed text` };
+    // It names the principal's owner in the user store (server/identity.ts), held to a JWT `sub`'s rule.
+    if (!isOwnerId(id)) {
+      return {
+        ok: false,
+        error: `${where}.id has a control character or a lone UTF-16 surrogate, or is over ${MAX_OWNER_ID_LENGTH} characters; an id must be printable, well-formed text`,
+      };
     }
     if (ids.has(id)) return { ok: false, error: `${where}.id "${id}" is listed twice` };
     if (name !== undefined && typeof name !== 'string') return { ok: false, error: `${where}.name must be a string` };

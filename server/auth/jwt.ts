@@ -5,7 +5,7 @@ import { createPublicKey } from 'node:crypto';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import { isRecord } from '../../compiler/yaml-source.js';
 import { displayUrl } from '../display-url.js';
-import { authenticatedCaller, type Caller } from '../identity.js';
+import { authenticatedCaller, isOwnerId, type Caller } from '../identity.js';
 import { isLoopbackHost } from '../loopback.js';
 import type { LineLog } from '../log.js';
 import { KEY_FILE_LIMITS, readBounded } from '../read-file.js';
@@ -32,14 +32,6 @@ export class JwtConfigError extends Error {
 // `none` (an unsigned token) is never accepted.
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const CLOCK_TOLERANCE_SECONDS = 5;
-/** A `sub` is an owner's id in the user store: bounded, like every input. */
-export const MAX_SUBJECT_LENGTH = 256;
-// No control characters: PostgreSQL refuses NUL in text, and a caller must not be able to make
-// the store look down (or a log line look forged) with the id it is given. No lone surrogate
-// (\p{Cs}): it is not Unicode, so the stores would write it as U+FFFD, and several subjects would
-// share one owner whose stored id matches none of them.
-const VALID_SUBJECT = new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f\\p{Cs}]{1,${MAX_SUBJECT_LENGTH}}$`, 'u');
-
 /** A JWKS fetched from a URL is at most this long, like a JWKS file (KEY_FILE_LIMITS). */
 export const MAX_JWKS_BYTES = KEY_FILE_LIMITS.maxBytes;
 /** After a failed JWKS fetch the URL is not fetched again for this long, doubled at each failure in a row up to the maximum. */
@@ -191,7 +183,7 @@ async function readLimited(response: Response, limit: number): Promise<string> {
 function callerFromClaims(payload: JWTPayload): Caller | undefined {
   const id = payload.sub;
   // jose has checked `iss` against the configured issuer; it namespaces the owner of saves.
-  if (typeof id !== 'string' || !VALID_SUBJECT.test(id) || typeof payload.iss !== 'string') return undefined;
+  if (typeof id !== 'string' || !isOwnerId(id) || typeof payload.iss !== 'string') return undefined;
   const name = typeof payload['name'] === 'string' && payload['name'] !== '' ? payload['name'] : id;
   return authenticatedCaller(id, name, scopesFromClaims(payload), 'jwt', payload.iss);
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_SUBJECT_LENGTH } from '../../server/auth/jwt.js';
+import { MAX_OWNER_ID_LENGTH as MAX_SUBJECT_LENGTH } from '../../server/identity.js';
 import { ownerKey } from '../../server/identity.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';

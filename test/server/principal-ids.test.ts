@@ -18,6 +18,7 @@ describe('principal ids', () => {
     ['a C1 control character', 'next\u0085line'],
     ['a lone high surrogate', 'twin\uD800'],
     ['a lone low surrogate', 'twin\uDC00'],
+    ['over 256 characters', 'x'.repeat(257)],
   ])('refuses an id with %s, saying which principal', (_label, id) => {
     const parsed = parsePrincipals(file(id));
     expect(parsed.ok).toBe(false);
@@ -25,7 +26,7 @@ describe('principal ids', () => {
   });
 
   it('accepts ids in any script, astral characters included', () => {
-    for (const id of ['alice', 'Zoë Müller', '张伟', 'smile-😀', 'ops#1:2']) {
+    for (const id of ['alice', 'Zoë Müller', '张伟', 'smile-😀', 'ops#1:2', 'é'.repeat(256)]) {
       const parsed = parsePrincipals(file(id));
       expect(parsed.ok, id).toBe(true);
       if (parsed.ok) expect(parsed.registry.findById(id)?.id).toBe(id);
