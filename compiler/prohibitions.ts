@@ -61,21 +61,87 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** What goes before a marker that starts with an ASCII word character, and after one that ends with one. */
+const WORD_START = '(?<![A-Za-z0-9_])';
+const WORD_END = '(?![A-Za-z0-9_])';
+
 /**
- * One marker as a regular expression source: case-insensitive (flag set by the caller), any run of
- * whitespace between words (sentences wrap across lines), straight or curly apostrophes, and word
- * boundaries only on ends that are ASCII word characters ("never" is not found in "whenever";
+ * A character as the markers' trie keys it: one spelling for all the characters the expression
+ * (flags `iu`) takes as the same one (`S`, `s` and `ſ` are one key), so that markers differing only
+ * in case share their branch. A spelling is used only when the expression matches it for `char`.
+ */
+const foldKeys = new Map<string, string>();
+
+function foldKey(char: string): string {
+  const known = foldKeys.get(char);
+  if (known !== undefined) return known;
+  let key = char;
+  for (const candidate of [char.toLowerCase(), char.toUpperCase(), char.toUpperCase().toLowerCase(), char.toLowerCase().toUpperCase()]) {
+    if ([...candidate].length !== 1 || candidate.codePointAt(0)! >= key.codePointAt(0)!) continue;
+    if (new RegExp(`^${escapeRegExp(candidate)}$`, 'iu').test(char)) key = candidate;
+  }
+  if (foldKeys.size > 4096) foldKeys.clear();
+  foldKeys.set(char, key);
+  return key;
+}
+
+/**
+ * One marker as the pieces of a regular expression: case-insensitive (flag set by the caller), any
+ * run of whitespace between words (sentences wrap across lines), straight or curly apostrophes, and
+ * word boundaries only on ends that are ASCII word characters ("never" is not found in "whenever";
  * "禁止" is found in "严格禁止").
  */
-function markerSource(marker: string): string {
+function markerPieces(marker: string): string[] {
   const trimmed = marker.trim();
-  const body = trimmed
-    .split(/\s+/)
-    .map((word) => escapeRegExp(word).replace(/['’]/g, "['’]"))
-    .join('\\s+');
-  const before = WORD_CHAR.test(trimmed.charAt(0)) ? '(?<![A-Za-z0-9_])' : '';
-  const after = WORD_CHAR.test(trimmed.charAt(trimmed.length - 1)) ? '(?![A-Za-z0-9_])' : '';
-  return `${before}${body}${after}`;
+  const pieces: string[] = [];
+  if (WORD_CHAR.test(trimmed.charAt(0))) pieces.push(WORD_START);
+  trimmed.split(/\s+/).forEach((word, index) => {
+    if (index > 0) pieces.push('\\s+');
+    for (const char of word) pieces.push(/['’]/.test(char) ? "['’]" : escapeRegExp(foldKey(char)));
+  });
+  pieces.push(WORD_CHAR.test(trimmed.charAt(trimmed.length - 1)) ? WORD_END : '');
+  return pieces;
+}
+
+interface TrieNode {
+  children: Map<string, TrieNode>;
+}
+
+/**
+ * The markers as one expression whose alternatives share their common beginnings, as a trie of
+ * their pieces. One alternative per marker made every position of the text cost the length of all
+ * the markers together: 256 markers of 64 characters with a long common beginning ("a a a … b1",
+ * "a a a … b2", a config a pull request can set) took minutes on a protocol of 100 KB. Shared, a
+ * position costs at most one marker's length and the branches tried on the way. At each fork the
+ * longer continuations come first, so `find` still prefers the longest marker at a position.
+ */
+function trieSource(node: TrieNode): string {
+  const branches = [...node.children]
+    .map(([piece, child]) => ({ source: piece + trieSource(child), depth: trieDepth(child) }))
+    .sort((a, b) => b.depth - a.depth || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0))
+    .map((branch) => branch.source);
+  if (branches.length === 0) return '';
+  if (branches.length === 1) return branches[0]!;
+  return `(?:${branches.join('|')})`;
+}
+
+function trieDepth(node: TrieNode): number {
+  let depth = 0;
+  for (const child of node.children.values()) depth = Math.max(depth, 1 + trieDepth(child));
+  return depth;
+}
+
+function markersSource(markers: readonly string[]): string {
+  const root: TrieNode = { children: new Map() };
+  for (const marker of markers) {
+    let node = root;
+    for (const piece of markerPieces(marker)) {
+      let child = node.children.get(piece);
+      if (!child) node.children.set(piece, (child = { children: new Map() }));
+      node = child;
+    }
+  }
+  return trieSource(root);
 }
 
 const matcherCache = new Map<string, ProhibitionMatcher>();
@@ -86,9 +152,7 @@ export function prohibitionMatcher(markers: readonly string[]): ProhibitionMatch
   const cached = matcherCache.get(key);
   if (cached) return cached;
   const usable = markers.filter((marker) => marker.trim() !== '');
-  // Longest first, so the reported marker is the most specific one ("must not" before "not").
-  const sources = [...usable].sort((a, b) => b.length - a.length).map(markerSource);
-  const pattern = sources.length > 0 ? new RegExp(sources.join('|'), 'iu') : undefined;
+  const pattern = usable.length > 0 ? new RegExp(markersSource(usable), 'iu') : undefined;
   const matcher: ProhibitionMatcher = {
     find: (text) => (pattern ? pattern.exec(text)?.[0] : undefined),
     test: (text) => (pattern ? pattern.test(text) : false),
