@@ -48,6 +48,8 @@ export interface MarkersOptions {
   markers: string[];
 }
 
+import { trieAlternation } from './literal-trie.js';
+
 /** ASCII word characters: the only characters that make a word boundary (so 不要 matches inside Chinese text). */
 const WORD_CHAR = /[A-Za-z0-9_]/;
 
@@ -103,45 +105,14 @@ function markerPieces(marker: string): string[] {
   return pieces;
 }
 
-interface TrieNode {
-  children: Map<string, TrieNode>;
-}
-
 /**
- * The markers as one expression whose alternatives share their common beginnings, as a trie of
- * their pieces. One alternative per marker made every position of the text cost the length of all
- * the markers together: 256 markers of 64 characters with a long common beginning ("a a a … b1",
- * "a a a … b2", a config a pull request can set) took minutes on a protocol of 100 KB. Shared, a
- * position costs at most one marker's length and the branches tried on the way. At each fork the
- * longer continuations come first, so `find` still prefers the longest marker at a position.
+ * The markers as one expression: a trie of their pieces (compiler/literal-trie.ts), so that 256
+ * markers of 64 characters with a long common beginning ("a a a … b1", "a a a … b2", a config a
+ * pull request can set) cost one marker's length per position, not all of theirs together (which
+ * took minutes on a protocol of 100 KB). `find` still gives the longest marker at a position.
  */
-function trieSource(node: TrieNode): string {
-  const branches = [...node.children]
-    .map(([piece, child]) => ({ source: piece + trieSource(child), depth: trieDepth(child) }))
-    .sort((a, b) => b.depth - a.depth || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0))
-    .map((branch) => branch.source);
-  if (branches.length === 0) return '';
-  if (branches.length === 1) return branches[0]!;
-  return `(?:${branches.join('|')})`;
-}
-
-function trieDepth(node: TrieNode): number {
-  let depth = 0;
-  for (const child of node.children.values()) depth = Math.max(depth, 1 + trieDepth(child));
-  return depth;
-}
-
 function markersSource(markers: readonly string[]): string {
-  const root: TrieNode = { children: new Map() };
-  for (const marker of markers) {
-    let node = root;
-    for (const piece of markerPieces(marker)) {
-      let child = node.children.get(piece);
-      if (!child) node.children.set(piece, (child = { children: new Map() }));
-      node = child;
-    }
-  }
-  return trieSource(root);
+  return trieAlternation(markers.map(markerPieces));
 }
 
 const matcherCache = new Map<string, ProhibitionMatcher>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { stateMachine } from '../../compiler/rules/state-machine.js';
-import { protocol } from '../support/registry.js';
-import { ruleTable } from './harness.js';
+import { MAX_CASE_HINT_CHARS, stateMachine } from '../../compiler/rules/state-machine.js';
+import { protocol, registryInput } from '../support/registry.js';
+import { lintWith, ruleTable } from './harness.js';
 import { toolsetsEditCase } from './kept-facts.js';
 import { EVERYTHING, lintWithoutPositions } from './without-positions.js';
 
@@ -210,4 +210,39 @@ describe('state-machine with facts kept across a toolsets edit', () => {
     withTool(`${TOOLS}\n## States\n\n- **PENDING** — keep polling.\n- **STALE** — regenerate.\n`),
     'work-logs:\n  description: W.\n  tools:\n    work_log_generate: { action: write, description: G., states: [PENDING, STALE] }\n',
   );
+});
+
+describe('state-machine: the case hint reads a bounded amount of text', () => {
+  // 256 states without an entry, each looked for in every entry in any case: 256 × 40 KB of entries
+  // is over MAX_CASE_HINT_CHARS, so the states looked for after the budget ran out get no hint.
+  const states = Array.from({ length: 256 }, (_, index) => `STATE_${String(index).padStart(3, '0')}`);
+  const filler = Array.from({ length: 200 }, (_, index) => `- Item ${index}: ${'keep going and report what happened '.repeat(5)}\n`).join('');
+  const body = `## States\n\n- **state_000** — the first, in another case.\n${filler}- **state_255** — the last, in another case.\n`;
+  const diagnostics = lintWith(stateMachine, registryInput({ [FILE]: protocol({ id: 'alpha', states }, body) }));
+  const byState = new Map(diagnostics.map((d) => [/state "(\w+)"/.exec(d.message)?.[1], d.message]));
+
+  it('hints for the states looked for within the budget', () => {
+    expect(filler.length * 256).toBeGreaterThan(MAX_CASE_HINT_CHARS);
+    expect(byState.get('STATE_000')).toBe('the entry for state "STATE_000" writes it "state_000"; state names are case-sensitive: write "STATE_000"');
+  });
+
+  it('reports a state looked for past it as missing, without the hint', () => {
+    expect(byState.get('STATE_255')).toMatch(/^state "STATE_255" \(declared in `states`\) has no entry in the body/);
+    expect(diagnostics).toHaveLength(256);
+  });
+});
+
+describe('state-machine: many states with a long common beginning', () => {
+  it('costs one name per position of the entries, not all the names together', () => {
+    // 256 states of 125 characters sharing 120, and 400 KB of entries that almost name each: as
+    // one branch per state (and one case-insensitive pass per state) this took ~3 s of CPU.
+    const states = Array.from({ length: 256 }, (_, index) => `${'a-'.repeat(60)}x${index}`);
+    const body = `## States\n\n${`- ${'a-'.repeat(4000)}\n`.repeat(50)}`;
+    const input = registryInput({ [FILE]: protocol({ id: 'alpha', states }, body) });
+    const started = process.cpuUsage();
+    const diagnostics = lintWith(stateMachine, input);
+    const used = process.cpuUsage(started);
+    expect(diagnostics).toHaveLength(256);
+    expect((used.user + used.system) / 1000).toBeLessThan(1_500);
+  });
 });
