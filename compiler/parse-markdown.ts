@@ -214,6 +214,50 @@ export function tooManyBacktickLengthsLine(text: string): number {
   return 0;
 }
 
+/**
+ * micromark resolves each setext heading (a line of text with a line of `=` or `-` under it) over
+ * what came before it in the document, so a body of many of them takes time that grows with the
+ * square of their number: 4,000 took 2.5-3 s, 8,000 (32 KB of `a\n=\n`) 10 s. Over this many
+ * lines that can underline the line above (the closing `---` of the frontmatter is one), the body
+ * is refused before parsing; a protocol has a handful, and `#` headings cost nothing of the kind.
+ */
+export const MAX_SETEXT_UNDERLINES = 256;
+
+/** 1-based line of the underline past MAX_SETEXT_UNDERLINES (see there), or 0. */
+export function tooManySetextUnderlinesLine(text: string): number {
+  let count = 0;
+  let line = 1;
+  for (let start = 0; start < text.length; line += 1) {
+    const next = text.indexOf('\n', start);
+    const end = next === -1 ? text.length : next;
+    if (start > 0 && isUnderline(text, start, end) && !isBlankLine(text, text.lastIndexOf('\n', start - 2) + 1, start - 1)) {
+      count += 1;
+      if (count > MAX_SETEXT_UNDERLINES) return line;
+    }
+    start = end + 1;
+  }
+  return 0;
+}
+
+/** Whether text[start, end) is up to 3 spaces, a run of `=` or of `-`, then only spaces and tabs. */
+function isUnderline(text: string, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && i - start < 3 && text.charCodeAt(i) === 32) i += 1;
+  const mark = text.charCodeAt(i);
+  if (mark !== 61 && mark !== 45) return false;
+  while (i < end && text.charCodeAt(i) === mark) i += 1;
+  while (i < end && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i += 1;
+  return i === end;
+}
+
+function isBlankLine(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code !== 32 && code !== 9) return false;
+  }
+  return true;
+}
+
 /** Why a body is not handed to the Markdown parser, and where. */
 function refusal(text: string): { line: number; message: string } | undefined {
   const deep = tooDeeplyNestedLine(text);
@@ -232,6 +276,13 @@ function refusal(text: string): { line: number; message: string } | undefined {
     return {
       line: backticks,
       message: `this block of non-blank lines has backtick runs of over ${MAX_BLOCK_BACKTICK_LENGTHS} different lengths, which makes parsing it take time that grows faster than its size; split it with blank lines or use fewer kinds of code spans`,
+    };
+  }
+  const underlines = tooManySetextUnderlinesLine(text);
+  if (underlines > 0) {
+    return {
+      line: underlines,
+      message: `this body has over ${MAX_SETEXT_UNDERLINES} lines of \`=\` or \`-\` under a line of text (setext headings), which makes parsing it take time that grows with the square of their number; write headings with \`#\`, and put a blank line before a \`---\` rule`,
     };
   }
   return undefined;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { compileRegistry } from '../compiler/compile.js';
-import { MAX_BLOCK_DELIMITERS, parseCapability, tooManyDelimitersLine } from '../compiler/parse.js';
+import { MAX_BLOCK_DELIMITERS, MAX_SETEXT_UNDERLINES, parseCapability, tooManyDelimitersLine, tooManySetextUnderlinesLine } from '../compiler/parse.js';
 import { countTokens, MAX_COUNTED_WORD } from '../compiler/tokens.js';
 import type { Diagnostic } from '../compiler/types.js';
 
@@ -107,6 +107,31 @@ describe('linear time: emphasis and link delimiters', () => {
   it('a run of one character counts once; bundled-style prose is far under the limit', () => {
     expect(tooManyDelimitersLine(`${'*'.repeat(50_000)}\n`)).toBe(0);
     expect(tooManyDelimitersLine('Call **`work_log_record`** and [x](y), _then_ stop.\n'.repeat(100))).toBe(0);
+  });
+});
+
+describe('linear time: setext headings', () => {
+  for (const unit of ['a\n=\n', 'a\n---\n', 'a\n==\n\n']) {
+    it(`refuses a body of ${JSON.stringify(unit)} headings before parsing, at the underline past the limit`, () => {
+      // micromark: 4,000 such headings took ~3 s, 8,000 ~10 s.
+      const diagnostics = expectLinear((bytes) => fill(unit, bytes), 8);
+      const refusal = diagnostics.filter((d) => d.ruleId === 'markdown-syntax');
+      expect(refusal).toHaveLength(1);
+      expect(refusal[0]?.message).toContain(`over ${MAX_SETEXT_UNDERLINES} lines of \`=\` or \`-\` under a line of text`);
+      // The frontmatter's closing `---` is the first; the body's underlines are every 2nd (or 3rd) line.
+      const step = unit.split('\n').length - 1;
+      expect(refusal[0]?.line).toBe(BODY_LINE + (MAX_SETEXT_UNDERLINES - 1) * step + 1);
+    });
+  }
+
+  it('counts only lines that can underline the line above: rules after a blank line, lists and tables do not count', () => {
+    const many = MAX_SETEXT_UNDERLINES + 10;
+    expect(tooManySetextUnderlinesLine('text\n\n---\n'.repeat(many))).toBe(0);
+    expect(tooManySetextUnderlinesLine('- item\n- -\n'.repeat(many))).toBe(0);
+    expect(tooManySetextUnderlinesLine('| a |\n| --- |\n'.repeat(many))).toBe(0);
+    expect(tooManySetextUnderlinesLine('text\n    ---\n'.repeat(many))).toBe(0);
+    expect(tooManySetextUnderlinesLine('text\n   --- \t\n'.repeat(many))).toBe(2 * (MAX_SETEXT_UNDERLINES + 1));
+    expect(tooManySetextUnderlinesLine('text\n=\n'.repeat(MAX_SETEXT_UNDERLINES))).toBe(0);
   });
 });
 
