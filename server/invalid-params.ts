@@ -9,9 +9,10 @@
 // So every schema a handler is set with is recorded, and the transport runs the same parse (the
 // SDK's safeParse, the recorded schema) before the SDK sees the request: a refused request is
 // answered here and goes no further; any other reaches the SDK unchanged. Methods without a
-// handler are not checked (-32601 stays the SDK's), and handlers that take params loosely to give
-// their own answers (resources/read, skills/*) refuse nothing here. Only public API: the server's
-// own setRequestHandler, removeRequestHandler and connect are wrapped on this one instance.
+// handler are not checked against a schema (-32601 stays the SDK's), and handlers that take params
+// loosely to give their own answers (resources/read, skills/*) refuse nothing here but a
+// `__proto__` key (below). Only public API: the server's own setRequestHandler,
+// removeRequestHandler and connect are wrapped on this one instance.
 //
 // A tools/call the SDK itself refuses inside its handler (an unknown tool, arguments the tool's input
 // schema refuses) is answered as a tool result, `isError` with no structuredContent, whose text
@@ -19,6 +20,14 @@
 // McpServer's tools/call handler). Such a text is cut to one line of the same bound here, so a
 // 1 MiB name or key with terminal escapes is not sent back; capreg's tools always answer with
 // structuredContent, and their answers pass unchanged.
+//
+// A request whose params hold an own `__proto__` key, at any depth, is refused the same way, whatever
+// its method. JSON.parse keeps one as an own key, but a copy made by assignment turns it into the
+// copy's prototype or drops it (the SDK's zod parse of a tool's arguments, its envelope parse of
+// params, zod #5898): the method's schema then sees nothing extra, and the request was served where
+// any other extra key is refused. Unknown is refused, not silently rewritten. The envelope parse runs
+// inside the transports, so they check each raw message with protoKeyRefusal before it; the check
+// here covers a transport that hands messages on as they are (in memory).
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { safeParse, type AnyObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { getMethodLiteral } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
@@ -77,6 +86,56 @@ function pathOf(path: readonly PropertyKey[]): string {
   return text;
 }
 
+/** Where the first own `__proto__` key in `value` is (its path, the key last), at any depth; undefined when there is none. */
+function protoKeyPath(value: unknown): PropertyKey[] | undefined {
+  // Iterative: a stdio message is bounded in bytes, not in depth. Each node links to its parent, so a path is built only for a hit.
+  interface Node {
+    readonly value: unknown;
+    readonly key: PropertyKey;
+    readonly parent: Node | undefined;
+  }
+  const stack: Node[] = [{ value, key: '', parent: undefined }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const current = node.value;
+    if (typeof current !== 'object' || current === null) continue;
+    if (Object.hasOwn(current, '__proto__')) {
+      const path: PropertyKey[] = ['__proto__'];
+      for (let at: Node | undefined = node; at?.parent !== undefined; at = at.parent) path.unshift(at.key);
+      return path;
+    }
+    if (Array.isArray(current)) for (let i = current.length - 1; i >= 0; i -= 1) stack.push({ value: current[i], key: i, parent: node });
+    else for (const key of Object.keys(current).reverse()) stack.push({ value: (current as Record<string, unknown>)[key], key, parent: node });
+  }
+  return undefined;
+}
+
+/** The problem of params that hold an own `__proto__` key, as one line; undefined for any other params. */
+function protoKeyProblem(params: unknown): string | undefined {
+  const path = protoKeyPath(params);
+  return path && invalidParamsMessage([{ code: 'unrecognized_keys', path: ['params', ...path], message: 'key not allowed' }]);
+}
+
+/** An error answer to a request (whose id an error answer to an unreadable one lacks). */
+type RequestErrorAnswer = JSONRPCErrorResponse & { id: JSONRPCRequest['id'] };
+
+/** The -32602 answer to request `id`, worded as the SDK words every McpError it answers with (`MCP error -32602: …`). */
+function invalidParamsAnswer(id: JSONRPCRequest['id'], problem: string): RequestErrorAnswer {
+  const error = new McpError(ErrorCode.InvalidParams, problem);
+  return { jsonrpc: '2.0', id, error: { code: error.code, message: error.message } };
+}
+
+/**
+ * The -32602 answer to a raw message (as JSON.parse gave it, before the SDK's envelope parse) that
+ * is a request whose params hold an own `__proto__` key; undefined for any other message.
+ */
+export function protoKeyRefusal(raw: unknown): RequestErrorAnswer | undefined {
+  if (typeof raw !== 'object' || raw === null || !('method' in raw) || !('id' in raw) || !('params' in raw)) return undefined;
+  const id = raw.id;
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  const problem = protoKeyProblem(raw.params);
+  return problem === undefined ? undefined : invalidParamsAnswer(id, problem);
+}
+
 function oneLine(text: string): string {
   return text.replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }
@@ -119,6 +178,8 @@ export function answerInvalidParams(server: Server): void {
     schemas.delete(method);
   };
   const refusal = (request: JSONRPCRequest): string | undefined => {
+    const protoKey = protoKeyProblem(request.params);
+    if (protoKey !== undefined) return protoKey;
     const schema = schemas.get(request.method);
     if (schema === undefined) return undefined;
     const parsed = safeParse(schema, request);
@@ -146,10 +207,9 @@ class ParamsCheckingTransport implements Transport {
         this.onmessage?.(message, extra);
         return;
       }
-      // Worded as the SDK words every McpError it answers with (`MCP error -32602: …`).
-      const error = new McpError(ErrorCode.InvalidParams, problem);
-      const answer: JSONRPCErrorResponse = { jsonrpc: '2.0', id: request.id, error: { code: error.code, message: error.message } };
-      inner.send(answer).catch((failure: unknown) => this.onerror?.(new Error(`Failed to send an error response: ${String(failure)}`)));
+      inner
+        .send(invalidParamsAnswer(request.id, problem))
+        .catch((failure: unknown) => this.onerror?.(new Error(`Failed to send an error response: ${String(failure)}`)));
     };
   }
 

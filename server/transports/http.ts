@@ -14,6 +14,7 @@ import { allowedHostNames, displayHost, hostAllowed, HOST_HEADER } from '../host
 import type { LineLog } from '../log.js';
 import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
+import { protoKeyRefusal } from '../invalid-params.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
@@ -244,6 +245,15 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       return;
     }
     const caller = now.caller;
+    // Before the SDK's envelope parse, which drops a `__proto__` key at the top of params
+    // (server/invalid-params.ts). A batch holding such a request is refused whole, as the SDK
+    // refuses a batch holding a malformed message.
+    const batch = Array.isArray(body.value) ? (body.value as unknown[]) : undefined;
+    const refused = batch ? batch.map(protoKeyRefusal).find((answer) => answer !== undefined) : protoKeyRefusal(body.value);
+    if (refused !== undefined) {
+      sendJson(res, batch ? 400 : 200, batch ? { ...refused, id: null } : refused);
+      return;
+    }
 
     const callerNow = (): Caller => caller;
     const { server, cleanup } = createServer({

@@ -20,6 +20,7 @@ import { auditRecorder } from '../audit.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
+import { protoKeyRefusal } from '../invalid-params.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 
@@ -264,6 +265,12 @@ class AnsweringStdioTransport extends StdioServerTransport {
     } catch {
       this.answerAtOnce(null, PARSE_ERROR, 'Parse error: the line is not JSON');
       this.onerror?.(new SyntaxError('a line that is not JSON'));
+      return;
+    }
+    // Before the envelope parse, which drops a `__proto__` key at the top of params (server/invalid-params.ts).
+    const refused = protoKeyRefusal(value);
+    if (refused !== undefined) {
+      this.answerAtOnce(refused.id, refused.error.code, refused.error.message);
       return;
     }
     const message = JSONRPCMessageSchema.safeParse(value);

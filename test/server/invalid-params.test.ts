@@ -185,6 +185,94 @@ describe('a request whose params its method schema refuses', () => {
   });
 });
 
+// JSON.parse keeps `"__proto__"` as an own key, but a copy made by assignment (the SDK's zod parse
+// of arguments, its envelope parse of params) turns it into the copy's prototype or drops it: the
+// strict schemas then see nothing extra, and the call was served. Each line below is a raw message.
+const PROTO_REQUESTS: [line: string, names: string][] = [
+  [
+    '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_capability_protocol","arguments":{"capabilityId":"work-reporting","__proto__":{"x":1}}}}',
+    'arguments.__proto__: key not allowed',
+  ],
+  ['{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"capability://work-reporting","__proto__":{}}}', '__proto__: key not allowed'],
+  ['{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"progressToken":1,"__proto__":null}}}', '_meta.__proto__: key not allowed'],
+  // Whatever the method, one without a handler included (any other extra key gets -32601 there).
+  ['{"jsonrpc":"2.0","id":7,"method":"prompts/list","params":{"__proto__":{}}}', '__proto__: key not allowed'],
+  // Escaped in the JSON text, the same key once parsed.
+  ['{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":[1,{"\\u005f_proto__":1}]}}', 'x[1].__proto__: key not allowed'],
+];
+
+describe('a request whose params hold an own __proto__ key, at any depth', () => {
+  it('is refused -32602 over HTTP, where any other extra key is refused too', async () => {
+    const post = async (body: string): Promise<{ status: number; text: string }> => {
+      const response = await fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer key-alice-reports', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body,
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    for (const [line, names] of PROTO_REQUESTS) {
+      expect({ line, answer: await post(line) }).toEqual({
+        line,
+        answer: { status: 200, text: JSON.stringify({ jsonrpc: '2.0', id: 7, error: invalidParams(names) }) },
+      });
+    }
+    // A batch holding one is refused whole, as the SDK refuses a batch holding a malformed message.
+    const batch = await post(`[${PROTO_REQUESTS[1]![0]},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`);
+    expect(batch).toEqual({ status: 400, text: JSON.stringify({ jsonrpc: '2.0', id: null, error: invalidParams('__proto__: key not allowed') }) });
+    // The same calls without it are served.
+    const served = await post(PROTO_REQUESTS[0]![0].replace(',"__proto__":{"x":1}', ''));
+    expect(JSON.parse(served.text)).toHaveProperty('result.structuredContent.success', true);
+  });
+
+  it('is refused -32602 over stdio, and the session goes on', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = await serveStdio(runtime, { apiKey: 'key-alice-reports', stdin, stdout });
+    const lines: string[] = [];
+    const arrived: (() => void)[] = [];
+    let text = '';
+    stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n')) {
+        lines.push(text.slice(0, end));
+        text = text.slice(end + 1);
+        arrived.shift()?.();
+      }
+    });
+    const send = async (line: string): Promise<string> => {
+      const next = new Promise<void>((resolve) => arrived.push(resolve));
+      stdin.write(`${line}\n`);
+      await next;
+      return lines.at(-1)!;
+    };
+    try {
+      expect(await send(JSON.stringify(INITIALIZE))).toContain('"serverInfo"');
+      for (const [line, names] of PROTO_REQUESTS) {
+        expect({ line, answer: await send(line) }).toEqual({ line, answer: JSON.stringify({ jsonrpc: '2.0', id: 7, error: invalidParams(names) }) });
+      }
+      expect(JSON.parse(await send(PROTO_REQUESTS[0]![0].replace(',"__proto__":{"x":1}', '')))).toHaveProperty('result.structuredContent.success', true);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('is refused -32602 on a transport that hands messages on as they are (in memory)', async () => {
+    const session = await rawSession(runtime, ['reports:read']);
+    try {
+      for (const [line, names] of PROTO_REQUESTS) {
+        const { method, params } = JSON.parse(line) as { method: string; params: unknown };
+        expect({ line, answer: await session.ask(method, params) }).toEqual({
+          line,
+          answer: { jsonrpc: '2.0', id: expect.any(Number) as number, error: invalidParams(names) },
+        });
+      }
+    } finally {
+      await session.close();
+    }
+  });
+});
+
 describe("the SDK's own tool errors (unknown tool, arguments the input schema refuses)", () => {
   it('are one short line that echoes nothing sent at length, while the tools keep their own answers', async () => {
     const session = await rawSession(runtime, ['reports:read']);
