@@ -1,8 +1,8 @@
 // Streamable HTTP, stateless (docs/server.md): every `POST /mcp` is authenticated on its own and served by
 // a fresh MCP server and transport, so a revoked key or a new manifest applies to the next request.
 // Around it: `GET /healthz`, the OAuth protected-resource metadata (only with JWT verification), an
-// Origin allow-list, a body limit, bounded connections and header/request timeouts, and a graceful
-// shutdown.
+// Origin allow-list, a body limit, bounded connections and header/request timeouts, JSON-RPC batches
+// run a call at a time and bounded in answer bytes (http-batch.ts), and a graceful shutdown.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -16,6 +16,7 @@ import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
 import { protoKeyRefusal } from '../invalid-params.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
+import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport } from './http-batch.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 
@@ -30,7 +31,8 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /**
  * MCP requests of one caller answered at once; more wait their turn, in order. A caller's flood
  * (many connections, pipelined requests, batches of 100 calls each) then queues behind itself, and
- * other callers and `/healthz` are answered between its requests.
+ * other callers and `/healthz` are answered between its requests (and between the calls of a
+ * batch: http-batch.ts).
  */
 export const DEFAULT_CALLER_CONCURRENCY = 4;
 /** The longest a request waits for its caller's turn; then a 429 with Retry-After. */
@@ -74,6 +76,8 @@ export interface HttpOptions {
   callerConcurrency?: number;
   /** The longest a request waits for its caller's turn (DEFAULT_TURN_WAIT_MS). */
   turnWaitMs?: number;
+  /** Bytes of answers to one batch past which its remaining calls are not run (MAX_BATCH_ANSWER_BYTES). */
+  batchAnswerBytes?: number;
   extraRegistrars?: readonly ToolRegistrar[];
   log?: LineLog;
 }
@@ -191,6 +195,7 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
   const authenticator = createBearerAuthenticator({ principals: () => runtime.currentPrincipals(), jwt: runtime.jwt });
   const turns = new CallerTurns(options.callerConcurrency ?? DEFAULT_CALLER_CONCURRENCY);
   const turnWaitMs = options.turnWaitMs ?? DEFAULT_TURN_WAIT_MS;
+  const batchAnswerBytes = options.batchAnswerBytes ?? MAX_BATCH_ANSWER_BYTES;
   // One validator for every per-request server: the SDK would otherwise build a new Ajv each time.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const advertisesOAuth = runtime.jwt !== undefined;
@@ -266,13 +271,14 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       jsonSchemaValidator,
       ...(options.extraRegistrars ? { extraRegistrars: options.extraRegistrars } : {}),
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const sdkTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = batch ? new PacedBatchTransport(sdkTransport, batchAnswerBytes) : sdkTransport;
     whenDone(req, res, () => {
       void transport.close().catch(() => undefined);
       void cleanup().catch(() => undefined);
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, body.value);
+    await sdkTransport.handleRequest(req, res, body.value);
   };
 }
 
