@@ -24,6 +24,7 @@ import type { RegistryInput } from '../compiler/types.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../server/atomic-write.js';
 import { isRecordedReport, MAX_RECORD_BYTES, parseRecord, readRegularFile } from './build-cache.js';
 import { cacheFolder } from './cache-folder.js';
+import { contentDigest } from './content-digests.js';
 import { pipelineFingerprint } from './code-fingerprint.js';
 
 const FORMAT = 1;
@@ -42,8 +43,8 @@ export function lintKey(config: ResolvedConfig, input: RegistryInput): string {
   const { rules, ...limits } = config;
   line({ limits: Object.entries(limits).sort(), rules: [...rules].sort(([a], [b]) => (a < b ? -1 : 1)) });
   for (const file of input.files) {
-    line([file.path, file.problem ?? null, file.problemAt ?? null, file.content?.length ?? null]);
-    if (file.content !== undefined) hash.update(file.content);
+    const digest = file.content === undefined ? null : contentDigest(input, file.path, file.content);
+    line([file.path, file.problem ?? null, file.problemAt ?? null, digest]);
   }
   line(input.allPaths);
   line(input.foldersWithoutProtocol);

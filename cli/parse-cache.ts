@@ -23,7 +23,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { deserialize } from 'node:v8';
 import { protocolFiles } from '../compiler/compile.js';
-import { sha256Hex } from '../compiler/canonical.js';
+import { contentDigest } from './content-digests.js';
 import type { UncountedDocument } from '../compiler/parse-markdown.js';
 import type { CapabilityDocument, FrontmatterProblem, LinkRef, RegistryInput, SourceFile, TextBlock } from '../compiler/types.js';
 import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH } from '../compiler/yaml-source.js';
@@ -320,7 +320,7 @@ export async function parseWithCache(
   const directory = cacheDirectory(root);
   const shards = Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`)));
 
-  const hashes = files.map((file) => sha256Hex(file.content));
+  const hashes = files.map((file) => contentDigest(input, file.path, file.content));
   // The parse budget too: a document parsed within one budget may be over a lower one, and a
   // lowered limits.maxParseMs must refuse it as a run without the cache would.
   const keys = files.map((file, index) => `${file.path}\0${hashes[index]!}\0${options.maxParseMs}`);
