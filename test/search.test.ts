@@ -9,7 +9,7 @@ import { bridgeTerms } from '../compiler/search/bridge.js';
 import { porterStem } from '../compiler/search/porter.js';
 import { analyzeCapability, type SearchSource } from '../compiler/search/fields.js';
 import { Segment } from '../compiler/search/postings.js';
-import { CapabilityIndex, protocolSearchText } from '../compiler/search/ranker.js';
+import { CapabilityIndex, headingText, protocolSearchText } from '../compiler/search/ranker.js';
 import { runs } from './support/property.js';
 
 function source(id: string, facts: Partial<SearchSource> = {}): SearchSource {
@@ -213,6 +213,26 @@ describe('protocolSearchText', () => {
     ].join('\n');
     const text = protocolSearchText(protocol, (tool) => (tool === 'submit_report' ? 'Submit a report to the manager' : undefined));
     expect(text.split('\n')).toEqual(['Weekly report', '`submit_report` send it', 'Submit a report to the manager']);
+  });
+
+  it('reads a heading with a long run of spaces in linear time (the expression it replaces took 7 s at 4,000)', () => {
+    const protocol = Array.from({ length: 2 }, () => `## a${' '.repeat(4_000)}b`).join('\n\n');
+    const start = process.cpuUsage();
+    const text = protocolSearchText(protocol, () => undefined);
+    const used = process.cpuUsage(start);
+    expect(text.split('\n')).toEqual(Array.from({ length: 2 }, () => `a${' '.repeat(4_000)}b`));
+    expect((used.user + used.system) / 1000).toBeLessThan(500);
+  });
+
+  it('takes from a line exactly what /^#{1,6}\\s+(.+?)\\s*#*\\s*$/ captures', () => {
+    const HEADING = /^#{1,6}\s+(.+?)\s*#*\s*$/;
+    const line = fc.string({ unit: fc.constantFrom('#', ' ', '\t', 'a', 'b', '\r', '\u2028', '\u3000', '\u00a0'), maxLength: 14 });
+    fc.assert(
+      fc.property(line, (text) => headingText(text) === HEADING.exec(text)?.[1]),
+      { numRuns: runs(20_000) },
+    );
+    for (const text of ['# a', '#  ', '# \u2028', '####### a', '# ##', '# a #b', '#\ta ## ', '## x\r', '# \r a'])
+      expect(headingText(text)).toBe(HEADING.exec(text)?.[1]);
   });
 });
 

@@ -529,7 +529,39 @@ const MATCH_ORDER: readonly MatchedField[] = [...SEARCH_FIELDS, 'lifecyclePhase'
 
 /** A line that starts a Markdown table row. */
 const TABLE_ROW = /^\s*\|(.*)\|\s*$/;
-const HEADING = /^#{1,6}\s+(.+?)\s*#*\s*$/;
+/** What `.` does not match: ECMAScript's line terminators (`\s` matches them). */
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
+const SPACE = /\s/;
+
+/**
+ * The text of an ATX heading line, exactly what `/^#{1,6}\s+(.+?)\s*#*\s*$/` captures, found in
+ * linear time. That expression backtracks over every split of a run of spaces inside the heading at
+ * every position of its lazy group (cubic): a served heading of 4,000 spaces between two letters
+ * took 7 s, 20,000 about 15 minutes, all of it holding the server's event loop in prepare().
+ */
+export function headingText(line: string): string | undefined {
+  const isSpace = (at: number): boolean => SPACE.test(line.charAt(at));
+  let hashes = 0;
+  while (line.charCodeAt(hashes) === 0x23) hashes += 1;
+  if (hashes === 0 || hashes > 6 || !isSpace(hashes)) return undefined;
+  let spaces = hashes;
+  while (spaces < line.length && isSpace(spaces)) spaces += 1;
+  // Where the longest ending of the form \s*#*\s* starts: the capture ends there, or after one character.
+  let tail = line.length;
+  while (tail > 0 && isSpace(tail - 1)) tail -= 1;
+  while (tail > 0 && line.charCodeAt(tail - 1) === 0x23) tail -= 1;
+  while (tail > 0 && isSpace(tail - 1)) tail -= 1;
+  // \s+ takes every space it can and gives them back one at a time: the capture starts at `start`.
+  for (let start = spaces; start > hashes; start -= 1) {
+    if (start >= line.length) continue;
+    const end = Math.max(start + 1, tail);
+    const text = line.slice(start, end);
+    if (!LINE_TERMINATOR.test(text)) return text;
+    // Every earlier start ends at `tail` too and holds this text, line terminator included.
+    if (end > start + 1) return undefined;
+  }
+  return undefined;
+}
 const DELIMITER_ROW = /^[\s|:-]+$/;
 
 /**
@@ -545,9 +577,9 @@ export function protocolSearchText(protocol: string, toolDescriptions: (tool: st
   for (const line of protocol.split('\n')) {
     if (/^\s*(```|~~~)/.test(line)) fence = !fence;
     if (fence) continue;
-    const heading = HEADING.exec(line);
-    if (heading?.[1] !== undefined) {
-      parts.push(heading[1]);
+    const heading = headingText(line);
+    if (heading !== undefined) {
+      parts.push(heading);
       inToolsTable = false;
       continue;
     }
