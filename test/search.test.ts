@@ -79,6 +79,28 @@ describe('porterStem', () => {
     expect(porterStem('is')).toBe('is');
     expect(porterStem('café')).toBe('café');
   });
+
+  it.each([
+    ['yyyy', 'yyyi'],
+    ['ayyyy', 'ayyyi'],
+    ['yaying', 'yai'],
+    ['sayyyed', 'sayi'],
+    ['played', 'plai'],
+    ['trying', 'try'],
+    ['toyyyyness', 'toyyyy'],
+    ['yyyational', 'yyyat'],
+    ['eyyyyies', 'eyyyyi'],
+  ])('reads a run of y as alternating consonants and vowels: %s → %s', (word, stem) => {
+    expect(porterStem(word)).toBe(stem);
+  });
+
+  it('stems a word of 100,000 y’s in linear time (one recursion per y overflowed the stack at ~12,000)', () => {
+    const start = process.cpuUsage();
+    expect(porterStem('y'.repeat(100_000))).toBe(`${'y'.repeat(99_999)}i`);
+    expect(porterStem(`${'ay'.repeat(50_000)}ing`)).toBe(`${'ay'.repeat(49_999)}ai`);
+    const used = process.cpuUsage(start);
+    expect((used.user + used.system) / 1000).toBeLessThan(500);
+  });
 });
 
 describe('analyze', () => {

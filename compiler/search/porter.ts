@@ -2,31 +2,52 @@
 // published, for lower-case ASCII words. No stemmer package is installed and this one is small,
 // well known and deterministic; words with anything but a–z are returned unchanged.
 
+const isVowel = (c: string | undefined): boolean => c === 'a' || c === 'e' || c === 'i' || c === 'o' || c === 'u';
+
+/**
+ * Porter's consonant: a letter other than a, e, i, o, u, and other than a y after a consonant. A run
+ * of y's alternates from its first, which is a consonant at the start of the word or after a vowel:
+ * found by walking back over the run, not by recursing once per y (a word of 12,000 y's in a served
+ * heading overflowed the stack and took `capreg serve` down).
+ */
 function isConsonant(word: string, i: number): boolean {
   const c = word[i];
-  if (c === 'a' || c === 'e' || c === 'i' || c === 'o' || c === 'u') return false;
-  if (c === 'y') return i === 0 || !isConsonant(word, i - 1);
-  return true;
+  if (isVowel(c)) return false;
+  if (c !== 'y') return true;
+  let first = i;
+  while (first > 0 && word[first - 1] === 'y') first -= 1;
+  const firstIsConsonant = first === 0 || isVowel(word[first - 1]);
+  return (i - first) % 2 === 0 ? firstIsConsonant : !firstIsConsonant;
+}
+
+/** isConsonant for every letter of `word`, left to right in one pass (each y is the opposite of the letter before it). */
+function consonants(word: string): boolean[] {
+  const result: boolean[] = [];
+  for (let i = 0; i < word.length; i += 1) {
+    const c = word[i];
+    result.push(isVowel(c) ? false : c === 'y' ? i === 0 || !result[i - 1] : true);
+  }
+  return result;
 }
 
 /** m: the number of VC sequences in `stem` ([C](VC)^m[V]). */
 function measure(stem: string): number {
+  const consonant = consonants(stem);
   let m = 0;
   let i = 0;
   const n = stem.length;
-  while (i < n && isConsonant(stem, i)) i += 1;
+  while (i < n && consonant[i] === true) i += 1;
   while (i < n) {
-    while (i < n && !isConsonant(stem, i)) i += 1;
+    while (i < n && consonant[i] !== true) i += 1;
     if (i >= n) break;
-    while (i < n && isConsonant(stem, i)) i += 1;
+    while (i < n && consonant[i] === true) i += 1;
     m += 1;
   }
   return m;
 }
 
 function hasVowel(stem: string): boolean {
-  for (let i = 0; i < stem.length; i += 1) if (!isConsonant(stem, i)) return true;
-  return false;
+  return consonants(stem).includes(false);
 }
 
 function endsDoubleConsonant(word: string): boolean {
