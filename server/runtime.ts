@@ -151,11 +151,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   // find_capabilities' per-capability analysis and index run in the background after each
   // activation (the swap is not delayed), so the first search after a reload does not pay for them;
-  // capabilities the reload did not change keep their analysis.
-  void manifests.current.catalog.search.prepare();
+  // capabilities the reload did not change keep their analysis. A failure there is logged: an
+  // unhandled rejection would end the process, at start or on any reload, for every caller; a search
+  // then builds what it needs itself, and only that search fails.
+  const prepare = (catalog: Catalog, previous?: Catalog): void => {
+    catalog.search.prepare(previous?.search).catch((error: unknown) => {
+      log(`capreg serve: preparing the search index failed: ${error instanceof Error ? error.message : String(error)}`, 'warn');
+    });
+  };
+  prepare(manifests.current.catalog);
   const unsubscribe = [
     manifests.onActivate(notify),
-    manifests.onActivate((next, previous) => void next.value.catalog.search.prepare(previous.value.catalog.search)),
+    manifests.onActivate((next, previous) => prepare(next.value.catalog, previous.value.catalog)),
     ...(principalsStore ? [principalsStore.onActivate(notify)] : []),
   ];
 
