@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { analyze, MAX_SEGMENTED_RUN, normalizeText } from '../compiler/search/analyze.js';
+import { analyze, MAX_REMEMBERED_WORD, MAX_SEGMENTED_RUN, normalizeText, rememberedStemChars } from '../compiler/search/analyze.js';
 import { bridgeTerms } from '../compiler/search/bridge.js';
 import { porterStem } from '../compiler/search/porter.js';
 import { analyzeCapability, type SearchSource } from '../compiler/search/fields.js';
@@ -104,6 +104,14 @@ describe('porterStem', () => {
 });
 
 describe('analyze', () => {
+  it('remembers the stems of short words only: distinct long words in requests keep no memory', () => {
+    const before = rememberedStemChars();
+    for (let i = 0; i < 2_000; i += 1) analyze(`${'report'.repeat(80)}${i.toString(26).replace(/\d/g, (d) => 'qrstuvwxyz'[Number(d)] ?? 'q')}`);
+    // 2,000 words of ~480 characters: ~1.9 million characters remembered before.
+    expect(rememberedStemChars() - before).toBeLessThanOrEqual(2_000 * 2 * MAX_REMEMBERED_WORD);
+    expect(analyze(`${'report'.repeat(80)}s`)).toEqual([`${'report'.repeat(80)}`]);
+  });
+
   it('folds case and width (NFKC), drops stop words and stems', () => {
     expect(normalizeText('ＲＥＰＯＲＴ')).toBe('report');
     expect(analyze('Writing THE weekly Reports')).toEqual(['write', 'weekli', 'report']);

@@ -21,10 +21,14 @@ let segmenter: Intl.Segmenter | undefined;
 
 // Stems of the words seen, since a registry and its requests repeat a small vocabulary: at 10,000
 // capabilities the stemmer was a quarter of the analysis. Emptied when it holds MAX_STEMS words.
+// Only words of at most MAX_REMEMBERED_WORD characters are kept: a vocabulary's words are short, and
+// remembering every word let a caller's distinct 500-character queries keep ~100 MB (65,536 of them).
 const MAX_STEMS = 65_536;
+export const MAX_REMEMBERED_WORD = 40;
 const stems = new Map<string, string>();
 
 function stem(word: string): string {
+  if (word.length > MAX_REMEMBERED_WORD) return porterStem(word);
   let stemmed = stems.get(word);
   if (stemmed === undefined) {
     if (stems.size >= MAX_STEMS) stems.clear();
@@ -32,6 +36,13 @@ function stem(word: string): string {
     stems.set(word, stemmed);
   }
   return stemmed;
+}
+
+/** Characters the stem memo holds now, its words and their stems (for tests). */
+export function rememberedStemChars(): number {
+  let chars = 0;
+  for (const [word, stemmed] of stems) chars += word.length + stemmed.length;
+  return chars;
 }
 
 /** NFKC and a locale-independent case fold: what "the same text" means to search. */
