@@ -81,14 +81,28 @@ export interface AuditLog {
 export const MAX_PENDING_AUDIT_BYTES = 16 * 1024 * 1024;
 
 /**
+ * How the audit file is opened: for appending, created 0600, and without blocking. A FIFO at the
+ * path that nothing reads would block a plain open (which runs on the event loop) until a reader
+ * came: no request, no `/healthz` and no SIGTERM would be answered meanwhile. Non-blocking, that
+ * open fails at once with ENXIO; on a regular file or a device the flag changes nothing.
+ */
+const OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY;
+/** A pipe with a reader that is full answers EAGAIN: wait this long between tries, and give up after WRITE_AGAIN_LIMIT_MS. */
+const WRITE_AGAIN_MS = 10;
+const WRITE_AGAIN_LIMIT_MS = 5_000;
+
+const openForAppend = (file: string): number => fs.openSync(file, OPEN_FLAGS, 0o600);
+
+/**
  * Opens FILE for appending (O_APPEND, created 0600) and writes one JSON record per line, in
  * order, off the request path. A file moved away (log rotation) or deleted is followed: the next
  * records go to a new file at the path, and that is reported at `info`. A failed write is reported
  * through `report` and the server goes on; each kind of failure is reported once until a write
- * succeeds again. Throws when the file cannot be opened (the caller refuses to start).
+ * succeeds again. Throws when the file cannot be opened, a FIFO that nothing reads included (the
+ * caller refuses to start).
  */
 export function openAuditLog(file: string, report: (message: string, level?: 'info' | 'error') => void): AuditLog {
-  let fd = fs.openSync(file, 'a', 0o600);
+  let fd = openForAppend(file);
   let pending: string[] = [];
   let pendingBytes = 0;
   let writing: Promise<void> | undefined;
@@ -107,7 +121,7 @@ export function openAuditLog(file: string, report: (message: string, level?: 'in
     const now = fs.statSync(file, { throwIfNoEntry: false });
     const open = fs.fstatSync(fd);
     if (now !== undefined && now.dev === open.dev && now.ino === open.ino) return;
-    const next = fs.openSync(file, 'a', 0o600);
+    const next = openForAppend(file);
     fs.closeSync(fd);
     fd = next;
     report(`capreg serve: audit log ${file}: the file was moved away or deleted; records now go to a new file at that path`, 'info');
@@ -151,10 +165,19 @@ export function openAuditLog(file: string, report: (message: string, level?: 'in
 
 async function writeAll(fd: number, buffer: Buffer): Promise<void> {
   let offset = 0;
+  let waitedMs = 0;
   while (offset < buffer.length) {
-    const { bytesWritten } = await new Promise<{ bytesWritten: number }>((resolve, reject) =>
-      fs.write(fd, buffer, offset, buffer.length - offset, null, (error, written) => (error ? reject(error) : resolve({ bytesWritten: written }))),
-    );
-    offset += bytesWritten;
+    try {
+      const { bytesWritten } = await new Promise<{ bytesWritten: number }>((resolve, reject) =>
+        fs.write(fd, buffer, offset, buffer.length - offset, null, (error, written) => (error ? reject(error) : resolve({ bytesWritten: written }))),
+      );
+      offset += bytesWritten;
+      waitedMs = 0;
+    } catch (error) {
+      // The file is opened non-blocking (OPEN_FLAGS): a full pipe says so instead of waiting.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || waitedMs >= WRITE_AGAIN_LIMIT_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, WRITE_AGAIN_MS));
+      waitedMs += WRITE_AGAIN_MS;
+    }
   }
 }

@@ -1,6 +1,6 @@
 // The audit log (docs/server.md, "Metrics and logs") through the real bin: over stdio and over
 // HTTP, one JSON line per protocol handed out or refused, naming who, what, which version, where.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -176,6 +176,39 @@ describe('--audit-log', () => {
       [3, false],
     ]);
     expect(served.stderr()).toMatch(/"level":"error".*audit log \/dev\/full: write failed \(ENOSPC\)/);
+  });
+
+  it('never blocks on a FIFO at the audit path with nothing reading it: exit 2 at start, a failed write later', async () => {
+    const fifo = path.join(dir, 'audit-fifo-start.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const atStart = start(['--http', '--port', '0', '--audit-log', fifo]);
+    const timer = setTimeout(() => atStart.child.kill('SIGKILL'), 5_000);
+    expect(await atStart.exit).toBe(2);
+    clearTimeout(timer);
+    expect(atStart.stderr()).toMatch(/^capreg serve: cannot open --audit-log .*audit-fifo-start\.jsonl: ENXIO\n$/m);
+
+    // Replaced by one while serving (a log agent's pipe, a mistake): the open used to block the
+    // event loop until a reader came, so no request, /healthz or SIGTERM was answered.
+    const file = path.join(dir, 'audit-fifo-later.jsonl');
+    const served = start(['--http', '--port', '0', '--audit-log', file]);
+    try {
+      const url = await eventually(() => /on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(served.stderr())![1]!, 10_000);
+      const alice = await httpClient(url, 'key-alice-reports');
+      await alice.callTool({ name: 'get_capability_protocol', arguments: { capabilityId: 'work-reporting' } });
+      await eventually(() => expect(records(file)).toHaveLength(1));
+      fs.rmSync(file);
+      execFileSync('mkfifo', [file]);
+      const answer = await alice.callTool({ name: 'get_capability_protocol', arguments: { capabilityId: 'work-reporting' } }, undefined, { timeout: 3_000 });
+      expect(answer.isError).toBeFalsy();
+      const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(3_000) });
+      expect(health.status).toBe(200);
+      await eventually(() => expect(served.stderr()).toMatch(/"level":"error".*audit-fifo-later\.jsonl: write failed \(ENXIO\), records lost/));
+      await alice.close();
+      served.child.kill('SIGTERM');
+      expect(await served.exit).toBe(0);
+    } finally {
+      served.child.kill('SIGKILL');
+    }
   });
 
   it('refuses an audit file it cannot open with exit 2', async () => {
