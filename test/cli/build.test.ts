@@ -278,6 +278,20 @@ describe('capreg build: nothing written on error', () => {
     expect(duplicate.code).toBe(2);
     expect(duplicate.stderr).toContain('manifest lists capability "beta" twice, from capabilities/');
     expect(fs.existsSync(path.join(twice, 'dist'))).toBe(false);
+
+    // A date that is none, tags that are no list: written, then served broken (every protocol call
+    // of it threw "Invalid time value", skills/list failed whole).
+    for (const [field, line, message] of [
+      ['protocol_updated', 'protocol_updated: next week', '/capabilities/2/protocolUpdated must match pattern'],
+      ['tags', 'tags: weekly', '/capabilities/2/tags must be array'],
+    ] as const) {
+      const text = cleanProtocol('gamma').replace(field === 'tags' ? /^(id: gamma)$/m : /^protocol_updated: .*$/m, field === 'tags' ? `$1\n${line}` : line);
+      const wrong = registry({ 'capreg.config.yaml': config, 'capabilities/gamma/PROTOCOL.md': text });
+      const refusedField = await run(['build', '--no-cache'], { cwd: wrong });
+      expect(refusedField.code).toBe(2);
+      expect(refusedField.stderr).toContain(message);
+      expect(fs.existsSync(path.join(wrong, 'dist'))).toBe(false);
+    }
   });
 });
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serializeManifest } from '../../compiler/manifest.js';
+import { manifestIntegrity, serializeManifest } from '../../compiler/manifest.js';
 import type { Manifest } from '../../compiler/types.js';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
@@ -77,7 +77,19 @@ describe('hot reload: good, bad, good', () => {
       },
     },
     { label: 'a deleted file', write: () => fs.rmSync(manifestFile) },
+    // Integrity made to match: the build (with frontmatter-schema off) wrote such manifests, and the
+    // server served them: every get_capability_protocol of it threw "Invalid time value" (audited as
+    // served), and skills/list failed whole ("list.join is not a function").
+    { label: 'a protocolUpdated that is not a date', write: (good) => writeWithField(good, 'protocolUpdated', 'next week') },
+    { label: 'tags that are not a list', write: (good) => writeWithField(good, 'tags', 'weekly') },
   ];
+
+  function writeWithField(good: Manifest, field: string, value: unknown): void {
+    const { integrity: _stale, ...rest } = JSON.parse(serializeManifest(good)) as Manifest;
+    const capability = rest.capabilities.find((entry) => entry.id === 'work-reporting') as unknown as Record<string, unknown>;
+    capability[field] = value;
+    writeAtomic(manifestFile, JSON.stringify({ ...rest, integrity: manifestIntegrity(rest) }));
+  }
 
   for (const { label, write } of bad) {
     it(`keeps serving the old revision through ${label}`, async () => {
