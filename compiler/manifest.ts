@@ -147,9 +147,25 @@ function shapeProblem(data: object): ManifestProblem | undefined {
   const validateManifestShape = manifestShapeValidator();
   if (validateManifestShape(data)) return undefined;
   const first = validateManifestShape.errors?.[0];
-  const message = `manifest does not match its schema: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`;
+  const where = first?.instancePath ? first.instancePath.split('/').map(shownName).join('/') : '/';
+  const message = `manifest does not match its schema: ${where} ${first?.message ?? 'is invalid'}`;
   const index = /^\/capabilities\/(\d+)(?:\/|$)/.exec(first?.instancePath ?? '')?.[1];
   return index === undefined ? { message } : { message, capabilityIndex: Number(index) };
+}
+
+/** Longest name taken from a manifest (a toolset, a tool, a rule id) that a refusal quotes. */
+const MAX_SHOWN_NAME = 64;
+
+/**
+ * A name from the manifest as a refusal quotes it: cut at MAX_SHOWN_NAME characters, control
+ * characters escaped. Refusals reach the unauthenticated `/healthz` (on every probe), the logs and
+ * the terminal at start: a toolset named with 1 MB of text made each of them 1 MB long, and
+ * terminal escapes went out as they were.
+ */
+function shownName(name: string): string {
+  const cut = name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name;
+  // eslint-disable-next-line no-control-regex -- control characters are what it escapes
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Each capability once, and rule settings this capreg checks user capabilities with. */
@@ -167,7 +183,8 @@ function catalogProblem(manifest: Manifest): ManifestProblem | undefined {
 function checkRuleSettings(rules: Record<string, ManifestRuleSetting>): string | undefined {
   for (const [id, setting] of Object.entries(rules)) {
     const rule = USER_REGISTRY_RULES.find((each) => each.meta.id === id);
-    if (rule === undefined) return `manifest sets rule "${id}", which this capreg does not check user capabilities with; rebuild it with a matching capreg`;
+    if (rule === undefined)
+      return `manifest sets rule "${shownName(id)}", which this capreg does not check user capabilities with; rebuild it with a matching capreg`;
     const validate = validatorFor(rule);
     const valid = validate ? validate(structuredClone(setting.options)) : Object.keys(setting.options as object).length === 0;
     if (!valid) return `manifest sets invalid options for rule "${id}"; rebuild it with a matching capreg`;

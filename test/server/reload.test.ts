@@ -163,6 +163,28 @@ describe('hot reload: good, bad, good', () => {
   });
 });
 
+describe('a refusal that quotes names from the manifest', () => {
+  // /healthz is probed every few seconds, unauthenticated: a toolset named with 1 MB of text made
+  // each answer (and each log line) 1.2 MB, with the terminal escapes in it as they were.
+  it('cuts them short and escapes control characters in lastReloadError', async () => {
+    await start(makeManifest(STANDARD_CAPABILITIES));
+    const name = 'k\u001b[31m'.repeat(200_000);
+    for (const edit of [
+      (manifest: Record<string, unknown>) => ((manifest['toolsets'] as Record<string, unknown>)[name] = { description: 5, tools: {} }),
+      (manifest: Record<string, unknown>) => (manifest['rules'] = { [name]: { level: 'warn', options: {} } }),
+    ]) {
+      const { integrity: _stale, ...rest } = JSON.parse(serializeManifest(makeManifest(STANDARD_CAPABILITIES, { marker: 'next' }))) as Manifest;
+      edit(rest);
+      writeAtomic(manifestFile, JSON.stringify({ ...rest, integrity: manifestIntegrity(rest) }));
+      expect(await runtime.manifests.reload()).toBe('rejected');
+      const error = (await health()).lastReloadError ?? '';
+      expect(error).toMatch(/manifest (does not match its schema: \/toolsets\/k\\u001b\[31mk|sets rule "k\\u001b\[31mk)/);
+      expect(error).not.toContain('\u001b');
+      expect(error.length).toBeLessThan(600);
+    }
+  });
+});
+
 describe('hot reload under load', () => {
   it('answers 20 concurrent clients completely and from one revision while the manifest is rewritten 50 times', async () => {
     const specs: CapabilitySpec[] = Array.from({ length: 30 }, (_, index) => ({
