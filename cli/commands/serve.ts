@@ -1,5 +1,5 @@
 // capreg serve: load the manifest (and principals), then serve MCP over stdio (default) or
-// Streamable HTTP (`--http`). Resolves with 0 on SIGINT/SIGTERM (or, on stdio, when the client
+// Streamable HTTP (`--http`). Resolves with 0 on SIGINT/SIGTERM/SIGHUP (or, on stdio, when the client
 // closes stdin); 2 when the manifest, principals or JWT settings are unusable at start. A user store
 // (SPEC §8) that does not answer does not stop it: the Git catalog keeps serving.
 import { existsSync } from 'node:fs';
@@ -397,15 +397,20 @@ function connectionHelp(url: string, settings: ServeSettings): string {
   ].join('\n');
 }
 
+/**
+ * The signals that stop the server the graceful way: SIGINT and SIGTERM, and SIGHUP (the terminal
+ * it ran in is gone, or an operator sent it out of habit: the manifest and principals reload by
+ * themselves), which Node's default would end at once, without draining or a log line.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 function waitForSignal(): { promise: Promise<void>; dispose: () => void } {
   let dispose = (): void => {};
   const promise = new Promise<void>((resolve) => {
     const stop = (): void => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    for (const signal of STOP_SIGNALS) process.once(signal, stop);
     dispose = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const signal of STOP_SIGNALS) process.off(signal, stop);
     };
   });
   return { promise, dispose };

@@ -195,7 +195,7 @@ describe('capreg serve over stdio: the end of a session', () => {
     expect(served.stderr().match(/unreadable input on stdin/g)).toHaveLength(1);
   });
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     it(`exits 0 with a clean stderr on ${signal} during a session`, async () => {
       const served = serve([], { CAPREG_API_KEY: 'key-alice-reports' });
       await served.stderrMatches(/on stdio\n/);
@@ -220,7 +220,7 @@ describe('capreg serve over stdio: the end of a session', () => {
 });
 
 describe('capreg serve --http as a process', () => {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     it(`shuts down on ${signal} with exit 0 and only its own lines on stderr`, async () => {
       const served = serve(['--http', '--port', '0']);
       await served.stderrMatches(/"mcpServers"[\s\S]*\n}\n/);
