@@ -3,6 +3,7 @@
 // MCP Skills extension (`capreg serve`) and `capreg export --format agent-skills` both render through
 // here, so a host that reads either sees the same frontmatter. Pure: same input, same bytes.
 import { PROTOCOL_TOOL } from './contract.js';
+import { escapeRegExp } from './literal-trie.js';
 import { catalogInstruction } from './render.js';
 import type { ManifestCapability } from './types.js';
 
@@ -149,10 +150,6 @@ function rewriteCatalogInstructions(body: string, dependencies: readonly string[
       ? instruction
       : ` (a separate skill: load ${reference(id, name)} and follow it; if it is not available to you or does not load, tell the user that this part cannot be done here and do not improvise it)`;
   });
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

@@ -8,6 +8,17 @@
 // tried first and an end (the empty piece, an assertion) last, so the match at a position is the
 // longest name that matches there, as with the branches sorted longest first.
 
+/** ASCII word characters: the only ones that make a word boundary (so 禁止 is found inside Chinese text). */
+export const WORD_CHAR = /[A-Za-z0-9_]/;
+/** The pieces that go before a name beginning with a word character, and after one ending with one. */
+export const WORD_START = '(?<![A-Za-z0-9_])';
+export const WORD_END = '(?![A-Za-z0-9_])';
+
+/** `text` as a regular expression that matches it literally. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 interface TrieNode {
   children: Map<string, TrieNode>;
   /** The most pieces below this node. */

@@ -5,6 +5,7 @@ import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from './ajv.js';
 import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
+import { plainText } from './formatters/escape.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
 import { comparedBlocks, duplicateContent, type DuplicateContentOptions } from './rules/duplicate-content.js';
 import type { Derived } from './derived.js';
@@ -158,14 +159,12 @@ const MAX_SHOWN_NAME = 64;
 
 /**
  * A name from the manifest as a refusal quotes it: cut at MAX_SHOWN_NAME characters, control
- * characters escaped. Refusals reach the unauthenticated `/healthz` (on every probe), the logs and
+ * characters escaped as in every other line capreg prints (plainText). Refusals reach the unauthenticated `/healthz` (on every probe), the logs and
  * the terminal at start: a toolset named with 1 MB of text made each of them 1 MB long, and
  * terminal escapes went out as they were.
  */
 function shownName(name: string): string {
-  const cut = name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name;
-  // eslint-disable-next-line no-control-regex -- control characters are what it escapes
-  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return plainText(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
 }
 
 /** Each capability once, and rule settings this capreg checks user capabilities with. */

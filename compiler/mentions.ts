@@ -10,21 +10,13 @@
 // Nothing is skipped: fenced code, inline code, tables and HTML comments are all part of the body
 // that is served to the agent, and a tool named in an example is a tool named to the agent.
 // Matching is case-sensitive: tool and state names are identifiers.
-import { trieAlternation } from './literal-trie.js';
+import { escapeRegExp, trieAlternation, WORD_CHAR, WORD_END, WORD_START } from './literal-trie.js';
 import { LineIndex } from './positions.js';
 import type { CapabilityDocument, Range } from './types.js';
 
-const WORD_CHAR = /[A-Za-z0-9_]/;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /** A name as a regular expression source, with word boundaries on ends that are word characters. */
 export function namePatternSource(name: string): string {
-  const before = WORD_CHAR.test(name.charAt(0)) ? '(?<![A-Za-z0-9_])' : '';
-  const after = WORD_CHAR.test(name.charAt(name.length - 1)) ? '(?![A-Za-z0-9_])' : '';
-  return `${before}${escapeRegExp(name)}${after}`;
+  return namePieces(name).join('');
 }
 
 /**
@@ -38,11 +30,11 @@ export function namesPattern(names: Iterable<string>): RegExp | undefined {
   return sequences.length > 0 ? new RegExp(trieAlternation(sequences), 'gu') : undefined;
 }
 
-/** A name as pieces: its characters, with word boundaries on ends that are word characters (as {@link namePatternSource}). */
+/** A name as pieces for a trie: its characters, with word boundaries on ends that are word characters. */
 function namePieces(name: string): string[] {
   const pieces = [...name].map(escapeRegExp);
-  if (WORD_CHAR.test(name.charAt(0))) pieces.unshift('(?<![A-Za-z0-9_])');
-  pieces.push(WORD_CHAR.test(name.charAt(name.length - 1)) ? '(?![A-Za-z0-9_])' : '');
+  if (WORD_CHAR.test(name.charAt(0))) pieces.unshift(WORD_START);
+  pieces.push(WORD_CHAR.test(name.charAt(name.length - 1)) ? WORD_END : '');
   return pieces;
 }
 
@@ -67,7 +59,7 @@ export function isGlob(entry: string): boolean {
 export function retiredEntryPattern(entry: string, flags = 'gu'): RegExp {
   if (!isGlob(entry)) return new RegExp(namePatternSource(entry), flags);
   const prefix = entry.slice(0, -1);
-  const before = WORD_CHAR.test(prefix.charAt(0)) ? '(?<![A-Za-z0-9_])' : '';
+  const before = WORD_CHAR.test(prefix.charAt(0)) ? WORD_START : '';
   return new RegExp(`${before}${escapeRegExp(prefix)}(?:\\\\?\\*|[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*(?![A-Za-z0-9_]))`, flags);
 }
 

@@ -1,6 +1,7 @@
 // Prohibitions: the markers that make a sentence an explicit "do not" for the agent (English and
 // Chinese), and a sentence splitter. Shared by `negative-rules` (the body forbids something) and
 // `retired-tools` (a retired tool is named in a sentence that forbids it).
+import { escapeRegExp, trieAlternation, WORD_CHAR, WORD_END, WORD_START } from './literal-trie.js';
 
 /**
  * Default markers. Chosen for precision: each one, in a protocol written for an agent, almost always
@@ -48,24 +49,11 @@ export interface MarkersOptions {
   markers: string[];
 }
 
-import { trieAlternation } from './literal-trie.js';
-
-/** ASCII word characters: the only characters that make a word boundary (so 不要 matches inside Chinese text). */
-const WORD_CHAR = /[A-Za-z0-9_]/;
-
 export interface ProhibitionMatcher {
   /** The first marker found in `text` (as written there), or undefined. */
   find(text: string): string | undefined;
   test(text: string): boolean;
 }
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** What goes before a marker that starts with an ASCII word character, and after one that ends with one. */
-const WORD_START = '(?<![A-Za-z0-9_])';
-const WORD_END = '(?![A-Za-z0-9_])';
 
 /**
  * A character as the markers' trie keys it: one spelling for all the characters the expression

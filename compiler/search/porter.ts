@@ -5,22 +5,11 @@
 const isVowel = (c: string | undefined): boolean => c === 'a' || c === 'e' || c === 'i' || c === 'o' || c === 'u';
 
 /**
- * Porter's consonant: a letter other than a, e, i, o, u, and other than a y after a consonant. A run
- * of y's alternates from its first, which is a consonant at the start of the word or after a vowel:
- * found by walking back over the run, not by recursing once per y (a word of 12,000 y's in a served
- * heading overflowed the stack and took `capreg serve` down).
+ * Porter's consonant, for every letter of `word`: a letter other than a, e, i, o, u, and other than a
+ * y after a consonant. In one pass, each y the opposite of the letter before it: the definition
+ * recursed once per y, and a word of 12,000 y's in a served heading overflowed the stack and took
+ * `capreg serve` down.
  */
-function isConsonant(word: string, i: number): boolean {
-  const c = word[i];
-  if (isVowel(c)) return false;
-  if (c !== 'y') return true;
-  let first = i;
-  while (first > 0 && word[first - 1] === 'y') first -= 1;
-  const firstIsConsonant = first === 0 || isVowel(word[first - 1]);
-  return (i - first) % 2 === 0 ? firstIsConsonant : !firstIsConsonant;
-}
-
-/** isConsonant for every letter of `word`, left to right in one pass (each y is the opposite of the letter before it). */
 function consonants(word: string): boolean[] {
   const result: boolean[] = [];
   for (let i = 0; i < word.length; i += 1) {
@@ -52,13 +41,15 @@ function hasVowel(stem: string): boolean {
 
 function endsDoubleConsonant(word: string): boolean {
   const n = word.length;
-  return n >= 2 && word[n - 1] === word[n - 2] && isConsonant(word, n - 1);
+  return n >= 2 && word[n - 1] === word[n - 2] && consonants(word)[n - 1] === true;
 }
 
 /** *o: the stem ends consonant-vowel-consonant, the last not w, x or y. */
 function endsCvc(word: string): boolean {
   const n = word.length;
-  if (n < 3 || !isConsonant(word, n - 1) || isConsonant(word, n - 2) || !isConsonant(word, n - 3)) return false;
+  if (n < 3) return false;
+  const consonant = consonants(word);
+  if (!consonant[n - 1] || consonant[n - 2] || !consonant[n - 3]) return false;
   const last = word[n - 1];
   return last !== 'w' && last !== 'x' && last !== 'y';
 }

@@ -22,6 +22,7 @@ import {
   type JSONRPCRequest,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_MESSAGE_BYTES } from '../create-server.js';
 
 /**
  * The answers to one batch, in bytes of JSON, past which its remaining calls are not run: 4 times
@@ -29,7 +30,7 @@ import {
  * at this size is about one large call's own (docs/server.md, Slow and numerous clients); the
  * answers kept for one request pass it by at most one answer.
  */
-export const MAX_BATCH_ANSWER_BYTES = 4 * 1024 * 1024;
+export const MAX_BATCH_ANSWER_BYTES = 4 * MAX_MESSAGE_BYTES;
 /** JSON-RPC's code for an error of the server's own (as the 429 and the principals check use). */
 const SERVER_ERROR = -32000;
 

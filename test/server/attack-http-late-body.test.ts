@@ -4,36 +4,24 @@
 // with a key it is about to lose and send what they ask for once it has lost it.
 import net from 'node:net';
 import path from 'node:path';
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../../server/runtime.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
-import { PRINCIPALS, STANDARD_CAPABILITIES, makeManifest, principalsYaml, tempDir, writeAtomic, writeManifest } from './helpers.js';
+import { PRINCIPALS, principalsYaml, startStandardServer, writeAtomic, type StandardServer } from './helpers.js';
 
-let dir: string;
+let server: StandardServer;
 let principalsFile: string;
-let runtime: Runtime;
-let http: HttpServerHandle;
 
 beforeAll(async () => {
-  dir = tempDir();
-  const manifestFile = path.join(dir, 'manifest.json');
-  principalsFile = path.join(dir, 'principals.yaml');
-  writeManifest(manifestFile, makeManifest(STANDARD_CAPABILITIES));
-  writeAtomic(principalsFile, principalsYaml(PRINCIPALS));
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false });
-  http = await startHttpServer(runtime, { port: 0 });
+  server = await startStandardServer();
+  principalsFile = path.join(server.dir, 'principals.yaml');
 });
 
 afterAll(async () => {
-  await http.close();
-  await runtime.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await server.close();
 });
 
 /** Sends a request's headers, then (once `between` has run) its body; resolves with the raw answer. */
 async function lateBody(key: string, body: string, between: () => void | Promise<void>): Promise<{ status: number; body: string }> {
-  const socket = net.connect(http.port, '127.0.0.1');
+  const socket = net.connect(server.http.port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   let answer = '';
   socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
