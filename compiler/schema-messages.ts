@@ -13,7 +13,6 @@ export const BLANK_HINT = {
   name: 'it is blank; write the name users see',
   description: 'it is blank; write one or two sentences on what the capability does',
   state: 'it is blank; write the state\'s name, e.g. "PENDING", or remove the item',
-  tag: 'it is blank; write the tag or remove the item',
 } as const;
 
 export interface SchemaProblem {

@@ -51,7 +51,7 @@ const HINTS: Record<string, string> = {
   '/name': BLANK_HINT.name,
   '/description': BLANK_HINT.description,
   '/states/*': BLANK_HINT.state,
-  '/tags/*': BLANK_HINT.tag,
+  '/tags/*': 'a tag is one word without spaces (skill metadata lists tags separated by spaces): join words with hyphens, e.g. "customer-support"',
 };
 
 export const frontmatterSchema: Rule = {

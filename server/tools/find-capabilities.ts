@@ -3,6 +3,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import capabilitySchema from '../../compiler/schema/capability.schema.json' with { type: 'json' };
 import type { SearchScope } from '../catalog-search.js';
 import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 import { jsonResult } from './results.js';
@@ -11,7 +12,8 @@ export const MAX_QUERY_CHARS = 500;
 export const MAX_LIMIT = 50;
 export const DEFAULT_LIMIT = 10;
 export const MAX_TAGS = 20;
-export const MAX_TAG_CHARS = 100;
+/** A tag as long as the capability schema allows: a longer one can match no capability. */
+export const MAX_TAG_CHARS = capabilitySchema.properties.tags.items.maxLength;
 /** The phases the capability schema allows (compiler/schema/capability.schema.json). */
 const LIFECYCLE_PHASES = ['define', 'plan', 'build', 'verify', 'review', 'ship'] as const;
 

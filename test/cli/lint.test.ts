@@ -624,7 +624,7 @@ describe('capreg lint: text of only spaces', () => {
     expect(fs.existsSync(path.join(root, 'dist/manifest.json'))).toBe(false);
   });
 
-  it('refuses a blank name, description, state or tag as it refuses an empty one (a blank state was never checked against the body)', () => {
+  it('refuses a blank name, description or state as it refuses an empty one (a blank state was never checked against the body)', () => {
     const protocol = (replace: [string, string]): string =>
       cleanProtocol('alpha')
         .replace('requiredToolsets: []', 'requiredToolsets: []\nstates: [DONE]\ntags: [notes]')
@@ -633,7 +633,6 @@ describe('capreg lint: text of only spaces', () => {
       ['name: alpha name', 'name: "   "'],
       ['description: Keeps alpha entries for the user.', 'description: "\\t"'],
       ['states: [DONE]', 'states: [DONE, "  "]'],
-      ['tags: [notes]', 'tags: [notes, "\u3000"]'],
     ];
     const body = '\n- **DONE**: the entry is saved; do not save it again.\n';
     const clean = runBin(['lint', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol(['', '']) + body }) });
@@ -642,9 +641,28 @@ describe('capreg lint: text of only spaces', () => {
       const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol([field, blank]) + body }) });
       expect({ code: result.code, stderr: result.stderr }, blank).toEqual({ code: 1, stderr: '' });
       const messages = (JSON.parse(result.stdout) as JsonReport).diagnostics.map((d) => `${d.ruleId} ${d.message}`);
-      expect(messages, blank).toEqual([
-        expect.stringMatching(/^frontmatter-schema `(name|description|states\.1|tags\.1)` ".*" has the wrong form: it is blank; /),
-      ]);
+      expect(messages, blank).toEqual([expect.stringMatching(/^frontmatter-schema `(name|description|states\.1)` ".*" has the wrong form: it is blank; /)]);
+    }
+  });
+
+  it('takes a tag of one word of 1-100 characters; refuses a blank tag, a tag with a space in it (skill metadata lists tags separated by spaces) and a longer one', () => {
+    const protocol = (tags: string): string => cleanProtocol('alpha').replace('requiredToolsets: []', `requiredToolsets: []\ntags: ${tags}`);
+    const clean = runBin(['lint', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol(`[notes, 日报, ${'t'.repeat(100)}]`) }) });
+    expect(clean).toEqual({ code: 0, stdout: '', stderr: '' });
+    const oneWord = 'a tag is one word without spaces (skill metadata lists tags separated by spaces): join words with hyphens, e.g. "customer-support"';
+    const cases: [string, string][] = [
+      ['[notes, "\u3000"]', `\`tags.1\` "\u3000" has the wrong form: ${oneWord}`],
+      ['[notes, customer support]', `\`tags.1\` "customer support" has the wrong form: ${oneWord}`],
+      ['[notes, "tab\\tbed"]', `\`tags.1\` "tab\\tbed" has the wrong form: ${oneWord}`],
+      [`[${'t'.repeat(101)}]`, '`tags.0` is too long (101 characters, at most 100)'],
+    ];
+    for (const [tags, message] of cases) {
+      const result = runBin(['lint', '--format', 'json', '--no-cache'], { cwd: tempRegistry({ [ALPHA]: protocol(tags) }) });
+      expect({ code: result.code, stderr: result.stderr }, tags).toEqual({ code: 1, stderr: '' });
+      expect(
+        (JSON.parse(result.stdout) as JsonReport).diagnostics.map((d) => `${d.ruleId} ${d.message}`),
+        tags,
+      ).toEqual([`frontmatter-schema ${message}`]);
     }
   });
 });
