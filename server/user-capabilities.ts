@@ -219,12 +219,14 @@ export class UserCapabilities {
   /**
    * Creates a user capability, or updates the caller's own `capabilityId` (only if still at
    * `expectedRevision`, when given). The Markdown is compiled against the capabilities the caller
-   * can see now; on any error nothing is stored.
+   * can see now; on any error nothing is stored. `callerNow` is the caller as the credentials say at
+   * the moment it is called: the write is authorized again with it right before it is committed.
    */
   async save(
     caller: Caller,
     catalog: Catalog,
     input: { markdown: string; capabilityId?: string | undefined; expectedRevision?: string | undefined },
+    callerNow: () => Caller | Promise<Caller>,
   ): Promise<SaveOutcome> {
     if (!mayWriteUserCapabilities(caller)) return { kind: 'failed', code: 'forbidden', message: FORBIDDEN_MESSAGE };
     const { capabilityId, expectedRevision } = input;
@@ -259,6 +261,10 @@ export class UserCapabilities {
       if (!compiled.ok) return { kind: 'invalid', ...toolDiagnostics(compiled.diagnostics) };
       const { name, description, whenToUse, uses, dependencies, toolBindings } = compiled.capability;
       const data: UserCapabilityData = { markdown: input.markdown, name, description, whenToUse, uses, dependencies, toolBindings };
+      // The compile may have taken seconds: a key revoked or a scope narrowed meanwhile stops the
+      // write, with the answer a caller without access gets.
+      const now = await callerNow();
+      if (!mayWriteUserCapabilities(now) || now.owner !== caller.owner) return { kind: 'not-accessible' };
       const record =
         capabilityId === undefined
           ? await this.#store.create(caller.owner, data)

@@ -2,7 +2,7 @@
 // from the catalog and the caller, both looked up at the moment of each call.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Catalog } from '../catalog.js';
-import type { CallerResolver } from '../identity.js';
+import type { Caller, CallerResolver } from '../identity.js';
 import type { ToolNames } from '../../compiler/contract.js';
 import type { UserCapabilities } from '../user-capabilities.js';
 import type { AuditRecorder } from '../audit.js';
@@ -13,6 +13,13 @@ export interface ToolDeps {
   catalog: () => Catalog;
   /** The caller now (stdio re-resolves its key against the current principals every time). */
   caller: CallerResolver;
+  /**
+   * The caller as the credentials say now, checked against the principals file as it is now (HTTP
+   * authenticates the request's header again; stdio looks its key up again); ANONYMOUS when they no
+   * longer prove anyone, or cannot be checked. A write asks it again right before it is committed.
+   * Absent: `caller()`, re-resolved as it is.
+   */
+  callerChecked?: () => Promise<Caller>;
   names: ToolNames;
   /** User-defined capabilities (SPEC §8); absent when the server runs without a user store. */
   userCapabilities?: UserCapabilities | undefined;

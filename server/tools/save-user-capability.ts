@@ -55,6 +55,6 @@ export function registerSaveUserCapabilityTool(server: McpServer, deps: ToolDeps
       outputSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async (input) => saveResult(await service.save(deps.caller(), deps.catalog(), input)),
+    async (input) => saveResult(await service.save(deps.caller(), deps.catalog(), input, deps.callerChecked ?? deps.caller)),
   );
 }

@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { createBearerAuthenticator, type BearerResult } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
-import type { Caller } from '../identity.js';
+import { ANONYMOUS, type Caller } from '../identity.js';
 import { allowedHostNames, displayHost, hostAllowed, HOST_HEADER } from '../host-header.js';
 import type { LineLog } from '../log.js';
 import { isLoopbackHost } from '../loopback.js';
@@ -261,9 +261,14 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     }
 
     const callerNow = (): Caller => caller;
+    const callerChecked = async (): Promise<Caller> => {
+      const again = await authenticator.authenticate(req.headers.authorization);
+      return again.ok ? again.caller : ANONYMOUS;
+    };
     const { server, cleanup } = createServer({
       catalog: () => runtime.catalog(),
       caller: callerNow,
+      callerChecked,
       names: runtime.names,
       userCapabilities: runtime.userCapabilities,
       metrics: runtime.metrics,

@@ -59,6 +59,8 @@ export async function serveStdio(runtime: Runtime, options: StdioOptions = {}): 
   const { server, cleanup } = createServer({
     catalog: runtime.catalog,
     caller,
+    // A key revoked while a call ran: the principals file is checked again, failing closed.
+    callerChecked: async () => (principalsChecked === undefined || (await principalsChecked()) ? caller() : ANONYMOUS),
     names: runtime.names,
     userCapabilities: runtime.userCapabilities,
     metrics: runtime.metrics,

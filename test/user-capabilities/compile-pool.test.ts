@@ -14,7 +14,7 @@ import { startHttpServer, type HttpServerHandle } from '../../server/transports/
 import type { UserCompilePoolOptions } from '../../server/user-compile-pool.js';
 import { openUserStore } from '../../server/user-store/open.js';
 import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, structured, tempDir, writeAtomic, writeManifest } from '../server/helpers.js';
-import { PRINCIPALS, WEEKLY_DIGEST, clientSession, type Session } from './harness.js';
+import { PRINCIPALS, UNIFORM_ERROR_TEXT, WEEKLY_DIGEST, clientSession, userEntries, type Session } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The real worker, compiled by the test global setup. */
@@ -155,6 +155,36 @@ describe('saving a user capability compiles off the event loop', () => {
     const codes = (await Promise.all(flood)).map((result) => structured(result)['code']);
     expect(codes.filter((code) => code === 'busy')).toHaveLength(1);
   });
+});
+
+describe('a save is authorized again right before it is stored', () => {
+  /** Compiles for 1.5 s and passes: time for the key to be revoked meanwhile. */
+  const BRIEF = WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit');
+  const withAlice = (scopes: string[] | undefined) =>
+    PRINCIPALS.flatMap((principal) => (principal.id !== 'alice' ? [principal] : scopes === undefined ? [] : [{ ...principal, scopes }]));
+
+  for (const [change, scopes] of [
+    ['revoked', undefined],
+    ['narrowed to user-capabilities:read', ['reports:read', 'calendar:read', 'user-capabilities:read']],
+  ] as const) {
+    it(`refuses with the uniform error, and stores nothing, when the key is ${change} while the save compiles`, { timeout: 30_000 }, async () => {
+      await start({ budgetMs: 10_000 });
+      const alice = await as('key-alice');
+      expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+      const saving = alice.call('save_user_capability', { markdown: BRIEF });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      writeAtomic(path.join(dir!, 'principals.yaml'), principalsYaml(withAlice(scopes === undefined ? undefined : [...scopes])));
+      expect(await runtime!.principalsStore!.reload()).toBe('activated');
+      const refused = await saving;
+      expect(refused.isError).toBe(true);
+      expect(refused.content).toEqual([{ type: 'text', text: UNIFORM_ERROR_TEXT }]);
+
+      // Nothing landed: with the key back, alice has the one capability saved before.
+      writeAtomic(path.join(dir!, 'principals.yaml'), principalsYaml(PRINCIPALS));
+      expect(await runtime!.principalsStore!.reload()).toBe('activated');
+      expect(userEntries(await (await as('key-alice')).json('list_capabilities'))).toHaveLength(1);
+    });
+  }
 });
 
 describe('a revision this server did not save is rendered off the event loop', () => {

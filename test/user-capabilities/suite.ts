@@ -390,8 +390,11 @@ export function describeUserCapabilities(label: string, createBackend: () => Pro
       const service = harness.runtime.userCapabilities!;
       const catalog = harness.runtime.catalog();
       const readOnlyCaller = authenticatedCaller('carol', 'carol', ['reports:read', 'user-capabilities:read'], 'jwt', 'https://idp.test');
-      expect(await service.save(readOnlyCaller, catalog, { markdown: WEEKLY_DIGEST })).toMatchObject({ kind: 'failed', code: 'forbidden' });
-      expect(await service.save(ANONYMOUS, catalog, { markdown: WEEKLY_DIGEST })).toMatchObject({ kind: 'failed', code: 'forbidden' });
+      expect(await service.save(readOnlyCaller, catalog, { markdown: WEEKLY_DIGEST }, () => readOnlyCaller)).toMatchObject({
+        kind: 'failed',
+        code: 'forbidden',
+      });
+      expect(await service.save(ANONYMOUS, catalog, { markdown: WEEKLY_DIGEST }, () => ANONYMOUS)).toMatchObject({ kind: 'failed', code: 'forbidden' });
       expect(await service.delete(ANONYMOUS, 'user:aaaaaaaaaaaaaaaa')).toMatchObject({ kind: 'failed', code: 'forbidden' });
     });
 
