@@ -10,7 +10,7 @@ import { PrincipalRegistry } from './principals.js';
 import { openPrincipalsStore, type PrincipalsStore } from './principals-store.js';
 import { toolNames, type ToolNames } from '../compiler/contract.js';
 import { UserCapabilities } from './user-capabilities.js';
-import type { UserCompilePoolOptions } from './user-compile-pool.js';
+import type { CompilePoolHealth, UserCompilePoolOptions } from './user-compile-pool.js';
 import type { UserCapabilityStore, UserStoreHealth } from './user-store/store.js';
 import type { ReadLimits } from './read-file.js';
 import type { ReloadOutcome } from './reloadable.js';
@@ -61,6 +61,8 @@ export interface HealthReport {
   signedBy: string | null;
   /** Present when the server has a user store; a store outage degrades, never stops, the catalog. */
   userStore?: UserStoreHealth;
+  /** Present while the user-capability compile workers cannot start (saves and first loads answer `unavailable`). */
+  userCompile?: CompilePoolHealth;
 }
 
 export interface Runtime {
@@ -142,6 +144,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         names,
         ...(options.userCompile ? { compile: options.userCompile } : {}),
         ...(metrics ? { onStoreError: () => metrics.storeError() } : {}),
+        log,
       })
     : undefined;
 
@@ -204,8 +207,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const errors = [manifests.lastReloadError, principalsStore?.lastReloadError].filter((error) => error != null);
       const lastReloadError = errors.length > 0 ? errors.join('; ') : null;
       const store = userStore?.health();
+      const compile = userCapabilities?.compileHealth();
+      const compileFailing = compile !== undefined && compile.status !== 'ok';
       return {
-        status: lastReloadError === null && (store === undefined || store.status === 'ok') ? 'ok' : 'degraded',
+        status: lastReloadError === null && (store === undefined || store.status === 'ok') && !compileFailing ? 'ok' : 'degraded',
         revision: snapshot.value.manifest.revision,
         capabilities: snapshot.value.catalog.size,
         loadedAt: snapshot.loadedAt,
@@ -213,6 +218,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         source: snapshot.value.source ?? 'file',
         signedBy: snapshot.value.signedBy ?? null,
         ...(store ? { userStore: store } : {}),
+        ...(compileFailing ? { userCompile: compile } : {}),
       };
     },
     onChange: (listener) => {

@@ -12,7 +12,8 @@ import { DEFAULT_MAX_USER_MARKDOWN_BYTES } from '../compiler/user/compile-user.j
 import type { Catalog, CatalogListing } from './catalog.js';
 import type { Caller } from './identity.js';
 import type { Grants } from './permissions.js';
-import { UserCompilePool, type RenderOutcome, type UserCompilePoolOptions } from './user-compile-pool.js';
+import type { LineLog } from './log.js';
+import { UserCompilePool, type CompilePoolHealth, type RenderOutcome, type UserCompilePoolOptions } from './user-compile-pool.js';
 import {
   isUserStoreError,
   type ToolBinding,
@@ -60,7 +61,7 @@ export interface ToolDiagnostic {
 }
 
 /** Known failures, each with a message that says what to do; none carries a secret. */
-export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy';
+export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy' | 'unavailable';
 
 export type SaveOutcome =
   | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[]; omitted: number }
@@ -75,7 +76,7 @@ export type DeleteOutcome = { kind: 'deleted' } | { kind: 'not-accessible' } | {
 export type LoadOutcome =
   | { kind: 'found'; capability: ServedUserCapability }
   | { kind: 'not-accessible' }
-  | { kind: 'failed'; code: 'store-unavailable' | 'busy' | 'limit-exceeded'; message: string };
+  | { kind: 'failed'; code: 'store-unavailable' | 'busy' | 'limit-exceeded' | 'unavailable'; message: string };
 
 /** What one caller sees: the platform listing (shared by the caller's class) plus their own entries. */
 export interface CallerListing {
@@ -97,6 +98,8 @@ export interface UserCapabilitiesOptions {
   compile?: UserCompilePoolOptions;
   /** Called for every call the store could not answer (counted in the metrics). */
   onStoreError?: () => void;
+  /** The server's log: told when the compile workers stop starting, and start again. */
+  log?: LineLog;
 }
 
 export const STORE_UNAVAILABLE_MESSAGE =
@@ -104,6 +107,8 @@ export const STORE_UNAVAILABLE_MESSAGE =
 
 export const BUSY_MESSAGE = 'the server is checking too many user capabilities right now; save again in a few seconds';
 export const LOAD_BUSY_MESSAGE = 'the server is preparing too many user capabilities right now; load it again in a few seconds';
+export const COMPILE_UNAVAILABLE_MESSAGE =
+  'user-defined capabilities cannot be checked right now (the server cannot start the worker that checks them); the platform catalog still works, try again later';
 const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
 /**
  * Rendered protocols kept: at most 512, and at most 16 M characters together. A protocol can render
@@ -149,7 +154,12 @@ export class UserCapabilities {
     this.#names = options.names;
     this.#maxBytes = options.maxMarkdownBytes ?? DEFAULT_MAX_USER_MARKDOWN_BYTES;
     this.#onStoreError = options.onStoreError ?? (() => {});
-    this.#compiler = new UserCompilePool(options.compile);
+    this.#compiler = new UserCompilePool({ ...options.compile, ...(options.log ? { log: options.log } : {}) });
+  }
+
+  /** The compile workers as /healthz shows them. */
+  compileHealth(): CompilePoolHealth {
+    return this.#compiler.health();
   }
 
   /** Stops the compile workers; saves after this fail. */
@@ -199,6 +209,7 @@ export class UserCapabilities {
     }
     const rendered = await this.#protocol(record);
     if (rendered.kind === 'busy') return { kind: 'failed', code: 'busy', message: LOAD_BUSY_MESSAGE };
+    if (rendered.kind === 'unavailable') return { kind: 'failed', code: 'unavailable', message: COMPILE_UNAVAILABLE_MESSAGE };
     if (rendered.kind === 'over-budget') {
       const message = `this user capability could not be prepared within the server's budget (${this.#compiler.budgetMs} ms); save it again shorter or simpler`;
       return { kind: 'failed', code: 'limit-exceeded', message };
@@ -257,6 +268,7 @@ export class UserCapabilities {
         visible: visibleIds(catalog, caller.grants),
       });
       if (outcome.kind === 'busy') return { kind: 'failed', code: 'busy', message: BUSY_MESSAGE };
+      if (outcome.kind === 'unavailable') return { kind: 'failed', code: 'unavailable', message: COMPILE_UNAVAILABLE_MESSAGE };
       const compiled = outcome.result;
       if (!compiled.ok) return { kind: 'invalid', ...toolDiagnostics(compiled.diagnostics) };
       const { name, description, whenToUse, uses, dependencies, toolBindings } = compiled.capability;

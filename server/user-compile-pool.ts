@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Manifest, ManifestCapability } from '../compiler/types.js';
+import type { LineLog } from './log.js';
 import { budgetDiagnostic, compileUserCapability, renderStoredProtocol, visibleCatalog, type UserCompileResult } from '../compiler/user/compile-user.js';
 
 export const DEFAULT_COMPILE_WORKERS = 1;
@@ -40,6 +41,8 @@ export interface UserCompilePoolOptions {
    * made deliberately slow, to test the budget). Never set by `capreg serve`.
    */
   testRulesModule?: URL;
+  /** Told when workers stop starting (the detail, for the operator) and when one starts again. */
+  log?: LineLog;
 }
 
 /** The manifest a save is compiled against, and the capability ids the author may use in it. */
@@ -54,10 +57,14 @@ export interface CompileRequest {
   visible: readonly string[];
 }
 
-export type PoolOutcome = { kind: 'compiled'; result: UserCompileResult } | { kind: 'busy' };
+/** `unavailable`: no worker could be started (the installation changed under the server, say). */
+export type PoolOutcome = { kind: 'compiled'; result: UserCompileResult } | { kind: 'busy' } | { kind: 'unavailable' };
 
-/** A stored revision rendered, or why not: the owner's share was full, or the render overran the budget. */
-export type RenderOutcome = { kind: 'rendered'; protocol: string } | { kind: 'busy' } | { kind: 'over-budget' };
+/** A stored revision rendered, or why not: the owner's share was full, the render overran the budget, or no worker starts. */
+export type RenderOutcome = { kind: 'rendered'; protocol: string } | { kind: 'busy' } | { kind: 'over-budget' } | { kind: 'unavailable' };
+
+/** What /healthz says of the workers: `unavailable` from a worker that could not start until one does. */
+export type CompilePoolHealth = { status: 'ok' } | { status: 'unavailable'; reason: 'worker-not-starting' };
 
 /** A capability as a worker needs it: everything but the protocol, which the rules never read. */
 export type StandIn = Omit<ManifestCapability, 'protocol'>;
@@ -81,6 +88,8 @@ interface Job {
   answered(message: Extract<FromWorker, { type: 'compiled' | 'rendered' }>): void;
   /** The job overran its budget, or the worker died running it. */
   overran(): void;
+  /** The worker it was given to could not start. */
+  unavailable(): void;
   reject(error: Error): void;
 }
 
@@ -120,6 +129,9 @@ export class UserCompilePool {
   readonly #queue: Job[] = [];
   #nextJob = 0;
   #closed = false;
+  readonly #log: LineLog;
+  /** Why the last worker could not start, until one does. */
+  #startFailure: string | undefined;
 
   constructor(options: UserCompilePoolOptions = {}) {
     this.#size = Math.max(1, options.workers ?? DEFAULT_COMPILE_WORKERS);
@@ -129,6 +141,11 @@ export class UserCompilePool {
     this.#workerUrl = options.workerUrl ?? new URL('./user-compile-worker.js', import.meta.url);
     this.#testRulesModule = options.testRulesModule;
     this.#inline = !existsSync(fileURLToPath(this.#workerUrl));
+    this.#log = options.log ?? (() => {});
+  }
+
+  health(): CompilePoolHealth {
+    return this.#startFailure === undefined ? { status: 'ok' } : { status: 'unavailable', reason: 'worker-not-starting' };
   }
 
   get budgetMs(): number {
@@ -161,6 +178,7 @@ export class UserCompilePool {
       },
       answered: (message) => (message.type === 'compiled' ? resolve({ kind: 'compiled', result: message.result }) : reject(new Error('unexpected answer'))),
       overran: () => resolve(overBudget),
+      unavailable: () => resolve({ kind: 'unavailable' }),
       reject,
     }));
   }
@@ -178,6 +196,7 @@ export class UserCompilePool {
       send: (slot, id) => slot.worker.postMessage({ type: 'render', job: id, markdown, protocolTool } satisfies ToWorker),
       answered: (message) => (message.type === 'rendered' ? resolve({ kind: 'rendered', protocol: message.protocol }) : reject(new Error('unexpected answer'))),
       overran: () => resolve({ kind: 'over-budget' }),
+      unavailable: () => resolve({ kind: 'unavailable' }),
       reject,
     }));
   }
@@ -240,6 +259,8 @@ export class UserCompilePool {
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
         slot.isReady = true;
+        if (this.#startFailure !== undefined) this.#log('capreg serve: the user compile worker starts again');
+        this.#startFailure = undefined;
         return ready();
       }
       const job = slot.job;
@@ -252,6 +273,14 @@ export class UserCompilePool {
       if (slot.dead) return;
       slot.dead = true;
       failed(error);
+      // Said once until a worker starts: the detail (a path, a module) is for the operator, not callers.
+      if (!slot.isReady && this.#startFailure === undefined) {
+        this.#log(
+          `capreg serve: the user compile worker could not start (${error.message}); user-capability saves and first loads answer "unavailable" until it does`,
+          'warn',
+        );
+      }
+      if (!slot.isReady) this.#startFailure = error.message;
       this.#remove(slot);
       const job = slot.job;
       slot.job = undefined;
@@ -259,7 +288,7 @@ export class UserCompilePool {
         clearTimeout(job.timer);
         // A worker that cannot start is the server's fault; one that dies compiling (out of
         // memory) could not process this Markdown within its bounds.
-        if (!slot.isReady) job.reject(new Error(`the user compile worker could not start: ${error.message}`));
+        if (!slot.isReady) job.unavailable();
         else job.overran();
       }
       this.#drain();

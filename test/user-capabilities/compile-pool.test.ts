@@ -12,6 +12,7 @@ import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { skillUri } from '../../server/skills/skills.js';
 import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
 import type { UserCompilePoolOptions } from '../../server/user-compile-pool.js';
+import { COMPILE_UNAVAILABLE_MESSAGE } from '../../server/user-capabilities.js';
 import { openUserStore } from '../../server/user-store/open.js';
 import { STANDARD_CAPABILITIES, httpClient, makeManifest, principalsYaml, structured, tempDir, writeAtomic, writeManifest } from '../server/helpers.js';
 import { PRINCIPALS, UNIFORM_ERROR_TEXT, WEEKLY_DIGEST, clientSession, userEntries, type Session } from './harness.js';
@@ -42,8 +43,9 @@ afterEach(async () => {
   dir = runtime = http = undefined;
 });
 
-async function serve(root: string, pool: UserCompilePoolOptions): Promise<{ runtime: Runtime; http: HttpServerHandle }> {
+async function serve(root: string, pool: UserCompilePoolOptions, log?: (line: string) => void): Promise<{ runtime: Runtime; http: HttpServerHandle }> {
   const served = await startRuntime({
+    ...(log ? { log } : {}),
     manifestFile: path.join(root, 'manifest.json'),
     principalsFile: path.join(root, 'principals.yaml'),
     watch: false,
@@ -53,11 +55,11 @@ async function serve(root: string, pool: UserCompilePoolOptions): Promise<{ runt
   return { runtime: served, http: await startHttpServer(served, { port: 0 }) };
 }
 
-async function start(pool: UserCompilePoolOptions): Promise<void> {
+async function start(pool: UserCompilePoolOptions, log?: (line: string) => void): Promise<void> {
   dir = tempDir('capreg-compile-pool-');
   writeManifest(path.join(dir, 'manifest.json'), makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(path.join(dir, 'principals.yaml'), principalsYaml(PRINCIPALS));
-  ({ runtime, http } = await serve(dir, pool));
+  ({ runtime, http } = await serve(dir, pool, log));
 }
 
 /** Another server on the first one's database: it did not see the saves made through the first. */
@@ -154,6 +156,40 @@ describe('saving a user capability compiles off the event loop', () => {
     expect(structured(other)['success']).toBe(true);
     const codes = (await Promise.all(flood)).map((result) => structured(result)['code']);
     expect(codes.filter((code) => code === 'busy')).toHaveLength(1);
+  });
+});
+
+describe('a compile worker that cannot start', () => {
+  it('answers unavailable without the path, says so in /healthz and the log once, and recovers when it starts', { timeout: 30_000 }, async () => {
+    // The worker module at a path of its own, as an installation the server runs from: removed
+    // after the start (a rebuild or a deploy under a running server), then put back.
+    const installed = path.join(tempDir('capreg-worker-'), 'user-compile-worker.js');
+    const install = (): void => fs.writeFileSync(installed, `import ${JSON.stringify(WORKER.href)};\n`);
+    install();
+    const logs: string[] = [];
+    try {
+      await start({ workerUrl: pathToFileURL(installed) }, (line) => logs.push(line));
+      fs.rmSync(installed);
+      const alice = await as('key-alice');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const refused = await alice.call('save_user_capability', { markdown: WEEKLY_DIGEST });
+        expect(refused.isError).toBe(true);
+        expect(structured(refused)).toEqual({ success: false, code: 'unavailable', error: COMPILE_UNAVAILABLE_MESSAGE });
+        expect(JSON.stringify(refused)).not.toContain(path.dirname(installed));
+      }
+      expect(await (await healthz()).json()).toMatchObject({ status: 'degraded', userCompile: { status: 'unavailable', reason: 'worker-not-starting' } });
+      const said = logs.filter((line) => line.includes('user compile worker'));
+      expect(said).toEqual([expect.stringContaining(`could not start (Cannot find module '${installed}')`) as unknown]);
+
+      install();
+      expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+      const health = (await (await healthz()).json()) as Record<string, unknown>;
+      expect(health['status']).toBe('ok');
+      expect(health).not.toHaveProperty('userCompile');
+      expect(logs.filter((line) => line.includes('user compile worker'))).toHaveLength(2);
+    } finally {
+      fs.rmSync(path.dirname(installed), { recursive: true, force: true });
+    }
   });
 });
 
