@@ -22,6 +22,11 @@ export const DEFAULT_COMPILE_WORKERS = 1;
 export const DEFAULT_COMPILE_QUEUE = 8;
 export const DEFAULT_COMPILE_PER_OWNER = 2;
 export const DEFAULT_COMPILE_BUDGET_MS = 5_000;
+/**
+ * A worker not ready within this long is taken as one that cannot start (a module read hung on a
+ * dead mount, say): without it the save waiting for it, and every save queued behind, would wait forever.
+ */
+export const DEFAULT_WORKER_START_TIMEOUT_MS = 30_000;
 /** Heap of one worker; a save is at most 64 KiB, so only a runaway compile comes near it. */
 const WORKER_HEAP_MB = 256;
 
@@ -36,6 +41,8 @@ export interface UserCompilePoolOptions {
   budgetMs?: number;
   /** The compiled worker module; by default the one next to this file. */
   workerUrl?: URL;
+  /** How long a new worker may take to be ready, in ms (default 30,000); past it, it is one that cannot start. */
+  startTimeoutMs?: number;
   /**
    * Test hook: a module whose `rules` export the worker checks after the user rules (e.g. a rule
    * made deliberately slow, to test the budget). Never set by `capreg serve`.
@@ -121,6 +128,7 @@ export class UserCompilePool {
   /** Owner → saves of theirs queued or compiling. */
   readonly #owners = new Map<string, number>();
   readonly #budgetMs: number;
+  readonly #startTimeoutMs: number;
   readonly #workerUrl: URL;
   readonly #testRulesModule: URL | undefined;
   /** Running from TypeScript sources (tests) there is no compiled worker: compile inline. */
@@ -138,6 +146,7 @@ export class UserCompilePool {
     this.#queueLimit = Math.max(0, options.queue ?? DEFAULT_COMPILE_QUEUE);
     this.#perOwner = Math.max(1, options.perOwner ?? DEFAULT_COMPILE_PER_OWNER);
     this.#budgetMs = options.budgetMs ?? DEFAULT_COMPILE_BUDGET_MS;
+    this.#startTimeoutMs = options.startTimeoutMs ?? DEFAULT_WORKER_START_TIMEOUT_MS;
     this.#workerUrl = options.workerUrl ?? new URL('./user-compile-worker.js', import.meta.url);
     this.#testRulesModule = options.testRulesModule;
     this.#inline = !existsSync(fileURLToPath(this.#workerUrl));
@@ -295,6 +304,16 @@ export class UserCompilePool {
     };
     worker.on('error', died);
     worker.on('exit', (code) => died(new Error(`user compile worker exited with code ${code}`)));
+    const starting = setTimeout(() => {
+      if (slot.isReady) return;
+      died(new Error(`the worker was not ready within ${this.#startTimeoutMs} ms`));
+      void worker.terminate();
+    }, this.#startTimeoutMs);
+    starting.unref();
+    void slot.ready.then(
+      () => clearTimeout(starting),
+      () => clearTimeout(starting),
+    );
     return slot;
   }
 

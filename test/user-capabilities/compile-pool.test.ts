@@ -191,6 +191,27 @@ describe('a compile worker that cannot start', () => {
       fs.rmSync(path.dirname(installed), { recursive: true, force: true });
     }
   });
+
+  it('takes a worker that is never ready as one that cannot start, so saves do not wait for it forever', { timeout: 30_000 }, async () => {
+    // A worker whose start hangs (its module read from a dead mount, say): it never says ready.
+    const hanging = path.join(tempDir('capreg-worker-'), 'user-compile-worker.js');
+    fs.writeFileSync(hanging, 'setInterval(() => {}, 1_000);\n');
+    try {
+      await start({ workerUrl: pathToFileURL(hanging), startTimeoutMs: 500 });
+      const alice = await as('key-alice');
+      const bob = await as('key-bob');
+      const saves = [alice, bob].map((session) => timed(() => session.call('save_user_capability', { markdown: WEEKLY_DIGEST })));
+      const answered = await Promise.race([Promise.all(saves), new Promise<undefined>((resolve) => setTimeout(resolve, 10_000))]);
+      expect(answered, 'both saves answered within 10 s').toBeDefined();
+      for (const { value, ms } of answered!) {
+        expect(structured(value)).toEqual({ success: false, code: 'unavailable', error: COMPILE_UNAVAILABLE_MESSAGE });
+        expect(ms).toBeLessThan(5_000);
+      }
+      expect(await (await healthz()).json()).toMatchObject({ status: 'degraded', userCompile: { status: 'unavailable' } });
+    } finally {
+      fs.rmSync(path.dirname(hanging), { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a save is authorized again right before it is stored', () => {
