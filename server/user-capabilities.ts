@@ -193,9 +193,11 @@ export class UserCapabilities {
 
   /**
    * The caller's own user capability `id` if it is visible to them now. Another owner's id, a
-   * missing one and a hidden one all come back `not-accessible`, on one path.
+   * missing one and a hidden one all come back `not-accessible`, on one path. A first load waits
+   * for a render (behind saves, up to their budgets): it is authorized again with `callerNow`, the
+   * caller as the credentials say then, before it is handed out.
    */
-  async load(caller: Caller, catalog: Catalog, id: string): Promise<LoadOutcome> {
+  async load(caller: Caller, catalog: Catalog, id: string, callerNow: () => Caller | Promise<Caller>): Promise<LoadOutcome> {
     if (!mayReadUserCapabilities(caller) || !isUserCapabilityId(id)) return { kind: 'not-accessible' };
     let record: UserCapabilityRecord | undefined;
     try {
@@ -204,9 +206,8 @@ export class UserCapabilities {
       this.#failed(error);
       return { kind: 'failed', code: 'store-unavailable', message: STORE_UNAVAILABLE_MESSAGE };
     }
-    if (record === undefined || record.ownerId !== caller.owner || !dependenciesVisible(catalog, caller.grants, record.dependencies)) {
-      return { kind: 'not-accessible' };
-    }
+    if (!ownsVisibly(caller, catalog, record)) return { kind: 'not-accessible' };
+    const cached = this.#rendered.has(renderedKey(record));
     const rendered = await this.#protocol(record);
     if (rendered.kind === 'busy') return { kind: 'failed', code: 'busy', message: LOAD_BUSY_MESSAGE };
     if (rendered.kind === 'unavailable') return { kind: 'failed', code: 'unavailable', message: COMPILE_UNAVAILABLE_MESSAGE };
@@ -214,6 +215,7 @@ export class UserCapabilities {
       const message = `this user capability could not be prepared within the server's budget (${this.#compiler.budgetMs} ms); save it again shorter or simpler`;
       return { kind: 'failed', code: 'limit-exceeded', message };
     }
+    if (!cached && !ownsVisibly(await callerNow(), catalog, record)) return { kind: 'not-accessible' };
     return {
       kind: 'found',
       capability: {
@@ -351,6 +353,16 @@ export class UserCapabilities {
 /** The key of a revision's rendered protocol: safe across replicas, every write makes a new revision. */
 function renderedKey(record: { id: string; revision: string }): string {
   return `${record.id}\n${record.revision}`;
+}
+
+/** Whether `record` is this caller's, who may read user capabilities, and visible to them. */
+function ownsVisibly(caller: Caller, catalog: Catalog, record: UserCapabilityRecord | undefined): record is UserCapabilityRecord {
+  return (
+    record !== undefined &&
+    mayReadUserCapabilities(caller) &&
+    record.ownerId === caller.owner &&
+    dependenciesVisible(catalog, caller.grants, record.dependencies)
+  );
 }
 
 /** Visible iff every delivered dependency is a capability these grants may use in this catalog now. */

@@ -45,7 +45,7 @@ async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<S
   const revision = deps.catalog().revision;
   const asked = askedFor(uri);
   try {
-    const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri);
+    const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri, deps.callerChecked ?? deps.caller);
     const { metadata } = skill.entry.frontmatter;
     deps.audit?.({
       via,
@@ -71,7 +71,7 @@ async function readSkill(deps: ToolDeps, uri: string): Promise<ReadResourceResul
 export function registerSkills(server: McpServer, deps: ToolDeps): void {
   server.server.setRequestHandler(ListSkillsRequestSchema, async (request) => {
     try {
-      const entries = await skillsFor(deps).list(deps.caller(), deps.catalog(), deps.userCapabilities);
+      const entries = await skillsFor(deps).list(deps.caller(), deps.catalog(), deps.userCapabilities, deps.callerChecked ?? deps.caller);
       const page = skillsPage(entries, requestParam(request.params, 'cursor'));
       return { resultType: 'complete', ...page, ...CACHE_FIELDS };
     } catch (error) {

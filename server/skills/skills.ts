@@ -50,6 +50,9 @@ export interface ServedSkill {
  * `unavailable` a user skill that cannot be served now (the store does not answer, or the server
  * cannot prepare it now: the message says which).
  */
+/** The caller as the credentials say at the moment it is called (a user skill that waited for a render is authorized again). */
+type CallerNow = () => Caller | Promise<Caller>;
+
 export type SkillsErrorCode = 'not-accessible' | 'invalid-cursor' | 'unavailable';
 
 export class SkillsError extends Error {
@@ -109,7 +112,7 @@ export class Skills {
   }
 
   /** Every skill the caller may see now: the platform ones in catalog order, then their own user ones. */
-  async list(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined): Promise<readonly SkillEntry[]> {
+  async list(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined, callerNow: CallerNow = () => caller): Promise<readonly SkillEntry[]> {
     if (users === undefined) return this.#platformEntries(catalog, caller, catalog.visibleCapabilities(caller.grants));
     const listing = await users.listing(caller, catalog);
     const platform = await this.#platformEntries(catalog, caller, listing.platform);
@@ -119,7 +122,7 @@ export class Skills {
       // One that cannot be served now (the store stopped answering after the listing, the owner's
       // renders are busy, it overran the budget) is left out, as in an outage: it must not take the
       // platform skills and the owner's others down with it. skills/get of it says why.
-      const skill = await this.#userSkill(caller, catalog, users, entry).catch((error: unknown) => {
+      const skill = await this.#userSkill(caller, catalog, users, entry, callerNow).catch((error: unknown) => {
         if (error instanceof SkillsError && error.code === 'unavailable') return undefined;
         throw error;
       });
@@ -132,7 +135,7 @@ export class Skills {
    * The skill at `uri` if the caller may see it now. Unknown, invisible, malformed and traversing
    * URIs (and non-strings) all throw the one `not-accessible` error.
    */
-  async get(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined, uri: unknown): Promise<ServedSkill> {
+  async get(caller: Caller, catalog: Catalog, users: UserCapabilities | undefined, uri: unknown, callerNow: CallerNow = () => caller): Promise<ServedSkill> {
     const id = typeof uri === 'string' ? capabilityIdOfSkillUri(uri) : undefined;
     let skill: ServedSkill | undefined;
     if (id !== undefined && isUserCapabilityId(id)) {
@@ -140,7 +143,7 @@ export class Skills {
         const listing = await users.listing(caller, catalog);
         if (listing.unavailable !== undefined) throw new SkillsError('unavailable', STORE_UNAVAILABLE_MESSAGE);
         const entry = listing.user.find((candidate) => candidate.id === id);
-        skill = entry === undefined ? undefined : await this.#userSkill(caller, catalog, users, entry);
+        skill = entry === undefined ? undefined : await this.#userSkill(caller, catalog, users, entry, callerNow);
       }
     } else if (id !== undefined) {
       const capability = catalog.accessibleCapability(caller.grants, id);
@@ -201,8 +204,8 @@ export class Skills {
     return byId.get(id);
   }
 
-  async #userSkill(caller: Caller, catalog: Catalog, users: UserCapabilities, entry: UserCatalogEntry): Promise<ServedSkill | undefined> {
-    const outcome = await users.load(caller, catalog, entry.id);
+  async #userSkill(caller: Caller, catalog: Catalog, users: UserCapabilities, entry: UserCatalogEntry, callerNow: CallerNow): Promise<ServedSkill | undefined> {
+    const outcome = await users.load(caller, catalog, entry.id, callerNow);
     if (outcome.kind === 'failed') throw new SkillsError('unavailable', outcome.message);
     if (outcome.kind === 'not-accessible') return undefined;
     const uri = skillUri(entry.id);

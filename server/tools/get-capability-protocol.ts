@@ -59,7 +59,7 @@ export function registerGetCapabilityProtocolTool(server: McpServer, deps: ToolD
       const catalog = deps.catalog();
       const via = deps.names.getCapabilityProtocol;
       if (service !== undefined && isUserCapabilityId(capabilityId)) {
-        return service.load(deps.caller(), catalog, capabilityId).then((outcome) => {
+        return service.load(deps.caller(), catalog, capabilityId, deps.callerChecked ?? deps.caller).then((outcome) => {
           deps.audit?.({
             via,
             capabilityId,

@@ -244,6 +244,27 @@ describe('a save is authorized again right before it is stored', () => {
   }
 });
 
+describe('a first load that waited for its render is authorized again before it is served', () => {
+  it('answers the uniform error when the key is revoked while the render waited', { timeout: 30_000 }, async () => {
+    await start({ budgetMs: 10_000 });
+    const saved = await (await as('key-alice')).json('save_user_capability', { markdown: WEEKLY_DIGEST });
+    const capabilityId = saved['capabilityId'] as string;
+    // A replica that did not save it renders it on the first load, behind bob's save (1.5 s of compiling).
+    const there = await replica({ budgetMs: 10_000 });
+    const thereRuntime = replicas[0]!.runtime;
+    const [aliceThere, bobThere] = [await as('key-alice', there), await as('key-bob', there)];
+    const bobSaving = bobThere.call('save_user_capability', { markdown: WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit') });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const loading = aliceThere.call('get_capability_protocol', { capabilityId });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeAtomic(path.join(dir!, 'principals.yaml'), principalsYaml(PRINCIPALS.filter((principal) => principal.id !== 'alice')));
+    expect(await thereRuntime.principalsStore!.reload()).toBe('activated');
+    const refused = await loading;
+    expect(refused.content).toEqual([{ type: 'text', text: UNIFORM_ERROR_TEXT }]);
+    expect(structured(await bobSaving)['success']).toBe(true);
+  });
+});
+
 describe('a revision this server did not save is rendered off the event loop', () => {
   /** ~60 KB of blank lines: seconds of parsing, as a save's compile has. */
   const LONG = WEEKLY_DIGEST.replace(/\n*$/, '\n') + '\n'.repeat(60 * 1024);
