@@ -61,7 +61,8 @@ export interface ToolDiagnostic {
 }
 
 /** Known failures, each with a message that says what to do; none carries a secret. */
-export type UserCapabilityFailureCode = 'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy' | 'unavailable';
+export type UserCapabilityFailureCode =
+  'forbidden' | 'invalid-arguments' | 'stale-revision' | 'limit-exceeded' | 'store-unavailable' | 'busy' | 'unavailable' | 'cancelled';
 
 export type SaveOutcome =
   | { kind: 'saved'; capabilityId: string; revision: string; warnings: ToolDiagnostic[]; omitted: number }
@@ -107,6 +108,8 @@ export const STORE_UNAVAILABLE_MESSAGE =
 
 export const BUSY_MESSAGE = 'the server is checking too many user capabilities right now; save again in a few seconds';
 export const LOAD_BUSY_MESSAGE = 'the server is preparing too many user capabilities right now; load it again in a few seconds';
+/** Never seen by the caller: the request was cancelled, or its connection closed, so nothing answers it. */
+const CANCELLED_MESSAGE = 'the save was cancelled before it was stored; nothing was stored';
 export const COMPILE_UNAVAILABLE_MESSAGE =
   'user-defined capabilities cannot be checked right now (the server cannot start the worker that checks them); the platform catalog still works, try again later';
 const FORBIDDEN_MESSAGE = `saving or deleting user capabilities needs the scope ${USER_CAPABILITIES_WRITE_SCOPE}`;
@@ -234,12 +237,15 @@ export class UserCapabilities {
    * `expectedRevision`, when given). The Markdown is compiled against the capabilities the caller
    * can see now; on any error nothing is stored. `callerNow` is the caller as the credentials say at
    * the moment it is called: the write is authorized again with it right before it is committed.
+   * Nor is anything stored once `signal` is aborted (the request cancelled, its connection closed):
+   * the save could no longer be answered, and a client told nothing retries it.
    */
   async save(
     caller: Caller,
     catalog: Catalog,
     input: { markdown: string; capabilityId?: string | undefined; expectedRevision?: string | undefined },
     callerNow: () => Caller | Promise<Caller>,
+    signal?: AbortSignal,
   ): Promise<SaveOutcome> {
     if (!mayWriteUserCapabilities(caller)) return { kind: 'failed', code: 'forbidden', message: FORBIDDEN_MESSAGE };
     const { capabilityId, expectedRevision } = input;
@@ -279,6 +285,7 @@ export class UserCapabilities {
       // write, with the answer a caller without access gets.
       const now = await callerNow();
       if (!mayWriteUserCapabilities(now) || now.owner !== caller.owner) return { kind: 'not-accessible' };
+      if (signal?.aborted === true) return { kind: 'failed', code: 'cancelled', message: CANCELLED_MESSAGE };
       const record =
         capabilityId === undefined
           ? await this.#store.create(caller.owner, data)

@@ -55,6 +55,7 @@ export function registerSaveUserCapabilityTool(server: McpServer, deps: ToolDeps
       outputSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async (input) => saveResult(await service.save(deps.caller(), deps.catalog(), input, deps.callerChecked ?? deps.caller)),
+    // The request's signal: a save cancelled (or whose HTTP connection closed) while it compiled is not stored.
+    async (input, extra) => saveResult(await service.save(deps.caller(), deps.catalog(), input, deps.callerChecked ?? deps.caller, extra.signal)),
   );
 }

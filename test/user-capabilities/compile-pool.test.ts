@@ -244,6 +244,33 @@ describe('a save is authorized again right before it is stored', () => {
   }
 });
 
+describe('a save whose request went away while it compiled', () => {
+  it('is not stored: the client that closed its connection was told nothing, and would save again', { timeout: 30_000 }, async () => {
+    await start({ budgetMs: 10_000 });
+    const alice = await as('key-alice');
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+    // A client (or a proxy, or --request-timeout) gives up on the HTTP request while the save compiles.
+    const gone = new AbortController();
+    const request = fetch(`${http!.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer key-alice', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'save_user_capability', arguments: { markdown: WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit') } },
+      }),
+      signal: gone.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    gone.abort();
+    await expect(request).rejects.toThrow();
+    // The compile ends 1.5 s after it started; then nothing may land.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(userEntries(await alice.json('list_capabilities'))).toHaveLength(1);
+  });
+});
+
 describe('a first load that waited for its render is authorized again before it is served', () => {
   it('answers the uniform error when the key is revoked while the render waited', { timeout: 30_000 }, async () => {
     await start({ budgetMs: 10_000 });
