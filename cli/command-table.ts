@@ -166,7 +166,7 @@ export const COMMANDS = {
       'request-timeout': {
         type: 'string',
         value: 'SECONDS',
-        help: 'time a client has to send the whole request, and the most a connection may sit silent (--http only)',
+        help: 'time a client has to send the whole request, and the most a connection may sit silent while no answer is being prepared for it (--http only)',
         default: '30',
       },
       'user-compile-workers': {

@@ -125,13 +125,13 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
       req.socket.destroy();
       return;
     }
-    if (!connections.opened(req.socket)) {
+    if (!connections.opened(req.socket, res)) {
       // More pipelined requests than any client needs: each would hold memory until its turn.
       req.socket.destroy();
       return;
     }
     connections.setState(req.socket, 'answering');
-    res.once('close', () => connections.closed(req.socket));
+    res.once('close', () => connections.closed(req.socket, res));
     const work = dispatch(routes, gate, req, res)
       .catch((error: unknown) => {
         log(`capreg serve: request failed: ${(error as Error).message}`);
@@ -146,6 +146,12 @@ export async function startHttpServer(runtime: Runtime, options: HttpOptions = {
   httpServer.headersTimeout = headersTimeout;
   httpServer.requestTimeout = requestTimeout;
   httpServer.timeout = requestTimeout;
+  // The server's own work on an answer (a save waiting its turn for a compile worker, up to
+  // --user-compile-budget) is not the client sitting silent: closing then would drop a save the
+  // client is still waiting for. Silence counts again once the answer is being written.
+  httpServer.on('timeout', (socket: Socket) => {
+    if (!connections.preparing(socket)) socket.destroy();
+  });
   httpServer.on('connection', (socket: Socket) => connections.admit(socket));
 
   await new Promise<void>((resolve, reject) => {
@@ -357,6 +363,8 @@ type ConnectionState = 'idle' | 'waiting' | 'receiving' | 'answering';
 class Connections {
   readonly #states = new Map<Socket, ConnectionState>();
   readonly #open = new Map<Socket, number>();
+  /** The answers open on each connection (more than one when pipelined). */
+  readonly #responses = new Map<Socket, Set<ServerResponse>>();
   readonly #max: number;
 
   constructor(max: number) {
@@ -380,18 +388,34 @@ class Connections {
     socket.once('close', () => {
       this.#states.delete(socket);
       this.#open.delete(socket);
+      this.#responses.delete(socket);
     });
   }
 
   /** A request on `socket`; false past MAX_PIPELINED_REQUESTS open on it at once. */
-  opened(socket: Socket): boolean {
+  opened(socket: Socket, res: ServerResponse): boolean {
     const open = (this.#open.get(socket) ?? 0) + 1;
     this.#open.set(socket, open);
+    let responses = this.#responses.get(socket);
+    if (responses === undefined) this.#responses.set(socket, (responses = new Set()));
+    responses.add(res);
     return open <= MAX_PIPELINED_REQUESTS;
   }
 
+  /**
+   * Whether the server is still preparing what `socket` waits for: a request received whole and
+   * being answered, and no answer on it started yet (one started and not read is the client's silence).
+   */
+  preparing(socket: Socket): boolean {
+    const responses = this.#responses.get(socket);
+    if (this.#states.get(socket) !== 'answering' || responses === undefined || responses.size === 0) return false;
+    for (const res of responses) if (res.headersSent) return false;
+    return true;
+  }
+
   /** A request on `socket` answered (or dropped): idle once none is open. */
-  closed(socket: Socket): void {
+  closed(socket: Socket, res: ServerResponse): void {
+    this.#responses.get(socket)?.delete(res);
     const open = (this.#open.get(socket) ?? 1) - 1;
     if (open > 0) this.#open.set(socket, open);
     else {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
 import { skillUri } from '../../server/skills/skills.js';
-import { startHttpServer, type HttpServerHandle } from '../../server/transports/http.js';
+import { startHttpServer, type HttpOptions, type HttpServerHandle } from '../../server/transports/http.js';
 import type { UserCompilePoolOptions } from '../../server/user-compile-pool.js';
 import { COMPILE_UNAVAILABLE_MESSAGE } from '../../server/user-capabilities.js';
 import { openUserStore } from '../../server/user-store/open.js';
@@ -43,23 +43,29 @@ afterEach(async () => {
   dir = runtime = http = undefined;
 });
 
-async function serve(root: string, pool: UserCompilePoolOptions, log?: (line: string) => void): Promise<{ runtime: Runtime; http: HttpServerHandle }> {
+/** What a test may add to the server: a log to read, HTTP options. */
+interface Extra {
+  log?: (line: string) => void;
+  http?: HttpOptions;
+}
+
+async function serve(root: string, pool: UserCompilePoolOptions, extra: Extra = {}): Promise<{ runtime: Runtime; http: HttpServerHandle }> {
   const served = await startRuntime({
-    ...(log ? { log } : {}),
+    ...(extra.log ? { log: extra.log } : {}),
     manifestFile: path.join(root, 'manifest.json'),
     principalsFile: path.join(root, 'principals.yaml'),
     watch: false,
     openUserStore: () => openUserStore('sqlite:user-capabilities.db', { root }),
     userCompile: { workerUrl: WORKER, testRulesModule: SLOW_RULE, budgetMs: BUDGET_MS, ...pool },
   });
-  return { runtime: served, http: await startHttpServer(served, { port: 0 }) };
+  return { runtime: served, http: await startHttpServer(served, { port: 0, ...extra.http }) };
 }
 
-async function start(pool: UserCompilePoolOptions, log?: (line: string) => void): Promise<void> {
+async function start(pool: UserCompilePoolOptions, extra: Extra = {}): Promise<void> {
   dir = tempDir('capreg-compile-pool-');
   writeManifest(path.join(dir, 'manifest.json'), makeManifest(STANDARD_CAPABILITIES));
   writeAtomic(path.join(dir, 'principals.yaml'), principalsYaml(PRINCIPALS));
-  ({ runtime, http } = await serve(dir, pool, log));
+  ({ runtime, http } = await serve(dir, pool, extra));
 }
 
 /** Another server on the first one's database: it did not see the saves made through the first. */
@@ -168,7 +174,7 @@ describe('a compile worker that cannot start', () => {
     install();
     const logs: string[] = [];
     try {
-      await start({ workerUrl: pathToFileURL(installed) }, (line) => logs.push(line));
+      await start({ workerUrl: pathToFileURL(installed) }, { log: (line) => logs.push(line) });
       fs.rmSync(installed);
       const alice = await as('key-alice');
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -267,6 +273,19 @@ describe('a save whose request went away while it compiled', () => {
     await expect(request).rejects.toThrow();
     // The compile ends 1.5 s after it started; then nothing may land.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(userEntries(await alice.json('list_capabilities'))).toHaveLength(1);
+  });
+});
+
+describe('a save that takes longer than --request-timeout', () => {
+  it('is answered: the server compiling is not the client sitting silent', { timeout: 30_000 }, async () => {
+    await start({ budgetMs: 10_000 }, { http: { headersTimeoutMs: 500, requestTimeoutMs: 500 } });
+    const alice = await as('key-alice');
+    const { value: saved, ms } = await timed(() =>
+      alice.json('save_user_capability', { markdown: WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit') }),
+    );
+    expect(saved['success']).toBe(true);
+    expect(ms).toBeGreaterThan(1_000);
     expect(userEntries(await alice.json('list_capabilities'))).toHaveLength(1);
   });
 });
