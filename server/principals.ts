@@ -77,7 +77,8 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
   if (!Array.isArray(list)) return { ok: false, error: 'principals file must have a `principals` list' };
 
   const entries: PrincipalEntry[] = [];
-  const ids = new Set<string>();
+  /** Each id and the index it was first listed at. */
+  const ids = new Map<string, number>();
   const digests = new Set<string>();
   for (const [index, item] of list.entries()) {
     const where = `principals[${index}]`;
@@ -99,7 +100,9 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
         error: `${where}.id has a control character or a lone UTF-16 surrogate, or is over ${MAX_OWNER_ID_LENGTH} characters; an id must be printable, well-formed text`,
       };
     }
-    if (ids.has(id)) return { ok: false, error: `${where}.id "${id}" is listed twice` };
+    // By position, not by the id: the reason is shown by /healthz, which anyone may read.
+    const first = ids.get(id);
+    if (first !== undefined) return { ok: false, error: `${where}.id is the same as principals[${first}].id` };
     if (name !== undefined && typeof name !== 'string') return { ok: false, error: `${where}.name must be a string` };
     if (typeof keySha256 !== 'string' || !KEY_SHA256.test(keySha256)) {
       return { ok: false, error: `${where}.keySha256 must be 64 lowercase hex characters (the SHA-256 of the key)` };
@@ -114,7 +117,7 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
         };
       }
     }
-    ids.add(id);
+    ids.set(id, index);
     digests.add(keySha256);
     entries.push({
       principal: Object.freeze({ id, name: name ?? id, scopes: Object.freeze([...new Set(scopes as string[])]) }),

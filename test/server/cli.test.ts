@@ -207,7 +207,7 @@ describe('capreg serve arguments', () => {
     );
     const ctx = context();
     expect(await serveCommand(['--manifest', 'manifest.json', '--principals', 'principals.yaml'], ctx)).toBe(2);
-    expect(ctx.err.join('')).toMatch(/invalid principals file .*listed twice/);
+    expect(ctx.err.join('')).toMatch(/invalid principals file .*principals\[1\]\.id is the same as principals\[0\]\.id/);
     expect(ctx.err.join('')).not.toContain(hash);
   });
 });

@@ -59,7 +59,7 @@ describe('principals file', () => {
     [
       'duplicate ids',
       `principals:\n  - {id: a, keySha256: ${'a'.repeat(64)}, scopes: []}\n  - {id: a, keySha256: ${'b'.repeat(64)}, scopes: []}`,
-      /listed twice/,
+      /principals\[1\]\.id is the same as principals\[0\]\.id/,
     ],
     [
       'a shared key',
