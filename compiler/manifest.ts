@@ -154,7 +154,7 @@ function shapeProblem(data: object): ManifestProblem | undefined {
   return index === undefined ? { message } : { message, capabilityIndex: Number(index) };
 }
 
-/** Longest name taken from a manifest (a toolset, a tool, a rule id) that a refusal quotes. */
+/** Longest name taken from a manifest (a toolset, a tool, a rule id) or from a manifest server's answer that a refusal quotes. */
 const MAX_SHOWN_NAME = 64;
 
 /**
@@ -163,7 +163,7 @@ const MAX_SHOWN_NAME = 64;
  * the terminal at start: a toolset named with 1 MB of text made each of them 1 MB long, and
  * terminal escapes went out as they were.
  */
-function shownName(name: string): string {
+export function shownName(name: string): string {
   return plainText(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
 }
 

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fetch } from 'undici';
 import { removeStaleTemporaries, writeFilesAtomic } from './atomic-write.js';
 import type { ToolNames } from '../compiler/contract.js';
+import { shownName } from '../compiler/manifest.js';
 import { displayUrl } from './display-url.js';
 import { RedirectGuard, type Resolve } from './redirect-guard.js';
 import { isLoopbackHost } from './loopback.js';
@@ -78,7 +79,8 @@ export function urlRefusal(url: URL, allowInsecure: boolean): string | undefined
   // fetch() refuses them anyway, with an error that quotes the whole URL, password included.
   if (url.username !== '' || url.password !== '') return 'a URL with a user name or password (user:password@) is not fetched';
   if (url.protocol === 'https:') return undefined;
-  if (url.protocol !== 'http:') return `only https:// (or http:// on loopback) is fetched, not ${url.protocol}`;
+  // Cut: a redirect's Location is the answering server's text, and the reason goes to /healthz.
+  if (url.protocol !== 'http:') return `only https:// (or http:// on loopback) is fetched, not ${shownName(url.protocol)}`;
   if (allowInsecure || isLoopbackHost(url.hostname)) return undefined;
   return 'http:// is allowed only on loopback (use https://, or --allow-insecure-manifest-url)';
 }

@@ -182,6 +182,13 @@ describe('polling a manifest URL', () => {
     await expect(start({ url: 'http://example.com/manifest.json' })).rejects.toThrow(/http:\/\/ is allowed only on loopback/);
   });
 
+  it("quotes a redirect's scheme cut short: /healthz does not carry 15 KB of the answering server's text", async () => {
+    const runtime = await start();
+    server.redirectTo = `${'x'.repeat(15_000)}:y`;
+    await eventually(() => expect(runtime.health().lastReloadError).toMatch(/refused a redirect: only https:\/\/ .* is fetched, not x{64}…/));
+    expect(runtime.health().lastReloadError!.length).toBeLessThan(1_000);
+  });
+
   it('refuses a URL with a user name or password, given or reached by a redirect, and never repeats the password', async () => {
     expect(urlRefusal(new URL('https://deploy:pw@example.com/m.json'), false)).toMatch(/user name or password/);
     expect(urlRefusal(new URL('https://deploy@example.com/m.json'), false)).toMatch(/user name or password/);
