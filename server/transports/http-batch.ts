@@ -16,6 +16,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
@@ -37,6 +38,24 @@ const SERVER_ERROR = -32000;
 /** What a call of a batch is answered once the answers before it passed `limit` bytes. */
 export function batchLimitMessage(limit: number): string {
   return `Batch answer limit: the calls before this one in the batch were answered with more than ${limit} bytes, the most for one HTTP request; send this call in another request`;
+}
+
+/**
+ * `batch` without the requests that a `notifications/cancelled` in it names. JSON-RPC answers no
+ * cancelled request, and the SDK's transport answers a batch only once it has an answer for every
+ * request in it: a cancel handed to the server just before its call aborted the call, which then
+ * had no answer, and the batch waited for `--request-timeout`, its other calls not run. A cancelled
+ * call is not run at all, wherever the cancel stands in the batch; the cancels themselves go on.
+ */
+export function withoutCancelledCalls(batch: readonly unknown[]): unknown[] {
+  const cancelled = new Set<unknown>();
+  for (const message of batch) {
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const requestId = message.params?.['requestId'];
+      if (typeof requestId === 'string' || typeof requestId === 'number') cancelled.add(requestId);
+    }
+  }
+  return cancelled.size === 0 ? [...batch] : batch.filter((message) => !(isJSONRPCRequest(message) && cancelled.has(message.id)));
 }
 
 /** `inner` as the server sees it, except that a batch's requests reach the server one at a time, and not past the limit of answer bytes. */

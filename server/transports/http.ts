@@ -16,7 +16,7 @@ import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
 import { protoKeyRefusal } from '../invalid-params.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
-import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport } from './http-batch.js';
+import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport, withoutCancelledCalls } from './http-batch.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 
@@ -289,7 +289,7 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       void cleanup().catch(() => undefined);
     });
     await server.connect(transport);
-    await sdkTransport.handleRequest(req, res, body.value);
+    await sdkTransport.handleRequest(req, res, batch ? withoutCancelledCalls(batch) : body.value);
   };
 }
 

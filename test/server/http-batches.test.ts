@@ -153,6 +153,27 @@ describe('a batch over HTTP', () => {
       'Batch answer limit: the calls before this one in the batch were answered with more than 16 bytes, the most for one HTTP request; send this call in another request',
     );
   });
+
+  it('answers as soon as its other calls are done when some are cancelled, without them (a cancelled call has no answer)', async () => {
+    const http = await serve();
+    busy.started = 0;
+    const cancel = (requestId: number): unknown => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'changed my mind' } });
+    // A cancel just before its call (the SDK never answered the call, and the batch waited 30 s for
+    // it, holding one of its caller's turns), one after its call, and one of no call.
+    const started = performance.now();
+    const answer = await post(http, [cancel(1), call(1, 'busy'), call(2, 'busy'), call(3, 'busy'), cancel(3), cancel(9), call(4, 'busy')]);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(answer.status).toBe(200);
+    const answers = JSON.parse(answer.text) as { id: number; result?: { content: { text: string }[] } }[];
+    expect(answers.map((one) => [one.id, one.result?.content[0]?.text])).toEqual([
+      [2, 'done'],
+      [4, 'done'],
+    ]);
+    expect(busy.started).toBe(2);
+    // Every call cancelled: nothing to answer, as for a batch of notifications.
+    const none = await post(http, [call(5, 'busy'), cancel(5)]);
+    expect(none).toEqual({ status: 202, text: '' });
+  });
 });
 
 describe('jsonBytes', () => {
