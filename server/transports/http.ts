@@ -289,6 +289,8 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       void cleanup().catch(() => undefined);
     });
     await server.connect(transport);
+    // What a caller may see is its own: no cache on the way may keep an answer (sendJson's say so too).
+    res.setHeader('Cache-Control', 'no-store');
     await sdkTransport.handleRequest(req, res, batch ? withoutCancelledCalls(batch) : body.value);
   };
 }

@@ -391,6 +391,23 @@ describe('HTTP surface', () => {
     expect(missingBody).toContain('"isError":true');
   });
 
+  it('marks every MCP answer as not to be stored, as the refusals are: each is for one caller', async () => {
+    const headers = { Authorization: 'Bearer key-alice-reports' };
+    const answers = [
+      await post(rpc('tools/call', { name: 'list_capabilities', arguments: {} }), headers),
+      await post(
+        `[${rpc('ping', {}, 1)},${rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: 'work-reporting' } }, 2)}]`,
+        headers,
+      ),
+      await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers),
+    ];
+    expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual([
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [202, 'no-store'],
+    ]);
+  });
+
   it('answers a 1 MB capabilityId (under the body limit) with the uniform error', async () => {
     const response = await post(rpc('tools/call', { name: 'get_capability_protocol', arguments: { capabilityId: 'y'.repeat(1_000_000) } }), {
       Authorization: 'Bearer key-alice-reports',
