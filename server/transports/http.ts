@@ -672,9 +672,18 @@ export function hostRefusalLog(log: LineLog): (host: string | undefined) => void
   };
 }
 
+/**
+ * The URL clients reach the server under: the `Host` they sent, and `https` when a proxy that
+ * terminates TLS says so (`X-Forwarded-Proto`, its first value when a chain of proxies lists
+ * several). An SDK client refuses protected-resource metadata whose `resource` has another origin
+ * than the URL it called: behind such a proxy the metadata said `http://` and OAuth never started.
+ * The header only changes what this request's own answer says, so it needs no trust.
+ */
 function baseUrl(req: IncomingMessage, listenAddress: string): string {
   const host = req.headers.host;
-  return `http://${host !== undefined && HOST_HEADER.test(host) ? host : listenAddress}`;
+  const forwarded = req.headers['x-forwarded-proto'];
+  const scheme = typeof forwarded === 'string' && forwarded.split(',')[0]!.trim().toLowerCase() === 'https' ? 'https' : 'http';
+  return `${scheme}://${host !== undefined && HOST_HEADER.test(host) ? host : listenAddress}`;
 }
 
 function protectedResourceMetadata(req: IncomingMessage, listenAddress: string, runtime: Runtime): Record<string, unknown> {

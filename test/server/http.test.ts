@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { selectResourceURL, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRuntime, type Runtime } from '../../server/runtime.js';
@@ -288,6 +289,25 @@ describe('HTTP surface', () => {
       bearer_methods_supported: ['header'],
       resource_name: 'capreg capability registry',
     });
+  });
+
+  it('names the scheme a TLS-terminating proxy forwards (X-Forwarded-Proto) in the metadata and the challenge, so an SDK client takes them', async () => {
+    // The docs put the server behind a proxy that terminates TLS: the client's URL is https://, and
+    // the SDK's client refuses metadata whose resource has another origin (http://).
+    const behindProxy = { 'X-Forwarded-Proto': 'https' };
+    const clientUrl = new URL(`${http.url.replace(/^http:/, 'https:')}/mcp`);
+    const metadata = (await (await fetch(`${http.url}/.well-known/oauth-protected-resource`, { headers: behindProxy })).json()) as { resource: string };
+    expect(metadata.resource).toBe(clientUrl.href);
+    expect((await selectResourceURL(clientUrl, {} as OAuthClientProvider, metadata))?.href).toBe(clientUrl.href);
+    const challenge = (await post(rpc('tools/list'), behindProxy)).headers.get('www-authenticate');
+    expect(challenge).toContain(`resource_metadata="${clientUrl.origin}/.well-known/oauth-protected-resource"`);
+    // Only http or https: anything else keeps the listener's own scheme.
+    for (const proto of ['HTTPS, http', 'javascript', 'https://evil.example']) {
+      const answer = (await (await fetch(`${http.url}/.well-known/oauth-protected-resource`, { headers: { 'X-Forwarded-Proto': proto } })).json()) as {
+        resource: string;
+      };
+      expect(answer.resource).toBe(proto === 'HTTPS, http' ? clientUrl.href : `${http.url}/mcp`);
+    }
   });
 
   it('refuses a foreign Origin with 403, accepts a loopback one', async () => {
