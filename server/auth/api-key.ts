@@ -1,5 +1,5 @@
 // API keys (SPEC §6): a key is valid while the principals file lists its SHA-256; the lookup hashes
-// the presented key and compares in constant time (PrincipalRegistry.findByKey). No MCP SDK code here.
+// the presented key and looks its hash up (PrincipalRegistry.findByKey). No MCP SDK code here.
 import { authenticatedCaller, type Caller } from '../identity.js';
 import type { Principal, PrincipalRegistry } from '../principals.js';
 
