@@ -136,6 +136,16 @@ export function protoKeyRefusal(raw: unknown): RequestErrorAnswer | undefined {
   return problem === undefined ? undefined : invalidParamsAnswer(id, problem);
 }
 
+/** What a message that is JSON but not a JSON-RPC request or notification is answered (-32600), on every transport. */
+export const NOT_JSON_RPC_MESSAGE = 'Invalid Request: not a JSON-RPC 2.0 request or notification';
+
+/** The id of a message that is not valid otherwise, when it is one JSON-RPC allows (a string or an integer): its -32600 goes under it. */
+export function readableId(value: unknown): string | number | null {
+  if (typeof value !== 'object' || value === null || !('id' in value)) return null;
+  const id = value.id;
+  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as string | number) : null;
+}
+
 function oneLine(text: string): string {
   return text.replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }

@@ -6,6 +6,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { createBearerAuthenticator, type BearerResult } from '../auth/bearer.js';
 import { auditRecorder } from '../audit.js';
@@ -14,7 +15,7 @@ import { allowedHostNames, displayHost, hostAllowed, HOST_HEADER } from '../host
 import type { LineLog } from '../log.js';
 import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
-import { protoKeyRefusal } from '../invalid-params.js';
+import { NOT_JSON_RPC_MESSAGE, protoKeyRefusal, readableId } from '../invalid-params.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
 import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport, withoutCancelledCalls } from './http-batch.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
@@ -263,6 +264,15 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     const refused = batch ? batch.map(protoKeyRefusal).find((answer) => answer !== undefined) : protoKeyRefusal(body.value);
     if (refused !== undefined) {
       sendJson(res, batch ? 400 : 200, batch ? { ...refused, id: null } : refused);
+      return;
+    }
+    // JSON that is not JSON-RPC is an invalid request (-32600), as on stdio; the SDK answers it with a
+    // parse error (-32700) that names no id. A batch holding one is refused whole, as the SDK does.
+    const messages = batch ?? [body.value];
+    const malformed = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
+    if (malformed !== -1) {
+      const id = batch ? null : readableId(messages[malformed]);
+      sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32600, message: NOT_JSON_RPC_MESSAGE }, id });
       return;
     }
 

@@ -20,7 +20,7 @@ import { auditRecorder } from '../audit.js';
 import { ANONYMOUS, type Caller } from '../identity.js';
 import { sha256 } from '../principals.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
-import { protoKeyRefusal } from '../invalid-params.js';
+import { NOT_JSON_RPC_MESSAGE, protoKeyRefusal, readableId } from '../invalid-params.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 
@@ -282,11 +282,7 @@ class AnsweringStdioTransport extends StdioServerTransport {
     }
     // A malformed answer to one of the server's own requests is not answered back.
     if (!isRecord(value) || 'method' in value || !('result' in value || 'error' in value)) {
-      this.answerAtOnce(
-        readableId(value),
-        INVALID_REQUEST,
-        'Invalid Request: not a JSON-RPC 2.0 request or notification (send one message object per line; batches are not supported)',
-      );
+      this.answerAtOnce(readableId(value), INVALID_REQUEST, `${NOT_JSON_RPC_MESSAGE} (send one message object per line; batches are not supported)`);
     }
     this.onerror?.(new Error('a line that is not a JSON-RPC message'));
   }
@@ -389,10 +385,3 @@ const CARRIAGE_RETURN = 0x0d;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const SERVER_ERROR = -32000;
-
-/** The id of a request that is not valid otherwise, when it is one JSON-RPC allows (a string or an integer). */
-function readableId(value: unknown): RequestId | null {
-  if (!isRecord(value)) return null;
-  const id = value['id'];
-  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as RequestId) : null;
-}

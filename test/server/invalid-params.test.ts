@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { invalidParamsMessage, MAX_INVALID_PARAMS_MESSAGE } from '../../server/invalid-params.js';
+import { invalidParamsMessage, MAX_INVALID_PARAMS_MESSAGE, NOT_JSON_RPC_MESSAGE } from '../../server/invalid-params.js';
 import type { Runtime } from '../../server/runtime.js';
 import type { HttpServerHandle } from '../../server/transports/http.js';
 import { serveStdio } from '../../server/transports/stdio.js';
@@ -270,6 +270,31 @@ describe('a request whose params hold an own __proto__ key, at any depth', () =>
     } finally {
       await session.close();
     }
+  });
+});
+
+describe('JSON that is not a JSON-RPC message', () => {
+  it('is answered over HTTP as over stdio: -32600 Invalid Request (not -32700, the body parsed), under its id when it has a readable one', async () => {
+    const post = async (body: string): Promise<{ status: number; answer: unknown }> => {
+      const response = await fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer key-alice-reports', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body,
+      });
+      return { status: response.status, answer: await response.json() };
+    };
+    const invalid = (id: unknown): unknown => ({ status: 400, answer: { jsonrpc: '2.0', error: { code: -32600, message: NOT_JSON_RPC_MESSAGE }, id } });
+    expect(await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1,2]}')).toEqual(invalid(7));
+    expect(await post('{"jsonrpc":"1.0","id":"a","method":"ping"}')).toEqual(invalid('a'));
+    expect(await post('{"jsonrpc":"2.0","id":1.5,"method":"ping"}')).toEqual(invalid(null));
+    expect(await post('42')).toEqual(invalid(null));
+    // A batch holding one is refused whole, with no id: the SDK refuses it whole.
+    expect(await post('[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping","params":"x"}]')).toEqual(invalid(null));
+    // What is not JSON at all is still a parse error.
+    expect(await post('{"jsonrpc"')).toEqual({
+      status: 400,
+      answer: { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null },
+    });
   });
 });
 
