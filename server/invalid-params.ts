@@ -36,6 +36,7 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   isJSONRPCRequest,
+  isTaskAugmentedRequestParams,
   McpError,
   PingRequestSchema,
   isJSONRPCResultResponse,
@@ -108,6 +109,9 @@ function protoKeyPath(value: unknown): PropertyKey[] | undefined {
   }
   return undefined;
 }
+
+/** What a request asked to run as a task is refused with: this server declares the tasks capability for no method. */
+const NO_TASKS_ISSUE: ParamsIssue = { code: 'custom', path: ['params', 'task'], message: 'this server runs no request as a task' };
 
 /** The problem of params that hold an own `__proto__` key, as one line; undefined for any other params. */
 function protoKeyProblem(params: unknown): string | undefined {
@@ -192,6 +196,9 @@ export function answerInvalidParams(server: Server): void {
     if (protoKey !== undefined) return protoKey;
     const schema = schemas.get(request.method);
     if (schema === undefined) return undefined;
+    // The SDK refuses a task-augmented request (MCP 2025-11-25) to a server that declares no tasks
+    // with a plain Error, which it answers -32603 (Internal error): it is the caller's params.
+    if (isTaskAugmentedRequestParams(request.params) && request.params.task !== undefined) return invalidParamsMessage([NO_TASKS_ISSUE]);
     const parsed = safeParse(schema, request);
     return parsed.success ? undefined : invalidParamsMessage((parsed.error as { issues: ParamsIssue[] }).issues);
   };

@@ -38,6 +38,11 @@ const REFUSED: [method: string, params: unknown, names: string][] = [
   ['resources/templates/list', { cursor: ['a'] }, 'cursor: expected string'],
   ['initialize', { ...GOOD_INITIALIZE, protocolVersion: 5 }, 'protocolVersion: expected string'],
   ['initialize', {}, 'protocolVersion: expected string; capabilities: expected object; clientInfo: expected object'],
+  // A request asked to run as a task (MCP 2025-11-25), which this server declares for none: the SDK
+  // threw a plain Error, answered -32603 "Server does not support task creation", whatever the method.
+  ['tools/call', { name: 'list_capabilities', arguments: {}, task: { ttl: 60_000 } }, 'task: this server runs no request as a task'],
+  ['skills/list', { task: {} }, 'task: this server runs no request as a task'],
+  ['resources/read', { uri: 'capability://open-help', task: {} }, 'task: this server runs no request as a task'],
 ];
 
 describe('a request whose params its method schema refuses', () => {
