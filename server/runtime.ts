@@ -3,7 +3,7 @@
 // it. No MCP SDK code here.
 import type { LineLog } from './log.js';
 import type { Catalog } from './catalog.js';
-import { createJwtVerifier, type JwtOptions, type JwtVerifier } from './auth/jwt.js';
+import { createJwtVerifier, type JwksHealth, type JwtOptions, type JwtVerifier } from './auth/jwt.js';
 import type { ManifestStore } from './manifest-store.js';
 import { openManifestSource, type ManifestSourceOptions } from './manifest-source.js';
 import { PrincipalRegistry } from './principals.js';
@@ -63,6 +63,8 @@ export interface HealthReport {
   userStore?: UserStoreHealth;
   /** Present while the user-capability compile workers cannot start (saves and first loads answer `unavailable`). */
   userCompile?: CompilePoolHealth;
+  /** Present with a JWKS URL: `unavailable` while it cannot be fetched, and JWTs are refused (degraded). */
+  jwks?: JwksHealth;
 }
 
 export interface Runtime {
@@ -209,8 +211,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const store = userStore?.health();
       const compile = userCapabilities?.compileHealth();
       const compileFailing = compile !== undefined && compile.status !== 'ok';
+      const jwks = jwt?.jwksHealth();
+      const healthy =
+        lastReloadError === null && (store === undefined || store.status === 'ok') && !compileFailing && (jwks === undefined || jwks.status === 'ok');
       return {
-        status: lastReloadError === null && (store === undefined || store.status === 'ok') && !compileFailing ? 'ok' : 'degraded',
+        status: healthy ? 'ok' : 'degraded',
         revision: snapshot.value.manifest.revision,
         capabilities: snapshot.value.catalog.size,
         loadedAt: snapshot.loadedAt,
@@ -219,6 +224,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         signedBy: snapshot.value.signedBy ?? null,
         ...(store ? { userStore: store } : {}),
         ...(compileFailing ? { userCompile: compile } : {}),
+        ...(jwks ? { jwks } : {}),
       };
     },
     onChange: (listener) => {

@@ -22,6 +22,16 @@ export interface JwtOptions {
 export interface JwtVerifier {
   /** The caller the token proves, or undefined for any token that does not verify. */
   verify(token: string): Promise<Caller | undefined>;
+  /**
+   * With a JWKS URL: `unavailable` from a fetch that failed until one succeeds (JWTs are refused
+   * meanwhile, unless jose still holds fresh keys). Undefined for keys read from a file at start.
+   */
+  jwksHealth(): JwksHealth | undefined;
+}
+
+/** `/healthz`'s `jwks`: only the state, never the URL (which may carry a secret) or the issuer's answer. */
+export interface JwksHealth {
+  status: 'ok' | 'unavailable';
 }
 
 export class JwtConfigError extends Error {
@@ -39,7 +49,7 @@ export const FIRST_JWKS_RETRY_MS = 1_000;
 export const MAX_JWKS_RETRY_MS = 60_000;
 
 export async function createJwtVerifier(options: JwtOptions, log: LineLog = () => {}): Promise<JwtVerifier> {
-  const key = await loadKey(options, log);
+  const { key, jwksHealth } = await loadKey(options, log);
   const verifyOptions = {
     issuer: options.issuer,
     audience: options.audience,
@@ -56,10 +66,11 @@ export async function createJwtVerifier(options: JwtOptions, log: LineLog = () =
         return undefined;
       }
     },
+    jwksHealth: () => jwksHealth?.(),
   };
 }
 
-async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetKey | KeyObject> {
+async function loadKey(options: JwtOptions, log: LineLog): Promise<{ key: JWTVerifyGetKey | KeyObject; jwksHealth?: () => JwksHealth }> {
   if ((options.jwks === undefined) === (options.publicKeyFile === undefined)) {
     throw new JwtConfigError('give exactly one of --jwt-jwks and --jwt-public-key');
   }
@@ -69,7 +80,7 @@ async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetK
     try {
       const key = createPublicKey(read.text);
       if (key.type !== 'public') throw new Error('not a public key');
-      return key;
+      return { key };
     } catch (error) {
       throw new JwtConfigError(`--jwt-public-key ${options.publicKeyFile} is not a PEM public key (${(error as Error).message})`);
     }
@@ -88,13 +99,14 @@ async function loadKey(options: JwtOptions, log: LineLog): Promise<JWTVerifyGetK
       // Shown without credentials or query: the message goes to stderr, and from there to the logs.
       throw new JwtConfigError(`--jwt-jwks must be an https:// URL (or a file), not ${displayUrl(url)}`);
     }
-    return createRemoteJWKSet(url, { [customFetch]: boundedJwksFetch(log) });
+    const fetcher = boundedJwksFetch(log);
+    return { key: createRemoteJWKSet(url, { [customFetch]: fetcher.fetch }), jwksHealth: fetcher.health };
   }
   const read = await readBounded(source, KEY_FILE_LIMITS);
   if (!read.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source}: ${read.reason}`);
   const jwks = keySet(read.text);
   if (!jwks.ok) throw new JwtConfigError(`cannot read --jwt-jwks ${source} as a JSON Web Key Set: ${jwks.reason}`);
-  return jwks.keys;
+  return { key: jwks.keys };
 }
 
 /** A JWKS's text as jose takes it, or why not: the same check for a file and for a URL's answer. */
@@ -121,12 +133,13 @@ function keySet(text: string): { ok: true; keys: JWTVerifyGetKey } | { ok: false
  * the URL is left alone for a wait that doubles while it keeps failing (tokens meanwhile do not
  * verify, unless jose still holds keys that are fresh).
  */
-function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Promise<Response> {
+function boundedJwksFetch(log: LineLog): { fetch: (url: string, init: RequestInit) => Promise<Response>; health: () => JwksHealth } {
   let failures = 0;
   // Logged without a query string or credentials: either may hold a secret.
   const shown = (url: string): string => (URL.canParse(url) ? displayUrl(new URL(url)) : '<the JWKS URL>');
   let retryAt = 0;
-  return async (url, init) => {
+  const health = (): JwksHealth => ({ status: failures > 0 ? 'unavailable' : 'ok' });
+  const fetchKeys = async (url: string, init: RequestInit): Promise<Response> => {
     if (failures > 0 && performance.now() < retryAt) throw new Error('the JWKS URL failed recently; not fetched again yet');
     try {
       const response = await fetch(url, init);
@@ -154,6 +167,7 @@ function boundedJwksFetch(log: LineLog): (url: string, init: RequestInit) => Pro
       throw error;
     }
   };
+  return { fetch: fetchKeys, health };
 }
 
 /** The body as text, or an error as soon as it passes `limit` bytes (the rest is not read). */

@@ -133,6 +133,44 @@ describe('a JWKS URL under attack', () => {
     }
   });
 
+  it('says in /healthz while the JWKS URL cannot be fetched (every JWT refused), and when it answers again', async () => {
+    // A wrong --jwt-jwks URL, or an issuer that is down, refuses every JWT caller: the log said so,
+    // and /healthz, what an operator's probe reads, said "ok" throughout.
+    let up = false;
+    const keys = await keyServer((res) => (up ? res.writeHead(200, { 'Content-Type': 'application/json' }).end(goodJwks) : res.writeHead(404).end('no')));
+    const runtime = await startRuntime({ manifestFile, jwt: { jwks: `${keys.url}?key=jwks-secret`, issuer: ISSUER, audience: AUDIENCE }, watch: false });
+    const http = await startHttpServer(runtime, { port: 0 });
+    const ping = async (): Promise<number> => {
+      const response = await fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${await token('k1')}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const health = async (): Promise<{ status: string; jwks?: unknown }> =>
+      (await fetch(`${http.url}/healthz`)).json() as Promise<{ status: string; jwks?: unknown }>;
+    try {
+      // Not fetched before a token needs it.
+      expect(await health()).toMatchObject({ status: 'ok', jwks: { status: 'ok' } });
+      expect(await ping()).toBe(401);
+      const down = await health();
+      expect(down).toMatchObject({ status: 'degraded', jwks: { status: 'unavailable' } });
+      expect(JSON.stringify(down)).not.toContain('jwks-secret');
+      up = true;
+      // Fetched again once the wait after a failure (1 s) is over.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await ping()).toBe(200);
+      expect(await health()).toMatchObject({ status: 'ok', jwks: { status: 'ok' } });
+    } finally {
+      await http.close();
+      await runtime.close();
+      keys.server.close();
+      keys.server.closeAllConnections();
+    }
+  });
+
   it('still verifies tokens from a JWKS URL that works, fetching it once', async () => {
     const keys = await keyServer((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(goodJwks));
     try {
