@@ -62,6 +62,8 @@ export class ReloadableFile<T> {
   #checking: Promise<ReloadOutcome> | undefined;
   #nextCheck: Promise<ReloadOutcome> | undefined;
   #checkingSince = 0;
+  /** When a check that had not answered in time was first reported (a hung mount), until one answers; with its timeout. */
+  #unchecked: { since: string; timeoutMs: number } | undefined;
   readonly #listeners = new Set<(next: Snapshot<T>, previous: Snapshot<T>) => void>();
 
   private constructor(options: ReloadableOptions<T>, snapshot: Snapshot<T>, digest: string, identity: string) {
@@ -138,10 +140,32 @@ export class ReloadableFile<T> {
       timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
     try {
-      return await Promise.race([this.#check(), timeout]);
+      const outcome = await Promise.race([this.#check(), timeout]);
+      if (outcome === 'timeout') this.#reportUnchecked(timeoutMs);
+      return outcome;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * While the file cannot be checked in time (a stat that hangs), what `/healthz` says about it:
+   * since when, the file's name (not its folder), and that what needs it is refused meanwhile.
+   */
+  get uncheckedError(): string | null {
+    if (this.#unchecked === undefined) return null;
+    const { since, timeoutMs } = this.#unchecked;
+    return `${this.label} could not be checked since ${since} (${path.basename(this.file)}): it did not answer within ${timeoutMs / 1000} s; requests that need it are refused (503) until it does`;
+  }
+
+  /** Said once, at `warn`, when checks start to time out; once, at `info`, when one answers again (#startCheck). */
+  #reportUnchecked(timeoutMs: number): void {
+    if (this.#unchecked !== undefined) return;
+    this.#unchecked = { since: new Date().toISOString(), timeoutMs };
+    this.#log(
+      `capreg serve: ${this.label} ${this.file} could not be checked within ${timeoutMs / 1000} s (a hung mount?); requests that need it are refused until it answers`,
+      'warn',
+    );
   }
 
   #check(): Promise<ReloadOutcome> {
@@ -167,6 +191,9 @@ export class ReloadableFile<T> {
     this.#checkingSince = performance.now();
     const done = (): void => {
       if (this.#checking === run) this.#checking = undefined;
+      if (this.#unchecked === undefined) return;
+      this.#unchecked = undefined;
+      this.#log(`capreg serve: ${this.label} ${this.file} can be checked again`);
     };
     run.then(done, done);
     return run;

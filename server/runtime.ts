@@ -206,7 +206,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     health: () => {
       const snapshot = manifests.snapshot;
-      const errors = [manifests.lastReloadError, principalsStore?.lastReloadError].filter((error) => error != null);
+      const errors = [manifests.lastReloadError, principalsStore?.lastReloadError, principalsStore?.uncheckedError].filter((error) => error != null);
       const lastReloadError = errors.length > 0 ? errors.join('; ') : null;
       const store = userStore?.health();
       const compile = userCapabilities?.compileHealth();

@@ -39,6 +39,8 @@ let dir: string;
 let runtime: Runtime;
 let http: HttpServerHandle;
 let privateKey: CryptoKey;
+/** The runtime's log, each line after its level. */
+const lines: string[] = [];
 const ISSUER = 'https://issuer.example';
 const AUDIENCE = 'capreg';
 
@@ -58,7 +60,13 @@ beforeAll(async () => {
   privateKey = pair.privateKey;
   const publicKeyFile = path.join(dir, 'public.pem');
   fs.writeFileSync(publicKeyFile, await exportSPKI(pair.publicKey));
-  runtime = await startRuntime({ manifestFile, principalsFile, watch: false, jwt: { publicKeyFile, issuer: ISSUER, audience: AUDIENCE } });
+  runtime = await startRuntime({
+    manifestFile,
+    principalsFile,
+    watch: false,
+    jwt: { publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
+    log: (line, level) => lines.push(`${level ?? 'info'} ${line}`),
+  });
   http = await startHttpServer(runtime, { port: 0 });
 });
 
@@ -105,6 +113,31 @@ describe('a principals file whose stat hangs', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, hung.until - Date.now()) + 50));
     expect((await call('key-bob-all')).status).toBe(200);
     expect((await call('not-a-key')).status).toBe(401);
+  });
+});
+
+describe('/healthz and the log, while the principals file cannot be checked', () => {
+  it('say so (every API key gets 503 meanwhile), once, and again when it answers', async () => {
+    // They said nothing: /healthz "ok", no log line, while every API-key caller got 503.
+    const health = async (): Promise<{ status: string; lastReloadError: string | null }> =>
+      (await fetch(`${http.url}/healthz`)).json() as Promise<{ status: string; lastReloadError: string | null }>;
+    expect(await health()).toMatchObject({ status: 'ok', lastReloadError: null });
+    lines.length = 0;
+    hung.until = Date.now() + 3_000;
+    const calls = [call('key-bob-all'), call('key-bob-all')];
+    expect((await Promise.all(calls)).map((answer) => answer.status)).toEqual([503, 503]);
+    expect((await call('key-bob-all')).status).toBe(503);
+    const down = await health();
+    expect(down.status).toBe('degraded');
+    expect(down.lastReloadError).toMatch(
+      /^principals file could not be checked since \S+ \(principals\.yaml\): it did not answer within 2 s; requests that need it are refused \(503\) until it does$/,
+    );
+    expect(down.lastReloadError).not.toContain(dir);
+    expect(lines.filter((line) => line.startsWith('warn ') && line.includes('could not be checked'))).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, hung.until - Date.now()) + 50));
+    expect((await call('key-bob-all')).status).toBe(200);
+    expect(await health()).toMatchObject({ status: 'ok', lastReloadError: null });
+    expect(lines.filter((line) => line.startsWith('info ') && line.includes('can be checked again'))).toHaveLength(1);
   });
 });
 
