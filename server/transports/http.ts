@@ -334,7 +334,7 @@ async function dispatch(routes: Routes, gate: Gate, req: IncomingMessage, res: S
     // An allowed browser origin may read the answers (CORS); every other origin was refused above.
     res.setHeader('Access-Control-Allow-Origin', origin);
     res.setHeader('Vary', 'Origin');
-    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
+    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version, Retry-After');
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', (route?.methods ?? READ_METHODS).join(', '));
       res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version');

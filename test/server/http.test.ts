@@ -335,6 +335,8 @@ describe('HTTP surface', () => {
       const allowed = await call('https://app.example.com');
       expect(allowed.status).toBe(200);
       expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      // A page may read when to retry a 429 or 503: a browser hides every header not exposed.
+      expect(allowed.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Mcp-Protocol-Version, Retry-After');
       const preflight = await fetch(`${server.url}/mcp`, {
         method: 'OPTIONS',
         headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
