@@ -267,10 +267,11 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
       return;
     }
     // JSON that is not JSON-RPC is an invalid request (-32600), as on stdio; the SDK answers it with a
-    // parse error (-32700) that names no id. A batch holding one is refused whole, as the SDK does.
+    // parse error (-32700) that names no id. A batch holding one is refused whole, as the SDK does,
+    // and so is an empty batch, as JSON-RPC says (the SDK answered it 202, as if it held notifications).
     const messages = batch ?? [body.value];
     const malformed = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
-    if (malformed !== -1) {
+    if (malformed !== -1 || messages.length === 0) {
       const id = batch ? null : readableId(messages[malformed]);
       sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32600, message: NOT_JSON_RPC_MESSAGE }, id });
       return;

@@ -295,6 +295,8 @@ describe('JSON that is not a JSON-RPC message', () => {
     expect(await post('42')).toEqual(invalid(null));
     // A batch holding one is refused whole, with no id: the SDK refuses it whole.
     expect(await post('[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping","params":"x"}]')).toEqual(invalid(null));
+    // An empty batch holds no message: JSON-RPC answers it so (the SDK answered 202 Accepted, with no body).
+    expect(await post('[]')).toEqual(invalid(null));
     // What is not JSON at all is still a parse error.
     expect(await post('{"jsonrpc"')).toEqual({
       status: 400,
