@@ -416,12 +416,14 @@ class Connections {
   }
 
   /**
-   * Whether the server is still preparing what `socket` waits for: a request received whole and
-   * being answered, and no answer on it started yet (one started and not read is the client's silence).
+   * Whether the server is still preparing what `socket` waits for: a request waiting for its caller's
+   * turn (at most the turn wait, then 429), or received whole and being answered, and no answer on
+   * it started yet (one started and not read is the client's silence).
    */
   preparing(socket: Socket): boolean {
     const responses = this.#responses.get(socket);
-    if (this.#states.get(socket) !== 'answering' || responses === undefined || responses.size === 0) return false;
+    const state = this.#states.get(socket);
+    if ((state !== 'answering' && state !== 'waiting') || responses === undefined || responses.size === 0) return false;
     for (const res of responses) if (res.headersSent) return false;
     return true;
   }

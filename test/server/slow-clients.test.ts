@@ -191,6 +191,33 @@ describe('slow clients', () => {
     expect(hold.started()).toBe(1);
   }, 30_000);
 
+  it('answers a call that outlasts --request-timeout, and a request that waited its turn longer than that with 429: the server preparing an answer is not the client sitting silent', async () => {
+    // Both connections used to be closed without a word once silent for the request timeout (the
+    // client saw "other side closed"), so neither the call's answer nor the documented 429 arrived.
+    const hold = holdTool();
+    http = await startHttpServer(runtime, {
+      port: 0,
+      callerConcurrency: 1,
+      turnWaitMs: 2_500,
+      headersTimeoutMs: 1_000,
+      requestTimeoutMs: 1_000,
+      extraRegistrars: [hold.registrar],
+    });
+    const url = http.url;
+    const started = Date.now();
+    const first = holdCall(url, 'key-bob-all');
+    await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(1);
+    const waited = await holdCall(url, 'key-bob-all');
+    expect(waited.status).toBe(429);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(Date.now() - started).toBeGreaterThan(2_000);
+    hold.release();
+    const answered = await first;
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('released');
+    expect(await health(url)).toBe(200);
+  }, 30_000);
+
   it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests at once`, async () => {
     const hold = holdTool();
     const later = holdTool('hold_later');
