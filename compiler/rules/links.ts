@@ -7,7 +7,7 @@
 // capability's folder, so that no link is reported twice). `#fragment` and `?query` are ignored and
 // `%20`-style escapes decoded before resolving.
 import { posix } from 'node:path';
-import { didYouMean } from '../did-you-mean.js';
+import { didYouMeanEach } from '../did-you-mean.js';
 import { linkTargets, type LinkTarget } from '../link-target.js';
 import type { Derived } from '../derived.js';
 import { ruleDocsUrl, type Rule } from '../rule.js';
@@ -47,6 +47,8 @@ export const links: Rule = {
 
     for (const capability of registry.capabilities) {
       const relative = registry.derived.of(capability.document, 'links', undefined, () => relativeLinks(registry.derived, capability.document));
+      // Every link of a protocol is in its own folder: one set of candidates.
+      const near = didYouMeanEach(() => filesUnder(posix.dirname(capability.document.file)));
       for (const { link, target, folder } of relative) {
         const what = whatLinks(link);
         const data = { what, url: link.url, folder };
@@ -67,8 +69,8 @@ export const links: Rule = {
           } else if (isFolder(resolved) || resolved === folder) {
             report({ capability, range, messageId: 'folder', data: { ...data, resolved } });
           } else {
-            const near = didYouMean(posix.relative(folder, resolved), filesUnder(folder));
-            const hint = near ? ` (did you mean ${near}?)` : '';
+            const match = near(posix.relative(folder, resolved));
+            const hint = match ? ` (did you mean ${match}?)` : '';
             report({ capability, range, messageId: 'missing', data: { ...data, resolved, hint } });
           }
         }

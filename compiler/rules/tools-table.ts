@@ -2,7 +2,7 @@
 // (required + optional), and every tool of a required toolset is listed. The table is the agent's
 // map of what it may call; a row for a tool it cannot have sends it to a call that fails, and a
 // missing row leaves a tool undocumented.
-import { suggestion } from '../did-you-mean.js';
+import { didYouMeanEach, suggestionText } from '../did-you-mean.js';
 import { findNameIn } from '../mentions.js';
 import { ownToolsetFacts } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type LintRegistry, type Report, type Rule } from '../rule.js';
@@ -60,6 +60,7 @@ function checkTable(capability: LintCapability, registry: Pick<LintRegistry, 'to
   const ownText = own.length > 0 ? own.join(', ') : 'it has none';
   const listed = new Set<string>();
   const rests = ownToolsetFacts(capability);
+  const near = didYouMeanEach(() => (ownTools.size > 0 ? ownTools : registry.toolOwners.keys()));
 
   for (const table of document.toolsTables) {
     for (const row of table.rows) {
@@ -75,11 +76,10 @@ function checkTable(capability: LintCapability, registry: Pick<LintRegistry, 'to
           dependsOn: rests,
         });
       } else {
-        const candidates = ownTools.size > 0 ? ownTools : registry.toolOwners.keys();
         findings.push({
           range,
           messageId: 'unknownTool',
-          data: { tool: row.tool, own: ownText, hint: suggestion(row.tool, candidates) },
+          data: { tool: row.tool, own: ownText, hint: suggestionText(near(row.tool)) },
           // A tool whose definition is malformed is left out of the toolsets, so it looks undefined.
           dependsOn: [...rests, { kind: 'tool', name: row.tool }],
         });

@@ -1,6 +1,6 @@
 // toolset-exists: every toolset named in `requiredToolsets` / `optionalToolsets` is defined in
 // capabilities/toolsets.yaml; a typo would otherwise hide a capability from every caller.
-import { suggestion } from '../did-you-mean.js';
+import { didYouMeanEach, suggestionText } from '../did-you-mean.js';
 import { fieldFact } from '../facts.js';
 import { ruleDocsUrl, type LintCapability, type Report, type Rule } from '../rule.js';
 import type { ParsedToolsets } from '../toolsets.js';
@@ -38,13 +38,15 @@ function unknownToolsets(capability: LintCapability, source: ParsedToolsets, too
   const defined = typeof source.data === 'object' && source.data !== null && !Array.isArray(source.data) ? source.data : {};
   const { document, fm } = capability;
   const found: Omit<Report, 'capability'>[] = [];
+  let ids: string[] | undefined;
+  const near = didYouMeanEach(() => (ids ??= Object.keys(defined)));
   for (const field of ['requiredToolsets', 'optionalToolsets'] as const) {
     (fm[field] ?? []).forEach((toolset, index) => {
       if (Object.hasOwn(defined, toolset)) return;
       found.push({
         range: rangeForPath(document.frontmatter.ranges, `/${field}/${index}`, document.frontmatter.range),
         messageId: 'unknown',
-        data: { toolset, field, toolsetsFile, hint: suggestion(toolset, Object.keys(defined)) },
+        data: { toolset, field, toolsetsFile, hint: suggestionText(near(toolset)) },
         marks: [{ kind: 'toolset', id: toolset }],
         // An id of the wrong form is frontmatter-schema's finding.
         dependsOn: [fieldFact(capability, `/${field}/${index}`)],
