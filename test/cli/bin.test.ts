@@ -1,9 +1,10 @@
 // Through the real executable (bin/capreg.js over the lib/ that globalSetup compiled): exit codes,
 // stdout and stderr as a shell or CI sees them.
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanProtocol, REPO_ROOT, run, runBin, tempRegistry, type RunResult } from './helpers.js';
+import { BIN, cleanProtocol, REPO_ROOT, run, runBin, tempRegistry, type RunResult } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
 
@@ -79,6 +80,38 @@ describe('bin/capreg.js', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('says once on stderr that standard output was closed, and exits 2, instead of a stack trace (`capreg lint | head`)', async () => {
+    // 300 problems: a report far larger than what one write can hand a pipe.
+    const root = tempRegistry(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`capabilities/empty-${i}/.keep`, ''])));
+    // The reader closes the pipe before the first write: what `head` does once it has its lines.
+    const child = spawn(process.execPath, [BIN, 'lint', '--no-cache'], { cwd: root, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 2, stderr: 'capreg: cannot write to standard output (EPIPE); the rest of the output is dropped\n' });
+  });
+
+  it.runIf(fs.existsSync('/dev/full'))('a build whose report cannot be written still writes its outputs, and exits 2', () => {
+    const root = tempRegistry({ [ALPHA]: cleanProtocol('alpha') });
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(process.execPath, [BIN, 'build', '--format', 'json'], {
+        cwd: root,
+        env: { PATH: process.env.PATH },
+        stdio: ['ignore', full, 'pipe'],
+        encoding: 'utf8',
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toMatch(
+        /^capreg: cannot write to standard output \(ENOSPC\); the rest of the output is dropped\ncapreg build: wrote dist\/manifest\.json /,
+      );
+    } finally {
+      fs.closeSync(full);
+    }
+    expect(fs.existsSync(path.join(root, 'dist/manifest.json'))).toBe(true);
   });
 
   it('prints GitHub annotations with --format github', () => {
