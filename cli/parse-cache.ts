@@ -216,6 +216,7 @@ const PROBLEM_CODES = new Set(
     missing: 0,
     'yaml-syntax': 0,
     'yaml-depth': 0,
+    'yaml-size': 0,
     'non-json': 0,
     'duplicate-key': 0,
     'not-a-mapping': 0,

@@ -85,7 +85,7 @@ export interface ToolsTable {
 export type YamlRanges = Record<string, { key?: Range; value: Range }>;
 
 export interface FrontmatterProblem {
-  code: 'missing' | 'yaml-syntax' | 'yaml-depth' | 'non-json' | 'duplicate-key' | 'not-a-mapping' | 'alias-limit' | 'forbidden-key';
+  code: 'missing' | 'yaml-syntax' | 'yaml-depth' | 'yaml-size' | 'non-json' | 'duplicate-key' | 'not-a-mapping' | 'alias-limit' | 'forbidden-key';
   message: string;
   range: Range;
   /** For `duplicate-key` (reported at the key's second place): where the key first is. */

@@ -5,7 +5,7 @@
 // config and the server's principals file all go through it.
 import {
   Composer,
-  type CST,
+  CST,
   isAlias,
   isMap,
   isPair,
@@ -41,6 +41,25 @@ export const MAX_ALIAS_COUNT = 100;
 export const MAX_YAML_DEPTH = 64;
 /** Syntax errors reported per text: one broken line can make the parser report thousands. */
 export const MAX_YAML_ERRORS = 20;
+/**
+ * Values read from one text: scalars (keys included), aliases, list items and flow collections,
+ * counted as the parser reads them. Each costs ~200 bytes of memory however short it is written:
+ * a 1 MB toolsets file of `[1,1,1,…]` (500,000 values) took 9 s and held 93 MB, and 128 of them,
+ * within limits.maxTotalBytes, ended `capreg lint` out of memory after 13 minutes. A 1 MB toolsets
+ * file written as usual holds 70,000 to 90,000.
+ */
+export const MAX_YAML_VALUES = 100_000;
+/** The lexical tokens that {@link MAX_YAML_VALUES} counts. */
+const VALUE_TOKENS = new Set<string>([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'alias',
+  'seq-item-ind',
+  'explicit-key-ind',
+  'flow-map-start',
+  'flow-seq-start',
+]);
 
 /**
  * The core schema of YAML 1.2 and nothing else: no YAML 1.1 types (`!!timestamp`, `!!binary`,
@@ -87,6 +106,16 @@ class TooDeep extends Error {
   }
 }
 
+/** Thrown at the first token past the value limit, before the parser holds more. */
+class TooManyValues extends Error {
+  constructor(
+    readonly offset: number,
+    readonly limit: number,
+  ) {
+    super('YAML holds too many values');
+  }
+}
+
 function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }
@@ -96,12 +125,14 @@ interface Progress {
   offset: number;
 }
 
-/** parseDocument, with the nesting checked after every token, before the parser goes deeper. */
-function composeChecked(text: string, progress: Progress): Document.Parsed {
+/** parseDocument, with the nesting checked after every token, before the parser goes deeper, and the values counted. */
+function composeChecked(text: string, progress: Progress, maxValues: number): Document.Parsed {
   function* tokens(): Generator<CST.Token> {
     const parser = new Parser();
+    let values = 0;
     for (const lexeme of new Lexer().lex(text)) {
       progress.offset = parser.offset;
+      if (VALUE_TOKENS.has(CST.tokenType(lexeme) ?? '') && ++values > maxValues) throw new TooManyValues(progress.offset, maxValues);
       yield* parser.next(lexeme);
       // The parser's stack holds the document and each open node down to the current one: the
       // depth its own recursion and the composer's follow.
@@ -126,6 +157,8 @@ function composeChecked(text: string, progress: Progress): Document.Parsed {
 export interface YamlOptions {
   /** Alias expansions allowed; 0 refuses every alias (the principals file). */
   maxAliasCount?: number;
+  /** Values allowed (MAX_YAML_VALUES unless given). */
+  maxValues?: number;
 }
 
 /**
@@ -140,19 +173,25 @@ export function parseYamlSource(text: string, index: LineIndex, options: YamlOpt
     problems: [{ code: 'yaml-depth', message: depthMessage(), range: index.range(offset, offset + 1) }],
   });
   try {
-    return readYaml(text, index, progress, options.maxAliasCount ?? MAX_ALIAS_COUNT);
+    return readYaml(text, index, progress, options.maxAliasCount ?? MAX_ALIAS_COUNT, options.maxValues ?? MAX_YAML_VALUES);
   } catch (error) {
     if (error instanceof TooDeep) return tooDeep(error.offset);
+    if (error instanceof TooManyValues) {
+      const message =
+        `YAML holds more than ${error.limit} values (keys, scalars, list items), more than is read from one text; ` +
+        `make it smaller (toolsets can be split into several capabilities/toolsets/*.yaml files)`;
+      return { data: undefined, ranges: {}, problems: [{ code: 'yaml-size', message, range: index.range(error.offset, error.offset + 1) }] };
+    }
     // The scan bounds every recursion below it; should one still overflow, the verdict is the same.
     if (isStackOverflow(error)) return tooDeep(progress.offset);
     throw error;
   }
 }
 
-function readYaml(text: string, index: LineIndex, progress: Progress, maxAliasCount: number): YamlSource {
+function readYaml(text: string, index: LineIndex, progress: Progress, maxAliasCount: number, maxValues: number): YamlSource {
   const problems: FrontmatterProblem[] = [];
   const ranges: YamlRanges = {};
-  const doc = composeChecked(text, progress);
+  const doc = composeChecked(text, progress, maxValues);
 
   const errors = [...doc.errors, ...doc.warnings.filter((warning) => !WALK_WARNINGS.has(warning.code))];
   for (const error of errors.slice(0, MAX_YAML_ERRORS)) {

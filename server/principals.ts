@@ -68,8 +68,9 @@ export function sha256(text: string): Buffer {
 /** Parse and validate a principals file; every problem is a reason to reject the whole file. */
 export function parsePrincipals(text: string): PrincipalsParseResult {
   // The project's one YAML reader (depth limit, JSON-compatible only; no aliases here). Its messages
-  // quote no source line, so a key hash never lands in a log or in /healthz.
-  const source = parseYamlSource(text, new LineIndex(text), { maxAliasCount: 0 });
+  // quote no source line, so a key hash never lands in a log or in /healthz. No value limit: the
+  // operator's own file, which holds as many principals as the deployment has.
+  const source = parseYamlSource(text, new LineIndex(text), { maxAliasCount: 0, maxValues: Infinity });
   const problem = source.problems[0];
   if (problem) return { ok: false, error: `principals file is not valid YAML: ${problem.range.line}:${problem.range.column}: ${problem.message}` };
   const data = source.data;

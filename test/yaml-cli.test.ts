@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrincipals } from '../server/principals.js';
-import { cleanProtocol, runBin, tempRegistry, type JsonReport } from './cli/helpers.js';
+import { cleanProtocol, runBin, tempRegistry, TOOLSETS_YAML, type JsonReport } from './cli/helpers.js';
 
 const COLONS = `${': '.repeat(2048)}\n  y\n`;
 const DEPTH_MESSAGE = 'YAML nested more than 64 levels deep (mappings, lists and brackets, aliases expanded); flatten the structure';
@@ -134,5 +134,45 @@ describe('principals file', () => {
       ok: false,
       error: 'principals file is not valid YAML: 3:5: YAML aliases are not allowed in this file; write the values out instead of anchors',
     });
+  });
+});
+
+describe('capreg lint on YAML of too many values', () => {
+  // 500,000 one-character values in 1 MB (within limits.maxFileBytes): 9 s and 93 MB each before
+  // the limit, and 128 such files (within limits.maxTotalBytes) ended the lint out of memory.
+  const manyValues = (prefix: string): string => `${prefix}[${'1,'.repeat(500_000)}1]\n`;
+  const SIZE_MESSAGE =
+    'YAML holds more than 100000 values (keys, scalars, list items), more than is read from one text; make it smaller (toolsets can be split into several capabilities/toolsets/*.yaml files)';
+
+  it('a toolsets file, an evals file and a frontmatter are refused at the value past the limit, each in well under a second', () => {
+    const root = tempRegistry({
+      'capabilities/toolsets.yaml': null,
+      'capabilities/toolsets/a.yaml': TOOLSETS_YAML,
+      'capabilities/toolsets/b.yaml': manyValues('many: '),
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/alpha/evals.yaml': manyValues('shouldMatch: '),
+      'capabilities/beta/PROTOCOL.md': withFrontmatter('beta', [manyValues('tags: ').trimEnd()]),
+    });
+    const started = performance.now();
+    const { code, lines } = lint(root);
+    expect(code).toBe(1);
+    // At the 100,001st value: keys, `[` and `-` count, so in b.yaml (`many: [1,1,…`) the 99,999th
+    // `1`, at column 8 + 2 × 99,998; the frontmatter holds 15 values before `tags: [`.
+    expect(lines).toEqual([
+      `capabilities/alpha/evals.yaml:1:${15 + 2 * 99_998} evals-schema ${SIZE_MESSAGE}`,
+      `capabilities/beta/PROTOCOL.md:10:${8 + 2 * 99_983} frontmatter-schema ${SIZE_MESSAGE}`,
+      `capabilities/toolsets/b.yaml:1:${8 + 2 * 99_998} toolsets-schema ${SIZE_MESSAGE}`,
+    ]);
+    // Three files that took ~9 s each to read; the process's start and the other files included.
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 60_000);
+
+  it('ordinary toolsets and evals files are read as before', () => {
+    const root = tempRegistry({
+      'capabilities/toolsets.yaml': `${TOOLSETS_YAML}extra:\n  description: d\n  tools:\n    extra_tool: { description: d, states: [${Array.from({ length: 256 }, (_, i) => `s${i}`).join(', ')}] }\n`,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+      'capabilities/alpha/evals.yaml': `shouldMatch: [${Array.from({ length: 100 }, (_, i) => `keep alpha entry ${i}`).join(', ')}]\n`,
+    });
+    expect(lint(root)).toMatchObject({ code: 0, lines: [] });
   });
 });

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineIndex } from '../compiler/positions.js';
-import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH, MAX_YAML_ERRORS, parseYamlSource, type YamlSource } from '../compiler/yaml-source.js';
+import { MAX_ALIAS_COUNT, MAX_YAML_DEPTH, MAX_YAML_ERRORS, MAX_YAML_VALUES, parseYamlSource, type YamlSource } from '../compiler/yaml-source.js';
 import { runs } from './support/property.js';
 
 function read(text: string): YamlSource {
@@ -127,6 +127,28 @@ describe('nesting limit', () => {
     expect(source.problems.map((p) => `${p.range.line}:${p.range.column} ${p.message}`)).toEqual([
       '30001:1 duplicate key "k7": a key may appear only once in a mapping',
     ]);
+  });
+});
+
+describe('value limit', () => {
+  // `a` and `[` count, then each item: MAX_YAML_VALUES values in all, or one more.
+  const flowItems = (count: number): string => `a: [${Array.from({ length: count - 2 }, () => '1').join(',')}]\n`;
+  const blockItems = (count: number): string => `${'-\n'.repeat(count)}`;
+
+  it('reads a text of exactly the limit, and refuses one value more at that value', () => {
+    expect(read(flowItems(MAX_YAML_VALUES)).problems).toEqual([]);
+    expect(problems(flowItems(MAX_YAML_VALUES + 1))).toEqual([`1:${5 + 2 * (MAX_YAML_VALUES - 2)} yaml-size`]);
+    // Empty list items are values too (each a null), one per two bytes.
+    expect(read(blockItems(MAX_YAML_VALUES)).problems).toEqual([]);
+    expect(problems(blockItems(MAX_YAML_VALUES + 1))).toEqual([`${MAX_YAML_VALUES + 1}:1 yaml-size`]);
+  });
+
+  it('keys, quoted scalars and aliases count', () => {
+    const keys = Array.from({ length: MAX_YAML_VALUES / 2 }, (_, i) => `k${i}: "v"`).join('\n');
+    expect(read(`${keys}\n`).problems).toEqual([]);
+    expect(problems(`${keys}\nlast: 1\n`)).toEqual([`${MAX_YAML_VALUES / 2 + 1}:1 yaml-size`]);
+    expect(read('a: &x 1\nb: *x\n').data).toEqual({ a: 1, b: 1 });
+    expect(parseYamlSource('a: [*x, *x]', new LineIndex('a: [*x, *x]'), { maxValues: 3 }).problems.map((p) => p.code)).toEqual(['yaml-size']);
   });
 });
 
