@@ -1,12 +1,30 @@
 // `--format markdown` (capreg check only): the gate's summary for a pull-request comment or
 // $GITHUB_STEP_SUMMARY. One table row per capability that changed, was added or was removed; then
-// every eval request whose first answer moved; then every problem.
+// the eval requests whose first answer moved; then the problems; each list within its share of
+// what a pull-request comment may hold (LIST_BUDGET).
 import type { CapabilityChange } from '../gate/compare.js';
 import type { RoutingSummary } from '../gate/routing.js';
 import { markdownCode, markdownMessage, markdownText } from './escape.js';
 import type { Formatter } from './types.js';
 
 const MAX_PROBLEMS = 50;
+
+/**
+ * Characters each list of the summary may take (its capability rows, the ids changed only in
+ * layout, the moved requests, the problems); past it the list ends with how many more there are.
+ * Together they keep the summary under GitHub's limit for a pull-request comment, 65,536
+ * characters (`gh pr comment --body-file`, docs/gate.md), and far under a job summary's 1 MiB:
+ * one row per changed capability made a bulk edit of 700 protocols an 82,640-character summary.
+ */
+const LIST_BUDGET = { changes: 24_000, cosmetic: 4_000, moved: 12_000, problems: 16_000 } as const;
+
+/** The first of `items` that fit in `budget` characters (each with its line break), and how many did not. */
+function fitting(items: readonly string[], budget: number): { shown: string[]; more: number } {
+  let used = 0;
+  let count = 0;
+  while (count < items.length && used + items[count]!.length + 1 <= budget) used += items[count++]!.length + 1;
+  return { shown: items.slice(0, count), more: items.length - count };
+}
 
 /** A name in a table cell: a code span. */
 function code(text: string): string {
@@ -60,11 +78,14 @@ function routingLines(routing: RoutingSummary): string[] {
     '| Capability | Request | First answer | Verdict |',
     '| --- | --- | --- | --- |',
   ];
-  for (const moved of routing.moved.slice(0, MAX_MOVED)) {
+  const rows = routing.moved.slice(0, MAX_MOVED).map((moved) => {
     const verdict = moved.lost ? '❌ moved away' : moved.kind === 'shouldMatch' ? 'ℹ️ moved' : 'ℹ️ moved (shouldNotMatch)';
-    lines.push(`| ${code(moved.capabilityId)} | ${markdownText(moved.request)} | ${firstCell(moved.before)} → ${firstCell(moved.after)} | ${verdict} |`);
-  }
-  if (routing.moved.length > MAX_MOVED) lines.push('', `… and ${routing.moved.length - MAX_MOVED} more (\`--format json\` lists them all).`);
+    return `| ${code(moved.capabilityId)} | ${markdownText(moved.request)} | ${firstCell(moved.before)} → ${firstCell(moved.after)} | ${verdict} |`;
+  });
+  const { shown, more } = fitting(rows, LIST_BUDGET.moved);
+  lines.push(...shown);
+  const notShown = more + Math.max(0, routing.moved.length - MAX_MOVED);
+  if (notShown > 0) lines.push('', `… and ${notShown} more (\`--format json\` lists them all).`);
   return [...lines, ''];
 }
 
@@ -86,26 +107,34 @@ export const formatMarkdown: Formatter = (report) => {
     const listed = gate.changes.filter((change) => change.kind !== 'unchanged');
     if (listed.length > 0) {
       lines.push('| Capability | Version | Required | Reasons | Verdict |', '| --- | --- | --- | --- | --- |');
-      for (const change of listed) {
-        lines.push(`| ${code(change.id)} | ${markdownText(versionCell(change))} | ${requiredCell(change)} | ${reasonsCell(change)} | ${verdictCell(change)} |`);
-      }
+      const rows = listed.map(
+        (change) => `| ${code(change.id)} | ${markdownText(versionCell(change))} | ${requiredCell(change)} | ${reasonsCell(change)} | ${verdictCell(change)} |`,
+      );
+      const { shown, more } = fitting(rows, LIST_BUDGET.changes);
+      lines.push(...shown);
+      if (more > 0) lines.push('', `… and ${more} more (\`--format json\` lists them all).`);
       lines.push('');
     } else {
       lines.push('No capability changed.', '');
     }
     const cosmetic = gate.changes.filter((change) => change.servedUnchanged).map((change) => markdownCode(change.id));
     if (cosmetic.length > 0) {
-      lines.push(`Changed only in line endings or YAML layout, so no bump needed: ${cosmetic.join(', ')}.`, '');
+      // Budgeted as one line: each id and its comma.
+      const { shown, more } = fitting(cosmetic, LIST_BUDGET.cosmetic);
+      const rest = more > 0 ? ` and ${more} more` : '';
+      lines.push(`Changed only in line endings or YAML layout, so no bump needed: ${shown.join(', ')}${rest}.`, '');
     }
     if (gate.routing) lines.push(...routingLines(gate.routing));
     lines.push(`Lint of the new tree: ${plural(gate.lint.errorCount, 'error')}, ${plural(gate.lint.warningCount, 'warning')}.`, '');
   }
   if (report.diagnostics.length > 0) {
     lines.push('**Problems**', '');
-    for (const d of report.diagnostics.slice(0, MAX_PROBLEMS)) {
-      lines.push(`- **${d.severity}** ${markdownCode(`${d.file}:${d.line}:${d.column}`)} ${markdownMessage(d.message)} (${markdownCode(d.ruleId)})`);
-    }
-    if (report.diagnostics.length > MAX_PROBLEMS) lines.push(`- … and ${report.diagnostics.length - MAX_PROBLEMS} more`);
+    const items = report.diagnostics
+      .slice(0, MAX_PROBLEMS)
+      .map((d) => `- **${d.severity}** ${markdownCode(`${d.file}:${d.line}:${d.column}`)} ${markdownMessage(d.message)} (${markdownCode(d.ruleId)})`);
+    const { shown } = fitting(items, LIST_BUDGET.problems);
+    lines.push(...shown);
+    if (report.diagnostics.length > shown.length) lines.push(`- … and ${report.diagnostics.length - shown.length} more`);
     lines.push('');
   }
   return `${lines.join('\n')}`;

@@ -76,6 +76,43 @@ describe('markdown summary', () => {
     );
   });
 
+  it('fits a pull-request comment (65,536 characters) however many capabilities changed, and says how many rows it left out', () => {
+    // A bulk edit: 700 protocols reworded without a bump (`capreg check --format markdown` wrote
+    // 82,640 characters), 300 only re-laid-out, and a problem with a long message for each.
+    const ids = Array.from({ length: 1000 }, (_, i) => `notes-${String(i).padStart(4, '0')}-${'x'.repeat(40)}`);
+    const tree = (reworded: boolean) =>
+      ids.map((id, i) => {
+        const text = NOTES.replace('id: notes', `id: ${id}`);
+        const changed =
+          i < 700
+            ? text.replace('Write down', reworded ? 'Note down' : 'Write down')
+            : text.replace('whenToUse:\n  - take a note', `whenToUse: [${reworded ? 'take a note' : '"take a note"'}]`);
+        return parseCapability(`capabilities/${id}/PROTOCOL.md`, changed);
+      });
+    const gate = compareRegistries(tree(false), tree(true));
+    expect(gate.changes.filter((change) => change.kind === 'changed')).toHaveLength(700);
+    expect(gate.changes.filter((change) => change.servedUnchanged)).toHaveLength(300);
+    const problem = (id: string): Diagnostic => ({
+      ...gate.diagnostics[0]!,
+      file: `capabilities/${id}/PROTOCOL.md`,
+      message: `${'a long message '.repeat(60)}`,
+    });
+    const diagnostics = ids.map(problem);
+    const text = formatMarkdown({
+      ...countsOf(diagnostics),
+      gate: { against: 'origin/main', baseCommit: '0123456789abcdef', passed: false, changes: gate.changes, lint: { errorCount: 0, warningCount: 0 } },
+    });
+    expect(text.length).toBeLessThan(65_536);
+    const rows = text.split('\n').filter((line) => line.startsWith('| `notes-'));
+    const more = Number(/\n… and (\d+) more \(`--format json` lists them all\)\.\n/.exec(text)?.[1]);
+    expect(rows.length + more).toBe(700);
+    const layout = /so no bump needed: (.*) and (\d+) more\.\n/.exec(text)!;
+    expect(layout[1]!.split(', ').length + Number(layout[2])).toBe(300);
+    const problems = text.split('\n').filter((line) => line.startsWith('- **'));
+    expect(text).toContain(`\n- … and ${1000 - problems.length} more\n`);
+    expect(problems.length).toBeGreaterThan(0);
+  });
+
   it('json carries the lint object of SPEC §3 plus the gate summary without the unchanged entries', () => {
     const json = JSON.parse(formatJson(report())) as Record<string, unknown> & { gate: { changes: { id: string }[]; unchanged: number } };
     expect(Object.keys(json)).toEqual(['diagnostics', 'errorCount', 'warningCount', 'gate']);
