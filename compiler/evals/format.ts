@@ -1,6 +1,7 @@
 // `capreg eval` output: stylish (for a terminal), json (one object) and markdown (a pull-request
 // comment). Pure: a report in, the exact text out.
 import { markdownCode, markdownText, plainText } from '../formatters/escape.js';
+import { fitting } from '../formatters/markdown.js';
 import type { EvalReport, EvalScores, RequestResult } from './run.js';
 
 export const EVAL_FORMATS = ['stylish', 'json', 'markdown'] as const;
@@ -48,25 +49,39 @@ function stylish(report: EvalReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Characters the capability rows and the misses may each take, so that the summary fits a
+ * pull-request comment (GitHub: 65,536 characters): 700 generated capabilities made 42,795.
+ */
+const LIST_BUDGET = 28_000;
+
 function markdown(report: EvalReport): string {
   const { total } = report;
+  const rows = fitting(
+    report.capabilities.map(
+      (c) =>
+        `| ${markdownCode(c.id, { cell: true })} | ${c.shouldMatch} + ${c.shouldNotMatch} | ${ratio(c.recallAt1)} | ${ratio(c.recallAt3)} | ${ratio(c.mrr)} | ${c.failed} |`,
+    ),
+    LIST_BUDGET,
+  );
   const lines = [
     `### capreg routing evals: ${total.failed === 0 ? '✅ passed' : `❌ ${total.failed} failed`}`,
     '',
     '| Capability | Requests | recall@1 | recall@3 | MRR | Failed |',
     '| --- | --- | --- | --- | --- | --- |',
-    ...report.capabilities.map(
-      (c) =>
-        `| ${markdownCode(c.id, { cell: true })} | ${c.shouldMatch} + ${c.shouldNotMatch} | ${ratio(c.recallAt1)} | ${ratio(c.recallAt3)} | ${ratio(c.mrr)} | ${c.failed} |`,
-    ),
+    ...rows.shown,
+    ...(rows.more > 0 ? [`| … and ${rows.more} more (\`--format json\` lists them all) | | | | | |`] : []),
     `| **all** | ${total.shouldMatch} + ${total.shouldNotMatch} | ${ratio(total.recallAt1)} | ${ratio(total.recallAt3)} | ${ratio(total.mrr)} | ${total.failed} |`,
     '',
   ];
   const misses = report.requests.filter((result) => !result.passed);
   if (misses.length > 0) {
-    lines.push('| Request | Capability | What happened |', '| --- | --- | --- |');
-    for (const miss of misses)
-      lines.push(`| ${markdownText(miss.request)} | ${markdownCode(miss.capabilityId, { cell: true })} | ${markdownText(missText(miss))} |`);
+    const shown = fitting(
+      misses.map((miss) => `| ${markdownText(miss.request)} | ${markdownCode(miss.capabilityId, { cell: true })} | ${markdownText(missText(miss))} |`),
+      LIST_BUDGET,
+    );
+    lines.push('| Request | Capability | What happened |', '| --- | --- | --- |', ...shown.shown);
+    if (shown.more > 0) lines.push('', `… and ${shown.more} more (\`--format json\` lists them all).`);
     lines.push('');
   }
   return `${lines.join('\n')}`;

@@ -19,7 +19,7 @@ const MAX_PROBLEMS = 50;
 const LIST_BUDGET = { changes: 24_000, cosmetic: 4_000, moved: 12_000, problems: 16_000 } as const;
 
 /** The first of `items` that fit in `budget` characters (each with its line break), and how many did not. */
-function fitting(items: readonly string[], budget: number): { shown: string[]; more: number } {
+export function fitting(items: readonly string[], budget: number): { shown: string[]; more: number } {
   let used = 0;
   let count = 0;
   while (count < items.length && used + items[count]!.length + 1 <= budget) used += items[count++]!.length + 1;
