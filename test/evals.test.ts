@@ -72,3 +72,13 @@ describe('eval markdown: fits a pull-request comment', () => {
     expect(text).toContain('| **all** | 1 + 0 |');
   });
 });
+
+describe('eval stylish: any number of capabilities', () => {
+  it('aligns 200,000 capability rows (Math.max over them overflowed its arguments: RangeError)', () => {
+    const scores = { shouldMatch: 1, shouldNotMatch: 0, recallAt1: 1, recallAt3: 1, mrr: 1, failed: 0 };
+    const capabilities = Array.from({ length: 200_000 }, (_, i) => ({ id: `c${i}`, file: `capabilities/c${i}/evals.yaml`, ...scores }));
+    const lines = formatEvalReport({ requests: [], capabilities, total: scores }, 'stylish').split('\n');
+    expect(lines[0]).toBe('c0          recall@1 1.00  recall@3 1.00  MRR 1.00  1 + 0 requests');
+    expect(lines[199_999]).toBe('c199999     recall@1 1.00  recall@3 1.00  MRR 1.00  1 + 0 requests');
+  });
+});

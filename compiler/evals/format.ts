@@ -31,7 +31,8 @@ export function missText(result: RequestResult): string {
 
 function stylish(report: EvalReport): string {
   const lines: string[] = [];
-  const width = Math.max(10, ...report.capabilities.map((capability) => plainText(capability.id).length));
+  // A reduce, not Math.max(...): 200,000 capabilities overflowed the call's arguments (RangeError).
+  const width = report.capabilities.reduce((widest, capability) => Math.max(widest, plainText(capability.id).length), 10);
   for (const capability of report.capabilities) {
     const counts = `${capability.shouldMatch} + ${capability.shouldNotMatch} requests`;
     lines.push(`${plainText(capability.id).padEnd(width)}  ${scoreLine(capability)}  ${counts}${capability.failed > 0 ? `  ${capability.failed} failed` : ''}`);
