@@ -161,7 +161,9 @@ function compareSections(before: string[], after: string[], out: BumpReason[]): 
   if (canonicalJson(beforeKeys) === canonicalJson(afterKeys)) return;
   if (before.length === after.length) {
     const differing = beforeKeys.flatMap((key, index) => (key === afterKeys[index] ? [] : [index]));
-    const renamed = differing.every((index) => !afterKeys.includes(beforeKeys[index]!) && !beforeKeys.includes(afterKeys[index]!));
+    // Sets, not includes(): a scan of the outline per heading made 20,000 renamed headings 4 s.
+    const [beforeSet, afterSet] = [new Set(beforeKeys), new Set(afterKeys)];
+    const renamed = differing.every((index) => !afterSet.has(beforeKeys[index]!) && !beforeSet.has(afterKeys[index]!));
     if (renamed) {
       out.push(reason('section-renamed', { items: differing.map((index) => `${before[index]} → ${after[index]}`) }));
       return;
