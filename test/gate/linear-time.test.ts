@@ -2,8 +2,9 @@
 // heading of a protocol, or every capability folder, must not stall the check. CPU time, not wall
 // time (the machine is shared).
 import { describe, expect, it } from 'vitest';
-import { requiredBump } from '../../compiler/gate/index.js';
+import { compareRegistries, requiredBump } from '../../compiler/gate/index.js';
 import { parseCapability } from '../../compiler/parse.js';
+import type { CapabilityDocument } from '../../compiler/types.js';
 
 function cpuMs<T>(run: () => T): { ms: number; result: T } {
   const start = process.cpuUsage();
@@ -26,5 +27,35 @@ describe('the version gate compares in linear time', () => {
     expect(result.level).toBe('patch');
     expect(result.reasons[0]!.text).toMatch(/^section renamed: `a0 → b0`, .* and 11995 more$/);
     expect(ms).toBeLessThan(400);
+  });
+
+  it('2,000 capability folders renamed, each with a body of 20 KB that differs from the others only at its end', () => {
+    // One parsed document, told apart by folder, body and name: the comparison reads nothing else.
+    const template = parseCapability('capabilities/x/PROTOCOL.md', frontmatter('x', 'X') + 'Never guess. '.repeat(1_600));
+    const documents = (prefix: string, count: number, body: (index: number) => string): CapabilityDocument[] =>
+      Array.from({ length: count }, (_, index) => {
+        const folder = `${prefix}${String(index).padStart(5, '0')}`;
+        return {
+          ...template,
+          folder,
+          file: `capabilities/${folder}/PROTOCOL.md`,
+          contentHash: `sha256:${folder}`,
+          body: body(index),
+          frontmatter: { ...template.frontmatter, data: { ...template.frontmatter.data, id: folder, name: `${prefix} ${index}` } },
+        };
+      });
+    const endingIn = (index: number): string => `${template.body}${String(index).padStart(6, '0')}\n`;
+    // Renamed ones: the first 10 keep their bodies (folder renamed), the rest are new bodies.
+    const removed = documents('old', 2_000, endingIn);
+    const added = documents('new', 2_000, (index) => endingIn(index < 10 ? index : 1_000_000 - index));
+    // Every removed body was compared with every added one, and a Map keyed by bodies over 16 KiB
+    // is no better (V8 hashes them by length): ~25 s here.
+    const { ms, result } = cpuMs(() => compareRegistries(removed, added));
+    const renamed = result.changes.filter((change) => change.renamedTo !== undefined);
+    expect(renamed.map((change) => `${change.id} → ${change.renamedTo}`)).toEqual(
+      Array.from({ length: 10 }, (_, index) => `old${String(index).padStart(5, '0')} → new${String(index).padStart(5, '0')}`),
+    );
+    expect(result.changes).toHaveLength(4_000);
+    expect(ms).toBeLessThan(1_500);
   });
 });
