@@ -61,10 +61,13 @@ interface GitResult {
   stderr: string;
 }
 
-/** Run git for a short answer, with its exit code and both outputs (simple-git hides the code). */
+/**
+ * Run git for a short answer, with its exit code and both outputs (simple-git hides the code). Its
+ * messages in English (`LC_ALL=C`): some of them are read here.
+ */
 function runGit(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -92,11 +95,24 @@ interface RepositoryState {
   shallow: boolean;
   /** The one commit `ref` names, when it names exactly one that exists here. */
   commit: string | undefined;
+  /** The ref name in `ref` that more than one ref of the repository has (a tag and a branch, say). */
+  ambiguous: string | undefined;
 }
 
 /** One `git rev-parse` for everything the gate needs to know before reading: where, how deep, which commit. */
 async function inspectRepository(root: string, ref: string): Promise<RepositoryState> {
-  const result = await runGit(root, ['rev-parse', '--show-prefix', '--show-toplevel', '--is-shallow-repository', '--verify', '--quiet', `${ref}^{commit}`]);
+  // Without --quiet, git warns of an ambiguous name (whatever the user's core.warnAmbiguousRefs); a
+  // ref that names no commit is told by the exit code and the lines, as with it.
+  const result = await runGit(root, [
+    '-c',
+    'core.warnAmbiguousRefs=true',
+    'rev-parse',
+    '--show-prefix',
+    '--show-toplevel',
+    '--is-shallow-repository',
+    '--verify',
+    `${ref}^{commit}`,
+  ]);
   if (/not a git repository/i.test(result.stderr)) {
     throw new GitRegistryError(
       'not-a-repository',
@@ -117,7 +133,26 @@ async function inspectRepository(root: string, ref: string): Promise<RepositoryS
   // A range (`main..HEAD`) prints several lines and still exits 1: only one commit and success count.
   const commits = rest.filter((line) => line !== '');
   const commit = result.code === 0 && commits.length === 1 && /^[0-9a-f]{40,64}$/.test(commits[0]!) ? commits[0] : undefined;
-  return { prefix, toplevel, shallow: shallow === 'true', commit };
+  const ambiguous = /^warning: refname '(.*)' is ambiguous\.$/m.exec(result.stderr)?.[1];
+  return { prefix, toplevel, shallow: shallow === 'true', commit, ambiguous };
+}
+
+/**
+ * `ref` names a ref that more than one ref of the repository has: git takes the first in its search
+ * order (gitrevisions(7)), a tag `origin/main` before the remote branch `origin/main`. A tag is pushed
+ * by anyone who can push, and fetched by a CI checkout with its history: one at the pull request's
+ * own commit would have the gate compare the change with itself and pass it unbumped.
+ */
+async function ambiguousRefError(git: SimpleGit, ref: string, name: string): Promise<GitRegistryError> {
+  const candidates = [`refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`];
+  const output = await git.raw(['for-each-ref', '--format=%(refname)', ...candidates]).catch(() => '');
+  const found = output.split('\n').filter((line) => candidates.includes(line));
+  const named = found.length > 1 ? found.map((full) => `--against ${full}`).join(' or ') : `--against refs/remotes/${name}`;
+  return new GitRegistryError(
+    'bad-ref',
+    `--against "${ref}" is ambiguous: more than one ref is named "${name}"${found.length > 1 ? ` (${found.join(', ')})` : ''}, which git resolves ` +
+      `to one of them without a word; name the one you mean in full (${named}), or delete the others`,
+  );
 }
 
 /**
@@ -525,7 +560,7 @@ export interface GitBase {
 export async function openGitBase(root: string, ref: string, namedRoot: string = root): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
   const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG] });
-  const { prefix, toplevel, shallow, commit } = await inspectRepository(root, ref);
+  const { prefix, toplevel, shallow, commit, ambiguous } = await inspectRepository(root, ref);
   const link = linkInsideRepository(namedRoot, toplevel);
   if (link !== undefined) {
     throw new GitRegistryError(
@@ -534,6 +569,7 @@ export async function openGitBase(root: string, ref: string, namedRoot: string =
         `${prefix === '' ? 'the top of the repository' : prefix} instead, so nothing would be compared; run capreg check on the folder itself (--root ${path.join(toplevel, prefix)})`,
     );
   }
+  if (ambiguous !== undefined) throw await ambiguousRefError(git, ref, ambiguous);
   if (commit === undefined) throw await refError(git, root, ref, shallow);
   return {
     commit,

@@ -686,6 +686,26 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(result.stderr).toContain('fetch it with `git fetch origin +refs/heads/main:refs/remotes/origin/main`');
   });
 
+  it('an ambiguous ref (a tag named like the remote branch, at the change itself) is refused, naming each ref in full', async ({ expect }) => {
+    const dir = scenario();
+    git(dir, 'update-ref', 'refs/remotes/origin/main', 'HEAD');
+    edits.wording(dir);
+    commitAll(dir, 'unbumped wording');
+    // Git takes the tag first: the gate compared the change with itself and passed it (exit 0).
+    git(dir, 'tag', 'origin/main', 'HEAD');
+    const ambiguous = await runCli(['check', '--against', 'origin/main'], dir);
+    expect(ambiguous.stderr).toBe(
+      'capreg check: --against "origin/main" is ambiguous: more than one ref is named "origin/main" (refs/remotes/origin/main, refs/tags/origin/main), ' +
+        'which git resolves to one of them without a word; name the one you mean in full ' +
+        '(--against refs/remotes/origin/main or --against refs/tags/origin/main), or delete the others\n',
+    );
+    expect(ambiguous.code).toBe(2);
+    expect((await runCli(['check', '--against', 'origin/main~0'], dir)).code).toBe(2);
+    const named = await runCli(['check', '--against', 'refs/remotes/origin/main'], dir);
+    expect(named.stderr).toContain('1 failed the version gate');
+    expect(named.code).toBe(1);
+  });
+
   it('a shallow clone without the base commit, and the fetch the message gives makes it work', async ({ expect }) => {
     const origin = scenario();
     git(origin, 'checkout', '-q', '-b', 'feature');
