@@ -8,6 +8,9 @@ const ACTION_RANK: Readonly<Record<ToolAction, number>> = { read: 1, write: 2, a
 // registry with unusual toolset names still gets exact (never fuzzy) matching.
 const SCOPE_PATTERN = /^([A-Za-z0-9][A-Za-z0-9._-]*):(read|write|admin)$/;
 
+/** What a scope must look like, for messages that refuse one. */
+export const SCOPE_FORMAT = '"<toolset>:<action>" with action read, write or admin';
+
 export interface Scope {
   toolset: string;
   action: ToolAction;

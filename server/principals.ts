@@ -5,7 +5,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import { LineIndex } from '../compiler/positions.js';
 import { parseYamlSource } from '../compiler/yaml-source.js';
 import { isOwnerId, MAX_OWNER_ID_LENGTH } from './identity.js';
-import { parseScope } from './permissions.js';
+import { parseScope, SCOPE_FORMAT } from './permissions.js';
 
 export interface Principal {
   id: string;
@@ -117,7 +117,7 @@ export function parsePrincipals(text: string): PrincipalsParseResult {
       if (typeof scope !== 'string' || !parseScope(scope)) {
         return {
           ok: false,
-          error: `${where}.scopes has ${JSON.stringify(scope)}; expected "<toolset>:<action>" with action read, write or admin`,
+          error: `${where}.scopes has ${JSON.stringify(scope)}; expected ${SCOPE_FORMAT}`,
         };
       }
     }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { planAgentSkillsExport } from '../../compiler/agent-skill-export.js';
 import { parseManifest } from '../../compiler/manifest.js';
 import type { Manifest } from '../../compiler/types.js';
-import { canUse, Grants } from '../../server/permissions.js';
+import { canUse, Grants, parseScope, SCOPE_FORMAT } from '../../server/permissions.js';
 import { parsePrincipals } from '../../server/principals.js';
 import { DEFAULT_READ_LIMITS, readBounded } from '../../server/read-file.js';
 import { defaultManifestFile, outputLinkProblem } from '../build-outputs.js';
@@ -67,12 +67,15 @@ async function grantsFrom(
   cwd: string,
 ): Promise<Grants | undefined> {
   if (values.scopes !== undefined) {
-    return new Grants(
-      values.scopes
-        .split(',')
-        .map((scope) => scope.trim())
-        .filter((scope) => scope !== ''),
-    );
+    const scopes = values.scopes
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter((scope) => scope !== '');
+    // Grants skips what is no scope (a token's `openid`): here it is a typo, and would export less without a word.
+    const malformed = scopes.find((scope) => parseScope(scope) === undefined);
+    if (malformed !== undefined) throw new UsageError(`--scopes has ${JSON.stringify(plainText(malformed))}; expected ${SCOPE_FORMAT}`);
+    if (scopes.length === 0) throw new UsageError(`--scopes needs at least one scope, ${SCOPE_FORMAT}, comma-separated`);
+    return new Grants(scopes);
   }
   if (values.principals === undefined || values.as === undefined) return undefined;
   const file = existingFile(cwd, '--principals', values.principals);

@@ -93,6 +93,24 @@ describe('capreg export: who sees what', () => {
     expect(skillFolders(out)).toEqual(['open-help', 'work-reporting']);
   });
 
+  it('--scopes with a scope that is not <toolset>:<action>, or none, is a usage error and an earlier export stays', async () => {
+    const dir = scratchDir();
+    const manifest = manifestFile(STANDARD_CAPABILITIES);
+    const out = path.join(dir, 'skills');
+    expect((await run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--scopes', 'reports:read'], { cwd: dir })).code).toBe(0);
+    // Each was skipped without a word: the export was replaced by fewer skills (none for the last two), exit 0.
+    for (const [scopes, message] of [
+      ['reports:read,calendar', '--scopes has "calendar"; expected "<toolset>:<action>" with action read, write or admin'],
+      ['reports:raed', '--scopes has "reports:raed"; expected "<toolset>:<action>" with action read, write or admin'],
+      ['', '--scopes needs at least one scope, "<toolset>:<action>" with action read, write or admin, comma-separated'],
+    ]) {
+      const result = await run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out, '--scopes', scopes!], { cwd: dir });
+      expect(result.stderr).toBe(`capreg export: ${message}\n`);
+      expect(result.code).toBe(2);
+      expect(skillFolders(out)).toEqual(['open-help', 'work-reporting']);
+    }
+  });
+
   it("--principals FILE --as ID exports that principal's view; an unknown id is a usage error", async () => {
     const dir = scratchDir();
     const principals = path.join(dir, 'principals.yaml');
