@@ -18,7 +18,10 @@ import { existingFile, findRegistryRoot } from '../root.js';
 import { plainText } from '../../compiler/formatters/escape.js';
 
 export const EXPORT_FORMATS = ['agent-skills'] as const;
-/** Written into every export, so a later export may replace the folder and nothing else. */
+/**
+ * Written into every export: the revision, then each file the export wrote. A later export replaces
+ * the folder only while it holds nothing else (an older capreg's marker lists nothing).
+ */
 export const EXPORT_MARKER = '.capreg-export';
 
 export const exportCommand: Command = async (argv, context) => {
@@ -48,7 +51,8 @@ export const exportCommand: Command = async (argv, context) => {
     return 1;
   }
   const out = path.resolve(context.cwd, values.out);
-  await replaceFolder(out, [...plan.files, { path: EXPORT_MARKER, content: `${manifest.revision}\n` }]);
+  const marker = [manifest.revision, ...plan.files.map((file) => file.path)].join('\n');
+  await replaceFolder(out, [...plan.files, { path: EXPORT_MARKER, content: `${marker}\n` }]);
   context.stderr(`capreg export: wrote ${plan.skills.length} skill${plan.skills.length === 1 ? '' : 's'} to ${out} (revision ${manifest.revision})\n`);
   return 0;
 };
@@ -95,6 +99,11 @@ async function grantsFrom(
 async function replaceFolder(out: string, files: readonly { path: string; content: string }[]): Promise<void> {
   const existing = await folderState(out);
   if (existing === 'foreign') throw new UsageError(`${out} exists and is not an earlier export (no ${EXPORT_MARKER}); pick an empty or new --out`);
+  if (typeof existing === 'object') {
+    throw new UsageError(
+      `${out} is an earlier export, but holds ${plainText(existing.added)}, which no export wrote, and replacing the folder would delete it; move it out of ${out}, or pick another --out`,
+    );
+  }
   const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const temporary = path.join(path.dirname(out), `.${path.basename(out)}.${suffix}.tmp`);
   const previous = path.join(path.dirname(out), `.${path.basename(out)}.${suffix}.old`);
@@ -117,7 +126,8 @@ async function replaceFolder(out: string, files: readonly { path: string; conten
   }
 }
 
-async function folderState(folder: string): Promise<'absent' | 'replaceable' | 'foreign'> {
+/** `added`: an earlier export that holds a file it did not write (a skill of the user's own, say). */
+async function folderState(folder: string): Promise<'absent' | 'replaceable' | 'foreign' | { added: string }> {
   try {
     if (!(await stat(folder)).isDirectory()) return 'foreign';
   } catch (error) {
@@ -125,5 +135,15 @@ async function folderState(folder: string): Promise<'absent' | 'replaceable' | '
     throw error;
   }
   const entries = await readdir(folder);
-  return entries.length === 0 || entries.includes(EXPORT_MARKER) ? 'replaceable' : 'foreign';
+  if (entries.length === 0) return 'replaceable';
+  if (!entries.includes(EXPORT_MARKER)) return 'foreign';
+  const marker = await readBounded(path.join(folder, EXPORT_MARKER), DEFAULT_READ_LIMITS);
+  const written = new Set(marker.ok ? marker.text.split('\n').slice(1) : []);
+  // Every file and link under the folder, `/`-separated as the marker lists them (folders are not listed).
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    if (entry.isDirectory()) continue;
+    const relative = path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
+    if (relative !== EXPORT_MARKER && !written.has(relative)) return { added: relative };
+  }
+  return 'replaceable';
 }

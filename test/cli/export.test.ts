@@ -167,6 +167,31 @@ describe('capreg export: budgets and atomicity', () => {
     expect(fs.readdirSync(foreign)).toEqual(['notes.txt']);
   });
 
+  it("never replaces an earlier export that holds a file no export wrote (a skill of the user's own), and says which", async () => {
+    // docs/skills.md points Claude Code at `--out .claude/skills`, where a project keeps its own skills too.
+    const dir = scratchDir();
+    const out = path.join(dir, 'skills');
+    const manifest = manifestFile(STANDARD_CAPABILITIES);
+    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
+    expect((await exportAgain()).code).toBe(0);
+    expect((await exportAgain()).code).toBe(0);
+    const exported = tree(out);
+    for (const added of ['my-skill/SKILL.md', 'work-reporting/references/notes.md']) {
+      fs.mkdirSync(path.dirname(path.join(out, added)), { recursive: true });
+      fs.writeFileSync(path.join(out, added), 'keep me\n');
+      // It was deleted with the earlier export, exit 0.
+      const refused = await exportAgain();
+      expect(refused.stderr).toBe(
+        `capreg export: ${out} is an earlier export, but holds ${added}, which no export wrote, and replacing the folder would delete it; move it out of ${out}, or pick another --out\n`,
+      );
+      expect(refused.code).toBe(2);
+      expect(tree(out)).toEqual(new Map([...exported, [added, 'keep me\n']]));
+      fs.rmSync(path.join(out, added));
+    }
+    expect((await exportAgain()).code).toBe(0);
+    expect(tree(out)).toEqual(exported);
+  });
+
   it("refuses the registry's default manifest when it is a link out of the registry root, without quoting what it points to", async () => {
     const dir = scratchDir();
     const root = path.join(dir, 'registry');
