@@ -360,6 +360,14 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
     const { mode, type, oid, size, fullPath } = parsed;
     // Like the disk reader: dot files and dot folders are not part of the registry.
     if (fullPath.startsWith(base) && isHiddenPath(fullPath.slice(prefix.length))) return true;
+    if (seen.has(fullPath) && fullPath.includes('\uFFFD')) {
+      // Two names whose bytes that are not UTF-8 read the same once each is shown as U+FFFD, as the
+      // disk reader reads them too: a tree Git writes, but one the gate cannot tell apart.
+      throw new GitRegistryError(
+        'bad-tree',
+        `the tree of "${ref}" (${commit.slice(0, 12)}) holds two names that are not valid UTF-8 and read the same, "${fullPath}" (their bad bytes shown as \uFFFD), which the gate cannot tell apart; rename them in UTF-8`,
+      );
+    }
     // Git never writes a tree that holds one name twice or an empty name (`git fsck` reports both);
     // which of two entries a checkout would use is anyone's guess, so the gate compares with neither.
     const invalid = seen.has(fullPath)

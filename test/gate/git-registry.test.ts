@@ -367,6 +367,23 @@ describe('readGitRegistry', () => {
     );
   });
 
+  it('refuses two file names that are not UTF-8 and read the same, saying so rather than calling the commit crafted', async () => {
+    const dir = repository();
+    // Latin-1 names, as an old archive unpacks them (café, cafè): Git writes them as they are.
+    for (const byte of [0xe9, 0xe8]) {
+      fs.writeFileSync(Buffer.concat([Buffer.from(path.join(dir, 'capabilities/archive/references/caf')), Buffer.from([byte]), Buffer.from('.md')]), 'x\n');
+    }
+    commitAll(dir, 'latin-1 names');
+    git(dir, 'tag', 'latin-1');
+    const message =
+      'the tree of "latin-1" (' +
+      git(dir, 'rev-parse', 'latin-1').slice(0, 12) +
+      ') holds two names that are not valid UTF-8 and read the same, "capabilities/archive/references/caf\uFFFD.md" (their bad bytes shown as \uFFFD), which the gate cannot tell apart; rename them in UTF-8';
+    // It said "lists … twice, which Git never writes (`git fsck` reports it): the commit was crafted or is corrupt".
+    expect(await failure(dir, 'latin-1', 'bad-tree')).toBe(message);
+    expect(git(dir, 'fsck', '--no-progress')).toBe('');
+  });
+
   it('refuses a tree that lists one name twice, as Git never writes it', async () => {
     const dir = repository();
     const capabilities = treeLines(dir, 'base:capabilities');
