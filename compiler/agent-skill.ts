@@ -3,6 +3,7 @@
 // MCP Skills extension (`capreg serve`) and `capreg export --format agent-skills` both render through
 // here, so a host that reads either sees the same frontmatter. Pure: same input, same bytes.
 import { PROTOCOL_TOOL } from './contract.js';
+import { truncate } from './formatters/escape.js';
 import { escapeRegExp } from './literal-trie.js';
 import { catalogInstruction } from './render.js';
 import type { ManifestCapability } from './types.js';
@@ -93,12 +94,6 @@ function skillDescription(source: SkillSource): string {
     triggers.push(trigger);
   }
   return render(triggers);
-}
-
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  // Never end on half of a surrogate pair.
-  return `${text.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
 }
 
 /** capreg's own fields; lists are space-separated ids (ids contain no spaces). Empty ones are left out. */

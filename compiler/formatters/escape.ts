@@ -65,3 +65,9 @@ export function markdownMessage(text: string, options: { cell?: boolean } = {}):
     .map((part, index) => (index % 2 === 1 ? markdownCode(part, options) : markdownText(part)))
     .join('');
 }
+
+/** `text` cut to at most `max` UTF-16 units, ending in `…` when cut, never on half of a surrogate pair. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
+}

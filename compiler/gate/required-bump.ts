@@ -6,6 +6,7 @@
 // trigger it used is gone, a tool it called is now forbidden) is major; a change that only adds
 // what callers may use is minor; anything else that changes what is served is patch.
 import { canonicalJson } from '../canonical.js';
+import { truncate } from '../formatters/escape.js';
 import { findNames, NameIndex } from '../mentions.js';
 import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
@@ -84,10 +85,12 @@ const SET_FIELDS: readonly [string, ReasonCode, ReasonCode][] = [
 ];
 const SCHEMA_FIELDS = new Set(['inputSchema', 'outputSchema']);
 const MAX_ITEMS = 5;
+/** A heading can be as long as its file: each item is cut, or one reason would repeat it in every output. */
+const MAX_ITEM_LENGTH = 100;
 
 /** "`a`, `b` and 3 more". */
 export function formatItems(items: readonly string[]): string {
-  const shown = items.slice(0, MAX_ITEMS).map((item) => `\`${item.replace(/`/g, "'")}\``);
+  const shown = items.slice(0, MAX_ITEMS).map((item) => `\`${truncate(item, MAX_ITEM_LENGTH).replace(/`/g, "'")}\``);
   const rest = items.length - shown.length;
   return rest > 0 ? `${shown.join(', ')} and ${rest} more` : shown.join(', ');
 }

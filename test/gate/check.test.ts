@@ -638,6 +638,23 @@ describe.concurrent('capreg check: output', () => {
     fs.rmSync(outside, { recursive: true, force: true });
   });
 
+  it('quotes a heading as long as the file cut to 100 characters, in every reason and message', async ({ expect }) => {
+    const dir = scenario();
+    const heading = Array.from({ length: 30_000 }, (_, index) => `w${index}`).join(' ');
+    edit(dir, REPORTS_FILE, '## Rules', `## ${heading}\n\n## Rules`);
+    const { code, json, gateDiagnostics } = await check(dir);
+    expect(code).toBe(1);
+    const quoted = `section added: \`${heading.slice(0, 99)}…\``;
+    expect(change(json, 'reports')?.required.reasons.map((reason) => reason.text)).toEqual([quoted, 'protocol wording changed']);
+    // Each message repeated the 200 KB heading: the JSON output was over 1 MB, stylish and github over 400 KB.
+    expect(gateDiagnostics.map((d) => d.message)).toEqual([
+      `needs minor: ${quoted}; protocol_version is still 1.2.3 (expected 1.3.0 or higher)`,
+      `protocol_updated is still 2026-01-10 though the capability changed (${quoted}); set it to the date of this change (YYYY-MM-DD) as you bump protocol_version`,
+    ]);
+    const stylish = await runCli(['check', '--against', 'base'], dir);
+    expect(stylish.stdout.length).toBeLessThan(5_000);
+  });
+
   it('prints stylish by default, with the gate diagnostics at the protocol_version line', async ({ expect }) => {
     const dir = scenario();
     edits.wording(dir);
