@@ -7,7 +7,7 @@ import { FILE_START } from '../positions.js';
 import { schemaPropertyOrder } from '../render.js';
 import { formatMessage } from '../rule.js';
 import type { CapabilityDocument, Diagnostic, Range, Toolsets } from '../types.js';
-import { requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
+import { capabilityToolsetReasons, requiredBump, sortReasons, toolsetChanges, toolsetsUsed, type BumpReason, type RequiredBump } from './required-bump.js';
 import { BUMP_ORDER, bumpVersion, formatVersion, isIsoDate, parseVersion, versionMove, type BumpLevel, type VersionMove } from './semver.js';
 import { byKey } from '../order.js';
 
@@ -286,7 +286,7 @@ export function compareRegistries(base: readonly CapabilityDocument[], head: rea
   const fromToolsets = (before: CapabilityDocument, after: CapabilityDocument): BumpReason[] => {
     if (toolsetReasons.size === 0) return [];
     const usedBefore = used(before);
-    return [...used(after)].flatMap((toolset) => (usedBefore.has(toolset) ? (toolsetReasons.get(toolset) ?? []) : []));
+    return capabilityToolsetReasons([...used(after)].flatMap((toolset) => (usedBefore.has(toolset) ? (toolsetReasons.get(toolset) ?? []) : [])));
   };
 
   for (const after of head) {

@@ -64,6 +64,7 @@ export const REASONS = {
   'toolset-action-lowered': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` action {{from}} → {{to}} (more callers can use it)' },
   'toolset-states-added': { level: 'minor', message: 'toolset `{{toolset}}`: tool `{{tool}}` states gained {{items}}' },
   'toolset-more': { level: 'patch', message: 'toolset `{{toolset}}`: {{count}} more tool changes' },
+  'toolsets-more': { level: 'patch', message: '{{count}} more reasons from the toolsets it uses' },
   'section-renamed': { level: 'patch', message: 'section renamed: {{items}}' },
   'trigger-reworded': { level: 'patch', message: 'whenToUse reworded (case or spacing): {{items}}' },
   'list-reordered': { level: 'patch', message: '{{field}} reordered' },
@@ -304,6 +305,21 @@ export function toolsetChanges(before: Toolsets, after: Toolsets): Map<string, B
     changes.set(toolset, kept);
   }
   return changes;
+}
+
+/** Toolset reasons kept per capability: up to 9 per toolset it uses, and it may use hundreds. */
+const MAX_CAPABILITY_TOOLSET_REASONS = 16;
+
+/**
+ * The reasons of the changed toolsets a capability uses, the decisive ones kept (sorted first, so the
+ * level stands) and the rest counted: one using 256 toolsets all edited carried 2,304 of them into its
+ * row and both its messages, and 1,000 such capabilities made a JSON report too long for a string.
+ */
+export function capabilityToolsetReasons(reasons: BumpReason[]): BumpReason[] {
+  if (reasons.length <= MAX_CAPABILITY_TOOLSET_REASONS) return reasons;
+  const kept = sortReasons([...reasons]).reasons.slice(0, MAX_CAPABILITY_TOOLSET_REASONS);
+  kept.push(reason('toolsets-more', { names: { count: String(reasons.length - kept.length) } }));
+  return kept;
 }
 
 /** The toolsets a capability uses (required and optional), when its frontmatter lists them as text. */

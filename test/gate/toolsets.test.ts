@@ -232,6 +232,30 @@ describe('toolsetChanges', () => {
     expect(changes.get('b')?.map((r) => [r.level, r.text])).toEqual([['major', 'toolset `b` removed from the toolsets']]);
   });
 
+  it('a capability that uses 40 edited toolsets keeps 16 of their reasons, the decisive first, and counts the rest', async ({ expect }) => {
+    const dir = scenario();
+    const wide = (action: string): string =>
+      Array.from(
+        { length: 40 },
+        (_, t) =>
+          `wide${t}:\n  description: W.\n  tools:\n${Array.from({ length: 9 }, (_, k) => `    wide${t}_tool${k}: { action: ${action}, description: D. }\n`).join('')}`,
+      ).join('');
+    const toolsets = read(dir, TOOLSETS_FILE);
+    write(dir, TOOLSETS_FILE, toolsets + wide('read'));
+    edit(dir, REPORTS_FILE, 'optionalToolsets: [calendar]', `optionalToolsets: [calendar, ${Array.from({ length: 40 }, (_, t) => `wide${t}`).join(', ')}]`);
+    commitAll(dir, 'wide toolsets');
+    git(dir, 'tag', 'wide');
+    write(dir, TOOLSETS_FILE, toolsets + wide('write'));
+    const result = await runCli(['check', '--against', 'wide', '--format', 'json'], dir);
+    const reports = (JSON.parse(result.stdout) as JsonOutput).gate.changes.find((change) => change.id === 'reports')!;
+    // All 360 were carried into the row and both messages: 1,000 such capabilities made a JSON report too long for a string.
+    expect(reports.required.reasons).toHaveLength(17);
+    expect(reports.required.reasons[0]).toMatchObject({ level: 'major', text: 'toolset `wide0`: tool `wide0_tool0` action read → write' });
+    expect(reports.required.reasons.at(-1)).toMatchObject({ level: 'patch', text: '344 more reasons from the toolsets it uses' });
+    expect(reports.required.level).toBe('major');
+    expect(result.code).toBe(1);
+  });
+
   it('a toolset rewritten wholesale gives at most 8 reasons, the decisive first, and counts the rest', ({ expect }) => {
     const many = (action: 'read' | 'write'): Toolsets => ({
       big: { description: 'B', tools: Object.fromEntries(Array.from({ length: 1000 }, (_, index) => [`big_tool${index}`, tool(index < 3 ? 'read' : action)])) },
