@@ -147,11 +147,19 @@ async function ambiguousRefError(git: SimpleGit, ref: string, name: string): Pro
   const candidates = [`refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`];
   const output = await git.raw(['for-each-ref', '--format=%(refname)', ...candidates]).catch(() => '');
   const found = output.split('\n').filter((line) => candidates.includes(line));
-  const named = found.length > 1 ? found.map((full) => `--against ${full}`).join(' or ') : `--against refs/remotes/${name}`;
+  if (found.length > 1) {
+    return new GitRegistryError(
+      'bad-ref',
+      `--against "${ref}" is ambiguous: more than one ref is named "${name}" (${found.join(', ')}), which git resolves to one of them without a word; ` +
+        `name the one you mean in full (${found.map((full) => `--against ${full}`).join(' or ')}), or delete the others`,
+    );
+  }
+  // A ref named like the start of a commit id (a branch `705cffc`): git takes the ref.
+  const named = found[0] ?? 'a ref';
   return new GitRegistryError(
     'bad-ref',
-    `--against "${ref}" is ambiguous: more than one ref is named "${name}"${found.length > 1 ? ` (${found.join(', ')})` : ''}, which git resolves ` +
-      `to one of them without a word; name the one you mean in full (${named}), or delete the others`,
+    `--against "${ref}" is ambiguous: "${name}" names ${named} and also begins the id of a commit, which git resolves to the ref without a word; ` +
+      `name the one you mean in full (${found[0] !== undefined ? `--against ${found[0]}, or ` : ''}the whole commit id)`,
   );
 }
 

@@ -721,6 +721,15 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     const named = await runCli(['check', '--against', 'refs/remotes/origin/main'], dir);
     expect(named.stderr).toContain('1 failed the version gate');
     expect(named.code).toBe(1);
+    // A branch named like the start of the base's commit id, at the change: git takes the branch.
+    const short = git(dir, 'rev-parse', '--short=9', 'origin/main^{commit}').trim();
+    git(dir, 'branch', short, 'HEAD');
+    const prefix = await runCli(['check', '--against', short], dir);
+    expect(prefix.stderr).toBe(
+      `capreg check: --against "${short}" is ambiguous: "${short}" names refs/heads/${short} and also begins the id of a commit, ` +
+        `which git resolves to the ref without a word; name the one you mean in full (--against refs/heads/${short}, or the whole commit id)\n`,
+    );
+    expect(prefix.code).toBe(2);
   });
 
   it('a shallow clone without the base commit, and the fetch the message gives makes it work', async ({ expect }) => {
