@@ -3,7 +3,7 @@
 // find_capabilities ranker over the base tree and over the new one (compiler/evals/run.ts), and a
 // request whose first answer moved is listed. A `shouldMatch` request that went first to its own
 // capability and no longer does fails the gate (`routing-moved`). Pure: two lint registries in.
-import { canonicalJson } from '../canonical.js';
+import { canonicalJson, sha256Hex } from '../canonical.js';
 import type { EvalKind } from '../evals/file.js';
 import { registryAnalysis, registryEvals } from '../evals/run.js';
 import { analyzeCapability, type AnalyzedCapability, type SearchSource } from '../search/fields.js';
@@ -105,7 +105,10 @@ export function planRouting(base: LintRegistry, head: LintRegistry, options: { m
   // A capability that reads the same to search in both trees (most of them) is analyzed once.
   const analyzed = new Map<string, AnalyzedCapability>();
   const analyze = (source: SearchSource): AnalyzedCapability => {
-    const sourceKey = canonicalJson(source);
+    // A digest: V8 hashes a string over 16 KiB by its length alone, so a map keyed by the sources
+    // themselves (a description or protocol text that long, padded to one length) compared each
+    // with all the others.
+    const sourceKey = sha256Hex(canonicalJson(source));
     let analysis = analyzed.get(sourceKey);
     if (analysis === undefined) {
       analysis = analyzeCapability(source);
