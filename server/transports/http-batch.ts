@@ -58,6 +58,24 @@ export function withoutCancelledCalls(batch: readonly unknown[]): unknown[] {
   return cancelled.size === 0 ? [...batch] : batch.filter((message) => !(isJSONRPCRequest(message) && cancelled.has(message.id)));
 }
 
+/**
+ * Why `batch` is refused when two of its requests share an id: the SDK keys its answers by id, so
+ * the later call's answer took the earlier one's place and the caller got one answer for two calls.
+ * Names the places (1-based), never the id, which the caller wrote.
+ */
+export function sharedIdProblem(batch: readonly unknown[]): string | undefined {
+  const placeOf = new Map<unknown, number>();
+  for (const [index, message] of batch.entries()) {
+    if (!isJSONRPCRequest(message)) continue;
+    const first = placeOf.get(message.id);
+    if (first !== undefined) {
+      return `Invalid Request: messages ${first + 1} and ${index + 1} of the batch are requests with the same id; give each request of a batch its own id`;
+    }
+    placeOf.set(message.id, index);
+  }
+  return undefined;
+}
+
 /** `inner` as the server sees it, except that a batch's requests reach the server one at a time, and not past the limit of answer bytes. */
 export class PacedBatchTransport implements Transport {
   onmessage?: Transport['onmessage'];

@@ -17,7 +17,7 @@ import { isLoopbackHost } from '../loopback.js';
 import { checkingInterval } from '../http-limits.js';
 import { NOT_JSON_RPC_MESSAGE, protoKeyRefusal, readableId } from '../invalid-params.js';
 import { createServer, MAX_MESSAGE_BYTES } from '../create-server.js';
-import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport, withoutCancelledCalls } from './http-batch.js';
+import { MAX_BATCH_ANSWER_BYTES, PacedBatchTransport, sharedIdProblem, withoutCancelledCalls } from './http-batch.js';
 import { PRINCIPALS_UNCHECKED_MESSAGE, type Runtime } from '../runtime.js';
 import type { ToolRegistrar } from '../tools/deps.js';
 
@@ -274,6 +274,11 @@ function mcpHandler(runtime: Runtime, options: HttpOptions, connections: Connect
     if (malformed !== -1 || messages.length === 0) {
       const id = batch ? null : readableId(messages[malformed]);
       sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32600, message: NOT_JSON_RPC_MESSAGE }, id });
+      return;
+    }
+    const shared = batch ? sharedIdProblem(batch) : undefined;
+    if (shared !== undefined) {
+      sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32600, message: shared }, id: null });
       return;
     }
 

@@ -174,6 +174,23 @@ describe('a batch over HTTP', () => {
     const none = await post(http, [call(5, 'busy'), cancel(5)]);
     expect(none).toEqual({ status: 202, text: '' });
   });
+
+  it('is refused whole when two of its requests share an id (the later answer took the earlier one\'s place), without running any; ids 1 and "1" differ', async () => {
+    const http = await serve();
+    busy.started = 0;
+    const shared = await post(http, [call(1, 'busy'), { jsonrpc: '2.0', method: 'notifications/initialized' }, call(2, 'busy'), call(1, 'busy')]);
+    expect(shared.status).toBe(400);
+    expect(JSON.parse(shared.text)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Invalid Request: messages 1 and 4 of the batch are requests with the same id; give each request of a batch its own id' },
+      id: null,
+    });
+    expect(busy.started).toBe(0);
+    const distinct = await post(http, [call(1, 'busy'), { ...(call(1, 'busy') as object), id: '1' }]);
+    expect(distinct.status).toBe(200);
+    expect((JSON.parse(distinct.text) as { id: unknown }[]).map((one) => one.id)).toEqual([1, '1']);
+    expect(busy.started).toBe(2);
+  });
 });
 
 describe('jsonBytes', () => {
