@@ -300,6 +300,11 @@ export class UserCompilePool {
         if (!slot.isReady) job.unavailable();
         else job.overran();
       }
+      // The saves queued behind a worker that could not start would each start another and wait for
+      // it in turn (a start timeout apiece): unless a worker is running, they answer unavailable now.
+      if (!slot.isReady && !this.#slots.some((other) => other.isReady && !other.dead)) {
+        for (const queued of this.#queue.splice(0)) queued.unavailable();
+      }
       this.#drain();
     };
     worker.on('error', died);

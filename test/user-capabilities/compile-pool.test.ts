@@ -218,6 +218,24 @@ describe('a compile worker that cannot start', () => {
       fs.rmSync(path.dirname(hanging), { recursive: true, force: true });
     }
   });
+
+  it('answers the saves queued behind a worker that never became ready at once, not one start timeout after another', { timeout: 30_000 }, async () => {
+    const hanging = path.join(tempDir('capreg-worker-'), 'user-compile-worker.js');
+    fs.writeFileSync(hanging, 'setInterval(() => {}, 1_000);\n');
+    try {
+      await start({ workerUrl: pathToFileURL(hanging), startTimeoutMs: 1_000, workers: 1 });
+      const [alice, bob] = [await as('key-alice'), await as('key-bob')];
+      // Four saves queued on the one worker: each used to start a new worker that hung in turn, so the
+      // last answered after four start timeouts (4 s here, 2 minutes with the default 30 s and 8 queued).
+      const saves = [alice, alice, bob, bob].map((session) => timed(() => session.call('save_user_capability', { markdown: WEEKLY_DIGEST })));
+      for (const { value, ms } of await Promise.all(saves)) {
+        expect(structured(value)).toEqual({ success: false, code: 'unavailable', error: COMPILE_UNAVAILABLE_MESSAGE });
+        expect(ms).toBeLessThan(1_800);
+      }
+    } finally {
+      fs.rmSync(path.dirname(hanging), { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a save is authorized again right before it is stored', () => {
