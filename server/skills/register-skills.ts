@@ -7,7 +7,7 @@ import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextproto
 import * as z from 'zod';
 import { askedFor } from '../audit.js';
 import { LooseReadResourceRequestSchema, readCapability, requestParam } from '../resources/capability-resource.js';
-import type { ToolDeps } from '../tools/deps.js';
+import { callerCheckedOf, type ToolDeps } from '../tools/deps.js';
 import { NOT_FOUND_OR_NOT_ACCESSIBLE } from '../tools/results.js';
 import { isSkillUri, Skills, SkillsError, skillsPage, SKILLS_TTL_MS, type ServedSkill } from './skills.js';
 
@@ -45,7 +45,7 @@ async function servedSkill(deps: ToolDeps, uri: unknown, via: string): Promise<S
   const revision = deps.catalog().revision;
   const asked = askedFor(uri);
   try {
-    const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri, deps.callerChecked ?? deps.caller);
+    const skill = await skillsFor(deps).get(deps.caller(), deps.catalog(), deps.userCapabilities, uri, callerCheckedOf(deps));
     const { metadata } = skill.entry.frontmatter;
     deps.audit?.({
       via,
@@ -71,7 +71,7 @@ async function readSkill(deps: ToolDeps, uri: string): Promise<ReadResourceResul
 export function registerSkills(server: McpServer, deps: ToolDeps): void {
   server.server.setRequestHandler(ListSkillsRequestSchema, async (request) => {
     try {
-      const entries = await skillsFor(deps).list(deps.caller(), deps.catalog(), deps.userCapabilities, deps.callerChecked ?? deps.caller);
+      const entries = await skillsFor(deps).list(deps.caller(), deps.catalog(), deps.userCapabilities, callerCheckedOf(deps));
       const page = skillsPage(entries, requestParam(request.params, 'cursor'));
       return { resultType: 'complete', ...page, ...CACHE_FIELDS };
     } catch (error) {

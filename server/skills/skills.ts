@@ -45,14 +45,14 @@ export interface ServedSkill {
   text: string;
 }
 
+/** The caller as the credentials say at the moment it is called (a user skill that waited for a render is authorized again). */
+type CallerNow = () => Caller | Promise<Caller>;
+
 /**
  * Known failures the adapter turns into JSON-RPC errors; `not-accessible` is the uniform one,
  * `unavailable` a user skill that cannot be served now (the store does not answer, or the server
  * cannot prepare it now: the message says which).
  */
-/** The caller as the credentials say at the moment it is called (a user skill that waited for a render is authorized again). */
-type CallerNow = () => Caller | Promise<Caller>;
-
 export type SkillsErrorCode = 'not-accessible' | 'invalid-cursor' | 'unavailable';
 
 export class SkillsError extends Error {

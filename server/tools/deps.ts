@@ -38,3 +38,8 @@ export const READ_ONLY_ANNOTATIONS = Object.freeze({
   destructiveHint: false,
   openWorldHint: false,
 });
+
+/** The caller as the credentials say now (`callerChecked`), or `caller()` re-resolved where the transport gives no check of its own. */
+export function callerCheckedOf(deps: Pick<ToolDeps, 'caller' | 'callerChecked'>): () => Caller | Promise<Caller> {
+  return deps.callerChecked ?? deps.caller;
+}

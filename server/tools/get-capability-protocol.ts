@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ServedCapability } from '../catalog.js';
 import { isUserCapabilityId } from '../user-capabilities.js';
-import { READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
+import { callerCheckedOf, READ_ONLY_ANNOTATIONS, type ToolDeps } from './deps.js';
 import { jsonResult, servedTimestamp, uniformError } from './results.js';
 import { userProtocolResult } from './user-capability-results.js';
 
@@ -59,7 +59,7 @@ export function registerGetCapabilityProtocolTool(server: McpServer, deps: ToolD
       const catalog = deps.catalog();
       const via = deps.names.getCapabilityProtocol;
       if (service !== undefined && isUserCapabilityId(capabilityId)) {
-        return service.load(deps.caller(), catalog, capabilityId, deps.callerChecked ?? deps.caller).then((outcome) => {
+        return service.load(deps.caller(), catalog, capabilityId, callerCheckedOf(deps)).then((outcome) => {
           deps.audit?.({
             via,
             capabilityId,

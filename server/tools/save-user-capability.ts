@@ -4,7 +4,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { mayWriteUserCapabilities } from '../user-capabilities.js';
-import type { ToolDeps } from './deps.js';
+import { callerCheckedOf, type ToolDeps } from './deps.js';
 import { saveResult } from './user-capability-results.js';
 
 const inputSchema = z
@@ -56,6 +56,6 @@ export function registerSaveUserCapabilityTool(server: McpServer, deps: ToolDeps
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     // The request's signal: a save cancelled (or whose HTTP connection closed) while it compiled is not stored.
-    async (input, extra) => saveResult(await service.save(deps.caller(), deps.catalog(), input, deps.callerChecked ?? deps.caller, extra.signal)),
+    async (input, extra) => saveResult(await service.save(deps.caller(), deps.catalog(), input, callerCheckedOf(deps), extra.signal)),
   );
 }
