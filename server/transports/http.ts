@@ -423,13 +423,15 @@ class Connections {
   /**
    * Whether the server is still preparing what `socket` waits for: a request waiting for its caller's
    * turn (at most the turn wait, then 429), or received whole and being answered, and no answer on
-   * it started yet (one started and not read is the client's silence).
+   * it started yet (one started and not read is the client's silence). A pipelined answer ready
+   * before the one ahead of it is not on the connection yet (`res.socket` is null until Node gives
+   * it the socket): it is not one the client could be reading.
    */
   preparing(socket: Socket): boolean {
     const responses = this.#responses.get(socket);
     const state = this.#states.get(socket);
     if ((state !== 'answering' && state !== 'waiting') || responses === undefined || responses.size === 0) return false;
-    for (const res of responses) if (res.headersSent) return false;
+    for (const res of responses) if (res.headersSent && res.socket === socket) return false;
     return true;
   }
 

@@ -218,6 +218,24 @@ describe('slow clients', () => {
     expect(await health(url)).toBe(200);
   }, 30_000);
 
+  it('answers a pipelined call that outlasts --request-timeout when a request behind it was answered first: that answer waits its turn, the client is not silent', async () => {
+    // The answer to the ping behind the held call is ready at once but cannot be sent before the
+    // held call's: it counted as an answer the client was not reading, so the connection was closed
+    // at --request-timeout with nothing answered (and a save there dropped).
+    const hold = holdTool();
+    http = await startHttpServer(runtime, { port: 0, headersTimeoutMs: 1_000, requestTimeoutMs: 1_000, extraRegistrars: [hold.registrar] });
+    const request = (body: string): string =>
+      'POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer key-bob-all\r\nContent-Type: application/json\r\n' +
+      `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const client = slowClient(http.url, request(mcpRequest('tools/call', { name: 'hold', arguments: {} })) + request(mcpRequest('ping', {})), '', 60_000);
+    await expect.poll(() => hold.started(), { timeout: 10_000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(client.isClosed()).toBe(false);
+    hold.release();
+    await expect.poll(() => client.received().split('HTTP/1.1 200').length - 1, { timeout: 10_000 }).toBe(2);
+    expect(client.received()).toContain('released');
+  }, 30_000);
+
   it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests at once`, async () => {
     const hold = holdTool();
     const later = holdTool('hold_later');
