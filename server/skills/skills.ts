@@ -10,7 +10,7 @@ import type { ManifestCapability } from '../../compiler/types.js';
 import type { Catalog, CatalogListing, ServedCapability } from '../catalog.js';
 import type { Caller } from '../identity.js';
 import { invalidCursorMessage, pageOf } from '../pages.js';
-import { isUserCapabilityId, STORE_UNAVAILABLE_MESSAGE, type UserCapabilities, type UserCatalogEntry } from '../user-capabilities.js';
+import { isUserCapabilityId, mayReadUserCapabilities, STORE_UNAVAILABLE_MESSAGE, type UserCapabilities, type UserCatalogEntry } from '../user-capabilities.js';
 
 export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
 export const SKILL_URI_PREFIX = 'skill://';
@@ -118,14 +118,24 @@ export class Skills {
     const platform = await this.#platformEntries(catalog, caller, listing.platform);
     if (listing.user.length === 0) return platform;
     const own: SkillEntry[] = [];
+    // A render that waited authorizes the caller again (users.load); one the credentials no longer
+    // prove refuses the whole list, not only that skill: the platform skills and the owner's others,
+    // rendered before, would otherwise still be listed to a key revoked meanwhile.
+    let revoked = false;
+    const checked: CallerNow = async () => {
+      const now = await callerNow();
+      if (!mayReadUserCapabilities(now) || !mayReadUserCapabilities(caller) || now.owner !== caller.owner) revoked = true;
+      return now;
+    };
     for (const entry of listing.user) {
       // One that cannot be served now (the store stopped answering after the listing, the owner's
       // renders are busy, it overran the budget) is left out, as in an outage: it must not take the
       // platform skills and the owner's others down with it. skills/get of it says why.
-      const skill = await this.#userSkill(caller, catalog, users, entry, callerNow).catch((error: unknown) => {
+      const skill = await this.#userSkill(caller, catalog, users, entry, checked).catch((error: unknown) => {
         if (error instanceof SkillsError && error.code === 'unavailable') return undefined;
         throw error;
       });
+      if (revoked) throw new SkillsError('not-accessible', 'not accessible');
       if (skill !== undefined) own.push(skill.entry);
     }
     return [...platform, ...own];

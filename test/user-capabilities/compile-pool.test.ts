@@ -327,6 +327,35 @@ describe('a first load that waited for its render is authorized again before it 
     expect(refused.content).toEqual([{ type: 'text', text: UNIFORM_ERROR_TEXT }]);
     expect(structured(await bobSaving)['success']).toBe(true);
   });
+
+  it('answers skills/list with the uniform error, not the other skills, when the key is revoked while a render waited', { timeout: 30_000 }, async () => {
+    await start({ budgetMs: 10_000 });
+    const alice = await as('key-alice');
+    const second = (await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST.replace('name: Weekly digest', 'name: Weekly digest two') }))[
+      'capabilityId'
+    ] as string;
+    expect((await alice.json('save_user_capability', { markdown: WEEKLY_DIGEST }))['success']).toBe(true);
+    const there = await replica({ budgetMs: 10_000 });
+    const thereRuntime = replicas[0]!.runtime;
+    const [aliceThere, bobThere] = [await as('key-alice', there), await as('key-bob', there)];
+    // One of alice's two rendered there already: only the other waits, behind bob's save.
+    expect((await aliceThere.call('get_capability_protocol', { capabilityId: second })).isError).toBeFalsy();
+    const bobSaving = bobThere.call('save_user_capability', { markdown: WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit') });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const listing = fetch(`${there}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer key-alice', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'skills/list', params: {} }),
+    }).then(async (response) => (await response.json()) as { result?: unknown; error?: { message: string } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeAtomic(path.join(dir!, 'principals.yaml'), principalsYaml(PRINCIPALS.filter((principal) => principal.id !== 'alice')));
+    expect(await thereRuntime.principalsStore!.reload()).toBe('activated');
+    // It listed the platform skills and alice's rendered one to a key revoked seconds before.
+    const answer = await listing;
+    expect(answer.result).toBeUndefined();
+    expect(answer.error?.message).toMatch(/not accessible/);
+    expect(structured(await bobSaving)['success']).toBe(true);
+  });
 });
 
 describe('a revision this server did not save is rendered off the event loop', () => {
