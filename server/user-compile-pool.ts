@@ -131,7 +131,11 @@ export class UserCompilePool {
   readonly #startTimeoutMs: number;
   readonly #workerUrl: URL;
   readonly #testRulesModule: URL | undefined;
-  /** Running from TypeScript sources (tests) there is no compiled worker: compile inline. */
+  /**
+   * Running from TypeScript sources (tests) with the default worker there is no compiled worker:
+   * compile inline. Never from the compiled server, nor with a worker module given: one missing
+   * there is a worker that cannot start (unavailable), not a compile on the event loop with no budget.
+   */
   readonly #inline: boolean;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
@@ -149,7 +153,7 @@ export class UserCompilePool {
     this.#startTimeoutMs = options.startTimeoutMs ?? DEFAULT_WORKER_START_TIMEOUT_MS;
     this.#workerUrl = options.workerUrl ?? new URL('./user-compile-worker.js', import.meta.url);
     this.#testRulesModule = options.testRulesModule;
-    this.#inline = !existsSync(fileURLToPath(this.#workerUrl));
+    this.#inline = options.workerUrl === undefined && import.meta.url.endsWith('.ts') && !existsSync(fileURLToPath(this.#workerUrl));
     this.#log = options.log ?? (() => {});
   }
 

@@ -198,6 +198,28 @@ describe('a compile worker that cannot start', () => {
     }
   });
 
+  it(
+    'answers unavailable for a worker module missing when the server starts, rather than compiling on the event loop with no budget',
+    { timeout: 30_000 },
+    async () => {
+      // A deploy that lost the worker, then a restart: the pool took the missing module for a run from
+      // TypeScript sources and compiled inline, so SPIN-FOREVER held the event loop for a minute.
+      const missing = path.join(tempDir('capreg-worker-'), 'user-compile-worker.js');
+      try {
+        await start({ workerUrl: pathToFileURL(missing), budgetMs: 500 });
+        const alice = await as('key-alice');
+        const { value, ms } = await timed(() =>
+          alice.call('save_user_capability', { markdown: WEEKLY_DIGEST.replace('Never submit', 'SPIN-BRIEFLY. Never submit') }),
+        );
+        expect(structured(value)).toEqual({ success: false, code: 'unavailable', error: COMPILE_UNAVAILABLE_MESSAGE });
+        expect(ms).toBeLessThan(1_000);
+        expect(await (await healthz()).json()).toMatchObject({ status: 'degraded', userCompile: { status: 'unavailable' } });
+      } finally {
+        fs.rmSync(path.dirname(missing), { recursive: true, force: true });
+      }
+    },
+  );
+
   it('takes a worker that is never ready as one that cannot start, so saves do not wait for it forever', { timeout: 30_000 }, async () => {
     // A worker whose start hangs (its module read from a dead mount, say): it never says ready.
     const hanging = path.join(tempDir('capreg-worker-'), 'user-compile-worker.js');
