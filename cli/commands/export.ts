@@ -97,8 +97,13 @@ async function grantsFrom(
  * only when it is empty or an earlier export (it holds the marker): never someone's other folder.
  */
 async function replaceFolder(out: string, files: readonly { path: string; content: string }[]): Promise<void> {
-  const existing = await folderState(out);
+  const existing = await folderState(out, files);
   if (existing === 'foreign') throw new UsageError(`${out} exists and is not an earlier export (no ${EXPORT_MARKER}); pick an empty or new --out`);
+  if (typeof existing === 'object' && existing.older) {
+    throw new UsageError(
+      `${out} is an export by an earlier capreg, whose ${EXPORT_MARKER} does not list the files it wrote, and it holds ${plainText(existing.added)}, which this export does not write; replacing the folder would delete it: move it out of ${out}, or pick another --out`,
+    );
+  }
   if (typeof existing === 'object') {
     throw new UsageError(
       `${out} is an earlier export, but holds ${plainText(existing.added)}, which no export wrote, and replacing the folder would delete it; move it out of ${out}, or pick another --out`,
@@ -126,8 +131,15 @@ async function replaceFolder(out: string, files: readonly { path: string; conten
   }
 }
 
-/** `added`: an earlier export that holds a file it did not write (a skill of the user's own, say). */
-async function folderState(folder: string): Promise<'absent' | 'replaceable' | 'foreign' | { added: string }> {
+/**
+ * `added`: an earlier export that holds a file it did not write (a skill of the user's own, say).
+ * The marker of an earlier capreg holds the revision alone (`older`): the files this export writes
+ * stand for what that one wrote, so an upgrade replaces the same skills without a step by hand.
+ */
+async function folderState(
+  folder: string,
+  files: readonly { path: string }[],
+): Promise<'absent' | 'replaceable' | 'foreign' | { added: string; older: boolean }> {
   try {
     if (!(await stat(folder)).isDirectory()) return 'foreign';
   } catch (error) {
@@ -138,12 +150,19 @@ async function folderState(folder: string): Promise<'absent' | 'replaceable' | '
   if (entries.length === 0) return 'replaceable';
   if (!entries.includes(EXPORT_MARKER)) return 'foreign';
   const marker = await readBounded(path.join(folder, EXPORT_MARKER), DEFAULT_READ_LIMITS);
-  const written = new Set(marker.ok ? marker.text.split('\n').slice(1) : []);
+  const listed = marker.ok
+    ? marker.text
+        .split('\n')
+        .slice(1)
+        .filter((line) => line !== '')
+    : [];
+  const older = marker.ok && listed.length === 0;
+  const written = new Set(older ? files.map((file) => file.path) : listed);
   // Every file and link under the folder, `/`-separated as the marker lists them (folders are not listed).
   for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
     if (entry.isDirectory()) continue;
     const relative = path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
-    if (relative !== EXPORT_MARKER && !written.has(relative)) return { added: relative };
+    if (relative !== EXPORT_MARKER && !written.has(relative)) return { added: relative, older };
   }
   return 'replaceable';
 }

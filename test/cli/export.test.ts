@@ -192,6 +192,34 @@ describe('capreg export: budgets and atomicity', () => {
     expect(tree(out)).toEqual(exported);
   });
 
+  it('replaces an export by an earlier capreg (its marker lists no files) that holds only what this export writes, and says why it refuses one that holds more', async () => {
+    // Before 74c10f2 the marker held the revision alone: every export a user upgraded with was refused
+    // as holding open-help/SKILL.md "which no export wrote", though an export wrote it.
+    const dir = scratchDir();
+    const out = path.join(dir, 'skills');
+    const manifest = manifestFile(STANDARD_CAPABILITIES);
+    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
+    expect((await exportAgain()).code).toBe(0);
+    const exported = tree(out);
+    const marker = path.join(out, '.capreg-export');
+    const olderMarker = `${fs.readFileSync(marker, 'utf8').split('\n')[0]}\n`;
+    fs.writeFileSync(marker, olderMarker);
+    const upgraded = await exportAgain();
+    expect(upgraded.stderr).not.toContain('no export wrote');
+    expect(upgraded.code).toBe(0);
+    expect(tree(out)).toEqual(exported);
+
+    fs.writeFileSync(marker, olderMarker);
+    fs.mkdirSync(path.join(out, 'my-skill'));
+    fs.writeFileSync(path.join(out, 'my-skill', 'SKILL.md'), 'keep me\n');
+    const refused = await exportAgain();
+    expect(refused.stderr).toBe(
+      `capreg export: ${out} is an export by an earlier capreg, whose ${'.capreg-export'} does not list the files it wrote, and it holds my-skill/SKILL.md, which this export does not write; replacing the folder would delete it: move it out of ${out}, or pick another --out\n`,
+    );
+    expect(refused.code).toBe(2);
+    expect(fs.readFileSync(path.join(out, 'my-skill', 'SKILL.md'), 'utf8')).toBe('keep me\n');
+  });
+
   it("refuses the registry's default manifest when it is a link out of the registry root, without quoting what it points to", async () => {
     const dir = scratchDir();
     const root = path.join(dir, 'registry');
