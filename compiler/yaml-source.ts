@@ -49,6 +49,17 @@ export const MAX_YAML_ERRORS = 20;
  * file written as usual holds 70,000 to 90,000.
  */
 export const MAX_YAML_VALUES = 100_000;
+/**
+ * A text longer than limits.maxFileBytes' default (1 MiB), which a registry may raise to 64 MiB, may
+ * hold {@link MAX_YAML_VALUES} per MiB: a 2 MB toolsets file written as usual (~190,000 values) was
+ * refused with no setting to raise. The bytes per value, and so the memory per byte read, stay bounded.
+ */
+const VALUES_TEXT_CHARS = 1024 * 1024;
+
+/** The values `text` may hold: {@link MAX_YAML_VALUES}, or as many per MiB of a longer text. */
+export function maxYamlValues(text: string): number {
+  return Math.max(MAX_YAML_VALUES, Math.ceil((MAX_YAML_VALUES * text.length) / VALUES_TEXT_CHARS));
+}
 /** The lexical tokens that {@link MAX_YAML_VALUES} counts. */
 const VALUE_TOKENS = new Set<string>([
   'scalar',
@@ -157,7 +168,7 @@ function composeChecked(text: string, progress: Progress, maxValues: number): Do
 export interface YamlOptions {
   /** Alias expansions allowed; 0 refuses every alias (the principals file). */
   maxAliasCount?: number;
-  /** Values allowed (MAX_YAML_VALUES unless given). */
+  /** Values allowed ({@link maxYamlValues} unless given). */
   maxValues?: number;
 }
 
@@ -173,7 +184,7 @@ export function parseYamlSource(text: string, index: LineIndex, options: YamlOpt
     problems: [{ code: 'yaml-depth', message: depthMessage(), range: index.range(offset, offset + 1) }],
   });
   try {
-    return readYaml(text, index, progress, options.maxAliasCount ?? MAX_ALIAS_COUNT, options.maxValues ?? MAX_YAML_VALUES);
+    return readYaml(text, index, progress, options.maxAliasCount ?? MAX_ALIAS_COUNT, options.maxValues ?? maxYamlValues(text));
   } catch (error) {
     if (error instanceof TooDeep) return tooDeep(error.offset);
     if (error instanceof TooManyValues) {

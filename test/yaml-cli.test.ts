@@ -167,6 +167,22 @@ describe('capreg lint on YAML of too many values', () => {
     expect(performance.now() - started).toBeLessThan(15_000);
   }, 60_000);
 
+  it('a toolsets file written as usual is read whatever its size, within a raised limits.maxFileBytes', () => {
+    // ~2.2 MB, ~12 bytes a value (~190,000 values): read before the limit came, and refused by it
+    // with no setting to raise, though the registry raised the file size limit for it.
+    const toolsets = Array.from({ length: 3_000 }, (_, set) => {
+      const tools = Array.from({ length: 10 }, (_, tool) => `    set${set}_tool${tool}: { action: read, description: Reads entry ${tool} of set ${set}. }\n`);
+      return `set${set}:\n  description: Toolset number ${set} of the generated registry.\n  tools:\n${tools.join('')}`;
+    }).join('');
+    expect(toolsets.length).toBeGreaterThan(2 * 1024 * 1024);
+    const root = tempRegistry({
+      'capreg.config.yaml': 'limits:\n  maxFileBytes: 4194304\n',
+      'capabilities/toolsets.yaml': `${TOOLSETS_YAML}${toolsets}`,
+      'capabilities/alpha/PROTOCOL.md': cleanProtocol('alpha'),
+    });
+    expect(lint(root).lines.filter((line) => line.includes('YAML holds'))).toEqual([]);
+  }, 60_000);
+
   it('ordinary toolsets and evals files are read as before', () => {
     const root = tempRegistry({
       'capabilities/toolsets.yaml': `${TOOLSETS_YAML}extra:\n  description: d\n  tools:\n    extra_tool: { description: d, states: [${Array.from({ length: 256 }, (_, i) => `s${i}`).join(', ')}] }\n`,
