@@ -133,7 +133,9 @@ async function inspectRepository(root: string, ref: string): Promise<RepositoryS
   // A range (`main..HEAD`) prints several lines and still exits 1: only one commit and success count.
   const commits = rest.filter((line) => line !== '');
   const commit = result.code === 0 && commits.length === 1 && /^[0-9a-f]{40,64}$/.test(commits[0]!) ? commits[0] : undefined;
-  const ambiguous = /^warning: refname '(.*)' is ambiguous\.$/m.exec(result.stderr)?.[1];
+  const warned = /^warning: refname '(.*)' is ambiguous\.$/m.exec(result.stderr)?.[1];
+  // A whole commit id is the commit whatever refs are named so: git warns, and takes the object.
+  const ambiguous = warned !== undefined && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(warned) ? undefined : warned;
   return { prefix, toplevel, shallow: shallow === 'true', commit, ambiguous };
 }
 

@@ -732,6 +732,20 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(prefix.code).toBe(2);
   });
 
+  it('a whole commit id is taken as the commit, even beside a ref of that name, as git takes it', async ({ expect }) => {
+    // CI passes the base's whole id (github.event.pull_request.base.sha); git resolves a 40-hex name to
+    // the object whatever refs are named so, but warns. A tag named like it, at the change, had the
+    // gate refuse the run (exit 2) telling the user to pass "the whole commit id" they had passed.
+    const dir = scenario();
+    const base = git(dir, 'rev-parse', 'base^{commit}').trim();
+    edits.wording(dir);
+    commitAll(dir, 'unbumped wording');
+    git(dir, 'tag', base, 'HEAD');
+    const result = await runCli(['check', '--against', base], dir);
+    expect(result.stderr).toContain('1 failed the version gate');
+    expect(result.code).toBe(1);
+  });
+
   it('a shallow clone without the base commit, and the fetch the message gives makes it work', async ({ expect }) => {
     const origin = scenario();
     git(origin, 'checkout', '-q', '-b', 'feature');
