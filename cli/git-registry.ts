@@ -156,8 +156,16 @@ async function ambiguousRefError(git: SimpleGit, ref: string, name: string): Pro
         `name the one you mean in full (${found.map((full) => `--against ${full}`).join(' or ')}), or delete the others`,
     );
   }
-  // A ref named like the start of a commit id (a branch `705cffc`): git takes the ref.
   const named = found[0] ?? 'a ref';
+  if (!/^[0-9a-f]+$/i.test(name)) {
+    // A ref named like one in the repository's folder (a tag `HEAD`, a branch `FETCH_HEAD`): git takes that one.
+    return new GitRegistryError(
+      'bad-ref',
+      `--against "${ref}" is ambiguous: "${name}" names ${named} and also ${name} of the repository, which git resolves to the latter without a word; ` +
+        `delete ${named}${found[0] !== undefined ? `, or name it in full (--against ${found[0]})` : ''}`,
+    );
+  }
+  // A ref named like the start of a commit id (a branch `705cffc`): git takes the ref.
   return new GitRegistryError(
     'bad-ref',
     `--against "${ref}" is ambiguous: "${name}" names ${named} and also begins the id of a commit, which git resolves to the ref without a word; ` +

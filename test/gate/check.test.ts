@@ -746,6 +746,17 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(result.code).toBe(1);
   });
 
+  it('a ref named like one in the repository folder (a tag HEAD) is refused as ambiguous without calling it a commit id', async ({ expect }) => {
+    const dir = scenario();
+    edits.wording(dir);
+    commitAll(dir, 'unbumped wording');
+    git(dir, 'tag', 'HEAD', 'base');
+    const result = await runCli(['check', '--against', 'HEAD'], dir);
+    expect(result.stderr).not.toContain('begins the id of a commit');
+    expect(result.stderr).toContain('--against "HEAD" is ambiguous: "HEAD" names refs/tags/HEAD and also HEAD of the repository');
+    expect(result.code).toBe(2);
+  });
+
   it('a shallow clone without the base commit, and the fetch the message gives makes it work', async ({ expect }) => {
     const origin = scenario();
     git(origin, 'checkout', '-q', '-b', 'feature');
