@@ -5,7 +5,7 @@ import { compiledOnFirstUse, createAjv, OWN_SCHEMAS } from './ajv.js';
 import { validatorFor } from './config.js';
 import { linkedCapabilities } from './contract.js';
 import { renderProtocol } from './render.js';
-import { plainText } from './formatters/escape.js';
+import { plainText, truncate } from './formatters/escape.js';
 import type { LintCapability, LintRegistry, ResolvedRuleSetting } from './rule.js';
 import { comparedBlocks, duplicateContent, type DuplicateContentOptions } from './rules/duplicate-content.js';
 import type { Derived } from './derived.js';
@@ -164,7 +164,8 @@ const MAX_SHOWN_NAME = 64;
  * terminal escapes went out as they were.
  */
 export function shownName(name: string): string {
-  return plainText(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
+  // Cut by the one helper every quoted item goes through (never on half of a surrogate pair).
+  return plainText(truncate(name, MAX_SHOWN_NAME + 1));
 }
 
 /** Each capability once, and rule settings this capreg checks user capabilities with. */

@@ -7,6 +7,7 @@ import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { describe, expect, it } from 'vitest';
 import { markdownCode, markdownMessage, markdownText, plainText } from '../compiler/formatters/escape.js';
+import { shownName } from '../compiler/manifest.js';
 import { runs } from './support/property.js';
 
 const parser = unified().use(remarkParse).use(remarkGfm);
@@ -86,5 +87,18 @@ describe('markdownCode on a long text', () => {
     const code = markdownCode('a`'.repeat(200_000) + 'b``c');
     expect(code.startsWith('``` ')).toBe(false);
     expect(code.startsWith('```a`')).toBe(true);
+  });
+});
+
+describe('shownName: a manifest name as a refusal quotes it', () => {
+  it('is cut like every other quoted item (truncate), never on half of a surrogate pair', () => {
+    // It sliced at 64 UTF-16 units itself: an emoji across the cut left a lone surrogate in the
+    // refusal that /healthz, the log and the terminal show (U+FFFD once written as UTF-8).
+    const name = `${'a'.repeat(63)}${'\u{1F600}'.repeat(4)}`;
+    const shown = shownName(name);
+    expect(shown).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(shown).toBe(`${'a'.repeat(63)}…`);
+    expect(shownName('x'.repeat(64))).toBe('x'.repeat(64));
+    expect(shownName(`${'x'.repeat(200)}\u001b`)).toBe(`${'x'.repeat(64)}…`);
   });
 });
