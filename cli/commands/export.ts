@@ -150,9 +150,10 @@ async function folderState(
   if (entries.length === 0) return 'replaceable';
   if (!entries.includes(EXPORT_MARKER)) return 'foreign';
   const marker = await readBounded(path.join(folder, EXPORT_MARKER), DEFAULT_READ_LIMITS);
+  // CRLF too: an export committed to Git and checked out with core.autocrlf.
   const listed = marker.ok
     ? marker.text
-        .split('\n')
+        .split(/\r?\n/)
         .slice(1)
         .filter((line) => line !== '')
     : [];

@@ -220,6 +220,21 @@ describe('capreg export: budgets and atomicity', () => {
     expect(fs.readFileSync(path.join(out, 'my-skill', 'SKILL.md'), 'utf8')).toBe('keep me\n');
   });
 
+  it('reads a marker whose lines end in CRLF (an export committed to Git and checked out with core.autocrlf)', async () => {
+    const dir = scratchDir();
+    const out = path.join(dir, 'skills');
+    const manifest = manifestFile(STANDARD_CAPABILITIES);
+    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
+    expect((await exportAgain()).code).toBe(0);
+    const exported = tree(out);
+    const marker = path.join(out, '.capreg-export');
+    fs.writeFileSync(marker, fs.readFileSync(marker, 'utf8').replace(/\n/g, '\r\n'));
+    const again = await exportAgain();
+    expect(again.stderr).not.toContain('no export wrote');
+    expect(again.code).toBe(0);
+    expect(tree(out)).toEqual(exported);
+  });
+
   it("refuses the registry's default manifest when it is a link out of the registry root, without quoting what it points to", async () => {
     const dir = scratchDir();
     const root = path.join(dir, 'registry');
