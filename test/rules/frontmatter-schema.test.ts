@@ -498,6 +498,12 @@ ruleTable(frontmatterSchema, {
       ],
     },
     {
+      // Also "has the wrong form: a tag is one word without spaces" once the pattern became ^\S+$.
+      name: 'an empty tag is one problem, not also one of form',
+      files: only(doc(['tags: [reports, ""]'])),
+      errors: [{ messageId: 'schema', line: 10, column: 17, message: '`tags.1` must not be empty' }],
+    },
+    {
       name: 'a toolset listed twice, reported at the second',
       files: only(doc([], { requiredToolsets: 'requiredToolsets: [work-logs, automation, work-logs]' })),
       errors: [{ messageId: 'schema', line: 7, column: 43, message: '`requiredToolsets` lists "work-logs" twice (items 1 and 3); remove one' }],
