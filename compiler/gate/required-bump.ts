@@ -89,6 +89,12 @@ const MAX_ITEMS = 5;
 /** A heading can be as long as its file: each item is cut, or one reason would repeat it in every output. */
 const MAX_ITEM_LENGTH = 100;
 
+/** "old → new", each side cut so the item stays within MAX_ITEM_LENGTH: cut whole, a long old name hid the new one. */
+function renamedItem(before: string, after: string): string {
+  const side = (MAX_ITEM_LENGTH - 3) >> 1;
+  return `${truncate(before, side)} → ${truncate(after, side)}`;
+}
+
 /** "`a`, `b` and 3 more". */
 export function formatItems(items: readonly string[]): string {
   const shown = items.slice(0, MAX_ITEMS).map((item) => `\`${truncate(item, MAX_ITEM_LENGTH).replace(/`/g, "'")}\``);
@@ -138,7 +144,7 @@ function compareTriggers(before: string[], after: string[], out: BumpReason[]): 
   const lost = [...beforeKeys].filter(([key]) => !afterKeys.has(key)).map(([, trigger]) => trigger);
   const reworded = [...afterKeys]
     .filter(([key, trigger]) => beforeKeys.has(key) && beforeKeys.get(key) !== trigger)
-    .map(([key, trigger]) => `${beforeKeys.get(key)} → ${trigger}`);
+    .map(([key, trigger]) => renamedItem(beforeKeys.get(key) ?? '', trigger));
   if (gained.length > 0) out.push(reason('trigger-added', { items: gained }));
   if (lost.length > 0) out.push(reason('trigger-removed', { items: lost }));
   if (reworded.length > 0) out.push(reason('trigger-reworded', { items: reworded }));
@@ -169,7 +175,7 @@ function compareSections(before: string[], after: string[], out: BumpReason[]): 
     const [beforeSet, afterSet] = [new Set(beforeKeys), new Set(afterKeys)];
     const renamed = differing.every((index) => !afterSet.has(beforeKeys[index]!) && !beforeSet.has(afterKeys[index]!));
     if (renamed) {
-      out.push(reason('section-renamed', { items: differing.map((index) => `${before[index]} → ${after[index]}`) }));
+      out.push(reason('section-renamed', { items: differing.map((index) => renamedItem(before[index]!, after[index]!)) }));
       return;
     }
   }

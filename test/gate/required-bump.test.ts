@@ -131,6 +131,17 @@ describe('requiredBump', () => {
     });
   }
 
+  it('a long heading renamed is quoted cut on each side of the arrow, so the new name shows', () => {
+    // Each item was cut at 100 characters whole: a heading of 150 renamed to "Ground rules" read
+    // `RRR…RRR…`, the arrow and the new name gone.
+    const long = 'R'.repeat(150);
+    const result = requiredBump(
+      parseCapability(REPORTS_FILE, changed(['## Rules', `## ${long}`])),
+      parseCapability(REPORTS_FILE, changed(['## Rules', '## Ground rules'])),
+    );
+    expect(result.reasons.map((reason) => reason.text)).toEqual([`section renamed: \`${'R'.repeat(47)}… → Ground rules\``, 'protocol wording changed']);
+  });
+
   const withExtras = changed(['states:', 'retiredTools: [work_log_archive]\nscopeConstraints: [work log, reports]\noutputSchema: { type: object }\nstates:']);
   const extrasBefore = parseCapability(REPORTS_FILE, withExtras);
   const judged: { name: string; edit: Edit; level: BumpLevel; reason: string }[] = [
