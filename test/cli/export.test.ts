@@ -44,6 +44,16 @@ function skillFolders(out: string): string[] {
     .sort();
 }
 
+/** A folder exported once from the standard capabilities, and the same export run again into it. */
+async function exportedOnce(): Promise<{ out: string; exportAgain: () => ReturnType<typeof run> }> {
+  const dir = scratchDir();
+  const out = path.join(dir, 'skills');
+  const manifest = manifestFile(STANDARD_CAPABILITIES);
+  const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
+  expect((await exportAgain()).code).toBe(0);
+  return { out, exportAgain };
+}
+
 describe('capreg export of the bundled registry (the real bin)', () => {
   let manifest: string;
   beforeAll(() => {
@@ -169,11 +179,7 @@ describe('capreg export: budgets and atomicity', () => {
 
   it("never replaces an earlier export that holds a file no export wrote (a skill of the user's own), and says which", async () => {
     // docs/skills.md points Claude Code at `--out .claude/skills`, where a project keeps its own skills too.
-    const dir = scratchDir();
-    const out = path.join(dir, 'skills');
-    const manifest = manifestFile(STANDARD_CAPABILITIES);
-    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
-    expect((await exportAgain()).code).toBe(0);
+    const { out, exportAgain } = await exportedOnce();
     expect((await exportAgain()).code).toBe(0);
     const exported = tree(out);
     for (const added of ['my-skill/SKILL.md', 'work-reporting/references/notes.md']) {
@@ -195,11 +201,7 @@ describe('capreg export: budgets and atomicity', () => {
   it('replaces an export by an earlier capreg (its marker lists no files) that holds only what this export writes, and says why it refuses one that holds more', async () => {
     // Before 74c10f2 the marker held the revision alone: every export a user upgraded with was refused
     // as holding open-help/SKILL.md "which no export wrote", though an export wrote it.
-    const dir = scratchDir();
-    const out = path.join(dir, 'skills');
-    const manifest = manifestFile(STANDARD_CAPABILITIES);
-    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
-    expect((await exportAgain()).code).toBe(0);
+    const { out, exportAgain } = await exportedOnce();
     const exported = tree(out);
     const marker = path.join(out, '.capreg-export');
     const olderMarker = `${fs.readFileSync(marker, 'utf8').split('\n')[0]}\n`;
@@ -221,11 +223,7 @@ describe('capreg export: budgets and atomicity', () => {
   });
 
   it('reads a marker whose lines end in CRLF (an export committed to Git and checked out with core.autocrlf)', async () => {
-    const dir = scratchDir();
-    const out = path.join(dir, 'skills');
-    const manifest = manifestFile(STANDARD_CAPABILITIES);
-    const exportAgain = (): ReturnType<typeof run> => run(['export', '--format', 'agent-skills', '--manifest', manifest, '--out', out], { cwd: dir });
-    expect((await exportAgain()).code).toBe(0);
+    const { out, exportAgain } = await exportedOnce();
     const exported = tree(out);
     const marker = path.join(out, '.capreg-export');
     fs.writeFileSync(marker, fs.readFileSync(marker, 'utf8').replace(/\n/g, '\r\n'));
