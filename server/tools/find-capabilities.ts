@@ -14,8 +14,8 @@ export const DEFAULT_LIMIT = 10;
 export const MAX_TAGS = 20;
 /** A tag as long as the capability schema allows: a longer one can match no capability. */
 export const MAX_TAG_CHARS = capabilitySchema.properties.tags.items.maxLength;
-/** The phases the capability schema allows (compiler/schema/capability.schema.json). */
-const LIFECYCLE_PHASES = ['define', 'plan', 'build', 'verify', 'review', 'ship'] as const;
+/** The phases the capability schema allows: a capability of no other phase can be found. */
+const LIFECYCLE_PHASES = capabilitySchema.properties.lifecyclePhase.enum as [string, ...string[]];
 
 export const NO_CRITERIA_MESSAGE = 'give at least one of query, lifecyclePhase or tags';
 
