@@ -380,8 +380,7 @@ type ConnectionState = 'idle' | 'waiting' | 'receiving' | 'answering';
  */
 class Connections {
   readonly #states = new Map<Socket, ConnectionState>();
-  readonly #open = new Map<Socket, number>();
-  /** The answers open on each connection (more than one when pipelined). */
+  /** The answers open on each connection (more than one when pipelined); a connection without any has no entry. */
   readonly #responses = new Map<Socket, Set<ServerResponse>>();
   readonly #max: number;
 
@@ -405,19 +404,16 @@ class Connections {
     socket.setMaxListeners(SOCKET_CLOSE_LISTENERS);
     socket.once('close', () => {
       this.#states.delete(socket);
-      this.#open.delete(socket);
       this.#responses.delete(socket);
     });
   }
 
   /** A request on `socket`; false past MAX_PIPELINED_REQUESTS open on it at once. */
   opened(socket: Socket, res: ServerResponse): boolean {
-    const open = (this.#open.get(socket) ?? 0) + 1;
-    this.#open.set(socket, open);
     let responses = this.#responses.get(socket);
     if (responses === undefined) this.#responses.set(socket, (responses = new Set()));
     responses.add(res);
-    return open <= MAX_PIPELINED_REQUESTS;
+    return responses.size <= MAX_PIPELINED_REQUESTS;
   }
 
   /**
@@ -430,20 +426,18 @@ class Connections {
   preparing(socket: Socket): boolean {
     const responses = this.#responses.get(socket);
     const state = this.#states.get(socket);
-    if ((state !== 'answering' && state !== 'waiting') || responses === undefined || responses.size === 0) return false;
+    if ((state !== 'answering' && state !== 'waiting') || responses === undefined) return false;
     for (const res of responses) if (res.headersSent && res.socket === socket) return false;
     return true;
   }
 
   /** A request on `socket` answered (or dropped): idle once none is open. */
   closed(socket: Socket, res: ServerResponse): void {
-    this.#responses.get(socket)?.delete(res);
-    const open = (this.#open.get(socket) ?? 1) - 1;
-    if (open > 0) this.#open.set(socket, open);
-    else {
-      this.#open.delete(socket);
-      this.setState(socket, 'idle');
-    }
+    const responses = this.#responses.get(socket);
+    responses?.delete(res);
+    if (responses !== undefined && responses.size > 0) return;
+    this.#responses.delete(socket);
+    this.setState(socket, 'idle');
   }
 
   admitted(socket: Socket): boolean {
@@ -453,7 +447,7 @@ class Connections {
   setState(socket: Socket, state: ConnectionState): void {
     if (!this.#states.has(socket)) return;
     // A pipelined request waiting or receiving does not make a connection whose earlier request is being answered spare.
-    if (state !== 'answering' && this.#states.get(socket) === 'answering' && (this.#open.get(socket) ?? 0) > 1) return;
+    if (state !== 'answering' && this.#states.get(socket) === 'answering' && (this.#responses.get(socket)?.size ?? 0) > 1) return;
     this.#states.set(socket, state);
   }
 
