@@ -7,6 +7,7 @@ import { suggestion } from '../compiler/did-you-mean.js';
 import { EVAL_FORMATS } from '../compiler/evals/format.js';
 import { formatNames } from '../compiler/formatters/index.js';
 import { UsageError, type Command } from './context.js';
+import { GIT_IDLE_SECONDS } from './git-config.js';
 
 export interface FlagSpec {
   readonly type: 'string' | 'boolean';
@@ -101,6 +102,12 @@ export const COMMANDS = {
       summary: { type: 'string', value: 'FILE', help: 'also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)' },
       'no-cache': NO_CACHE,
       jobs: JOBS,
+      'git-timeout': {
+        type: 'string',
+        value: 'SECONDS',
+        help: `stop a git process that gives no output for SECONDS (1 to ${GIT_IDLE_SECONDS.ceiling}): a fetch of a partial clone, a credential or lock wait`,
+        default: String(GIT_IDLE_SECONDS.default),
+      },
     },
     load: async () => (await import('./commands/check.js')).checkCommand,
   },

@@ -12,12 +12,12 @@ import { LIMITS } from '../compiler/limits.js';
 import { TOOLSETS_FOLDER } from '../compiler/toolsets.js';
 import type { RegistryInput, SourceFile } from '../compiler/types.js';
 import { UsageError } from './context.js';
-import { GIT_CONFIG, GIT_CONFIG_ARGS } from './git-config.js';
+import { GIT_CONFIG, GIT_CONFIG_ARGS, GIT_ENV, GIT_IDLE_SECONDS } from './git-config.js';
 import { decodeTextFile, folderTooDeep, RegistryBudget, sizeProblem, type ReadOptions } from './read-registry.js';
 import { searchSorted } from './sorted.js';
 import { byCodeUnits, byKey } from '../compiler/order.js';
 
-export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'linked-root' | 'git-failed';
+export type GitRegistryErrorCode = 'not-a-repository' | 'bad-ref' | 'unknown-ref' | 'shallow-clone' | 'bad-tree' | 'linked-root' | 'git-failed' | 'git-timeout';
 
 /** A Git problem the user has to fix (exit 2); `code` says which. */
 export class GitRegistryError extends UsageError {
@@ -61,24 +61,69 @@ interface GitResult {
   stderr: string;
 }
 
+/** Where the gate runs git, and how long a git process may go without output before it is stopped. */
+export interface GitAt {
+  cwd: string;
+  idleMs: number;
+}
+
 /**
- * Run git for a short answer, with its exit code and both outputs (simple-git hides the code). Its
- * messages in English (`LC_ALL=C`): some of them are read here.
+ * Start git in `at.cwd` with the settings every capreg git command gets (git-config.ts), `input` on
+ * its stdin. `ended` settles with its exit code, or is rejected when it cannot start or when it has
+ * written nothing to stdout or stderr for `at.idleMs`: it is then killed and its pipes closed, so
+ * that neither it nor a process it started (a lazy fetch, a credential helper) holds the gate.
  */
-function runGit(cwd: string, args: string[]): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.once('error', (error) => reject(new GitRegistryError('git-failed', `cannot run git in ${cwd}: ${error.message}`)));
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+function spawnGit(at: GitAt, args: readonly string[], input = '') {
+  const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd: at.cwd, stdio: 'pipe', env: { ...process.env, ...GIT_ENV } });
+  child.stdin.on('error', () => {
+    // An early exit shows up in its exit code with its stderr; the broken pipe itself adds nothing.
   });
+  child.stdin.end(input);
+  const ended = new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+      reject(silentGit(args, at.idleMs));
+    }, at.idleMs);
+    const alive = (): void => {
+      timer.refresh();
+    };
+    child.stdout.on('data', alive);
+    child.stderr.on('data', alive);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new GitRegistryError('git-failed', `cannot run git in ${at.cwd}: ${error.message}`));
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+  return { child, ended };
+}
+
+function silentGit(args: readonly string[], idleMs: number): GitRegistryError {
+  return new GitRegistryError(
+    'git-timeout',
+    `git ${args[0]} gave no output for ${idleMs / 1000} s and was stopped (--git-timeout): git may be waiting for a remote (a partial clone ` +
+      "fetches the base's files as they are read), for credentials, or for a lock another git process holds; check that the remote answers, " +
+      'clone without --filter, or raise --git-timeout',
+  );
+}
+
+/** Run git for a short answer, with its exit code and both outputs (simple-git hides the code). */
+async function runGit(at: GitAt, args: string[]): Promise<GitResult> {
+  const { child, ended } = spawnGit(at, args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return { code: await ended, stdout, stderr };
 }
 
 /** Git's first line of complaint, without its `fatal: ` or `error: ` label. */
@@ -100,10 +145,11 @@ interface RepositoryState {
 }
 
 /** One `git rev-parse` for everything the gate needs to know before reading: where, how deep, which commit. */
-async function inspectRepository(root: string, ref: string): Promise<RepositoryState> {
+async function inspectRepository(at: GitAt, ref: string): Promise<RepositoryState> {
+  const root = at.cwd;
   // Without --quiet, git warns of an ambiguous name (whatever the user's core.warnAmbiguousRefs); a
   // ref that names no commit is told by the exit code and the lines, as with it.
-  const result = await runGit(root, [
+  const result = await runGit(at, [
     '-c',
     'core.warnAmbiguousRefs=true',
     'rev-parse',
@@ -197,14 +243,14 @@ function linkInsideRepository(namedRoot: string, toplevel: string): string | und
  * commit (`main^{tree}`), something git cannot resolve (`main@{upstream}` without an upstream), or
  * nothing at all (a typo, a ref not fetched).
  */
-async function refError(git: SimpleGit, root: string, ref: string, shallow: boolean): Promise<GitRegistryError> {
-  const revisions = await runGit(root, ['rev-parse', '--revs-only', ref]);
+async function refError(git: SimpleGit, at: GitAt, ref: string, shallow: boolean): Promise<GitRegistryError> {
+  const revisions = await runGit(at, ['rev-parse', '--revs-only', ref]);
   if (revisions.code !== 0) {
     return new GitRegistryError('bad-ref', `--against "${ref}" names no commit: ${stderrLine(revisions)}; pass a branch, a tag or a commit id`);
   }
   const names = revisions.stdout.split('\n').filter((line) => line.trim() !== '');
   const one = names.length === 1 && !names[0]!.startsWith('^') ? names[0]!.trim() : undefined;
-  const type = one !== undefined ? (await runGit(root, ['cat-file', '-t', one])).stdout.trim() : undefined;
+  const type = one !== undefined ? (await runGit(at, ['cat-file', '-t', one])).stdout.trim() : undefined;
   // `HEAD^@` of a commit with one parent prints that one commit, yet it is a set of commits.
   if (names.length > 1 || (names.length === 1 && one === undefined) || (type === 'commit' && ref.includes('^@'))) return rangeError(ref);
   if (type === 'commit') {
@@ -213,7 +259,7 @@ async function refError(git: SimpleGit, root: string, ref: string, shallow: bool
   }
   if (type === 'tag') {
     // An annotated tag of a tree or a blob (a tag of a commit resolved above).
-    const tagged = (await runGit(root, ['cat-file', '-t', `${one}^{}`])).stdout.trim() || 'object';
+    const tagged = (await runGit(at, ['cat-file', '-t', `${one}^{}`])).stdout.trim() || 'object';
     return new GitRegistryError(
       'bad-ref',
       `--against "${ref}" names a Git tag of a ${tagged}, not of a commit; pass a branch, a tag of a commit or a commit id`,
@@ -311,9 +357,9 @@ const MAX_TREE_RECORD_BYTES = 64 * 1024;
  * Run git and hand each NUL-terminated record of its output to `onRecord` as it comes, until
  * `onRecord` returns false (git is then stopped): a listing of millions of entries is never held whole.
  */
-function streamRecords(cwd: string, args: string[], onRecord: (record: string) => boolean): Promise<void> {
+function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => boolean): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...GIT_CONFIG_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, ended } = spawnGit(at, args);
     let pending: Buffer = Buffer.alloc(0);
     let stderr = '';
     let stopped = false;
@@ -354,16 +400,15 @@ function streamRecords(cwd: string, args: string[], onRecord: (record: string) =
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');
     });
-    child.once('error', (error) => stop(new GitRegistryError('git-failed', `cannot run git in ${cwd}: ${error.message}`)));
-    child.once('close', (code) => {
-      if (code === 0) stop();
-      else stop(new Error(stderrLine({ code, stdout: '', stderr })));
-    });
+    ended.then(
+      (code) => (code === 0 ? stop() : stop(new Error(stderrLine({ code, stdout: '', stderr })))),
+      (error: Error) => stop(error),
+    );
   });
 }
 
 /** The blobs under capabilities/ and how many folders hold them; the listing stops one past `maxEntries` of either. */
-async function listTree(root: string, ref: string, commit: string, prefix: string, maxEntries: number): Promise<{ entries: TreeEntry[]; folders: number }> {
+async function listTree(at: GitAt, ref: string, commit: string, prefix: string, maxEntries: number): Promise<{ entries: TreeEntry[]; folders: number }> {
   const base = `${prefix}capabilities/`;
   const entries: TreeEntry[] = [];
   let folders = 0;
@@ -424,7 +469,7 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
   };
   try {
     // -t lists the folders too, so that a folder listed twice is seen as such; -l gives each blob's size.
-    await streamRecords(root, ['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit, '--', `${prefix}capabilities`], onRecord);
+    await streamRecords(at, ['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit, '--', `${prefix}capabilities`], onRecord);
   } catch (error) {
     if (error instanceof GitRegistryError) throw error;
     throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
@@ -433,34 +478,19 @@ async function listTree(root: string, ref: string, commit: string, prefix: strin
 }
 
 /** Read blobs with one `git cat-file --batch` process; the result maps each oid to its bytes. */
-export function readBlobs(cwd: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
+async function readBlobs(at: GitAt, oids: readonly string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(oids)];
-  if (unique.length === 0) return Promise.resolve(new Map<string, Buffer>());
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', [...GIT_CONFIG_ARGS, 'cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.once('error', (error) => reject(new GitRegistryError('git-failed', `cannot run git cat-file: ${error.message}`)));
-    child.once('close', (code) => {
-      if (code !== 0) {
-        reject(new GitRegistryError('git-failed', `git cat-file --batch exited with code ${code}: ${stderr.trim()}`));
-        return;
-      }
-      try {
-        resolve(parseBatch(Buffer.concat(chunks), unique));
-      } catch (error) {
-        reject(error instanceof Error ? error : new GitRegistryError('git-failed', String(error)));
-      }
-    });
-    child.stdin.on('error', () => {
-      // An early exit shows up in 'close' with its stderr; the broken pipe itself adds nothing.
-    });
-    child.stdin.end(`${unique.join('\n')}\n`);
+  if (unique.length === 0) return new Map<string, Buffer>();
+  const { child, ended } = spawnGit(at, ['cat-file', '--batch'], `${unique.join('\n')}\n`);
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
   });
+  const code = await ended;
+  if (code !== 0) throw new GitRegistryError('git-failed', `git cat-file --batch exited with code ${code}: ${stderr.trim()}`);
+  return parseBatch(Buffer.concat(chunks), unique);
 }
 
 /** `<oid> <type> <size>\n<content>\n` per object, or `<oid> missing\n`, in the order `oids` were asked for. */
@@ -520,7 +550,7 @@ function submodule(ref: string, commit: string, relative: string): GitRegistryEr
  * as git writes it and stopped one blob past `maxEntries`, for the caller's budget to refuse.
  */
 async function entriesAt(
-  root: string,
+  at: GitAt,
   ref: string,
   commit: string,
   prefix: string,
@@ -544,7 +574,7 @@ async function entriesAt(
   for (let start = 0; start < paths.length && found.size <= maxEntries; start += 256) {
     const chunk = paths.slice(start, start + 256).map((relative) => `${prefix}${relative}`);
     try {
-      await streamRecords(root, ['ls-tree', ...(recursive ? ['-r'] : []), '-l', '-z', '--full-tree', commit, '--', ...chunk], onRecord);
+      await streamRecords(at, ['ls-tree', ...(recursive ? ['-r'] : []), '-l', '-z', '--full-tree', commit, '--', ...chunk], onRecord);
     } catch (error) {
       if (error instanceof GitRegistryError) throw error;
       throw new GitRegistryError('git-failed', `git ls-tree ${commit.slice(0, 12)} failed: ${gitMessage(error)}`);
@@ -560,8 +590,8 @@ export type TreeReadOptions = Pick<ReadOptions, 'maxFileBytes' | 'maxFiles' | 'm
  * The registry under `root` as it is at `ref`, in the form the compiler takes. `root` may be a
  * subfolder of the repository: paths are taken relative to it.
  */
-export async function readGitRegistry(root: string, ref: string, options: TreeReadOptions): Promise<GitRegistry> {
-  const base = await openGitBase(root, ref);
+export async function readGitRegistry(root: string, ref: string, options: TreeReadOptions & GitOptions): Promise<GitRegistry> {
+  const base = await openGitBase(root, ref, root, options);
   return { commit: base.commit, input: await base.read(options) };
 }
 
@@ -579,14 +609,21 @@ export interface GitBase {
   tracksCache(): Promise<boolean>;
 }
 
+export interface GitOptions {
+  /** How long a git process may give no output before it is stopped (`--git-timeout`); GIT_IDLE_SECONDS.default when absent. */
+  idleMs?: number;
+}
+
 /**
  * Resolve `ref` (every problem the user must fix is thrown here, as a GitRegistryError) and return a
  * reader for the registry at that commit, so that callers can start reading next to other work.
  */
-export async function openGitBase(root: string, ref: string, namedRoot: string = root): Promise<GitBase> {
+export async function openGitBase(root: string, ref: string, namedRoot: string = root, options: GitOptions = {}): Promise<GitBase> {
   if (ref === '' || ref.startsWith('-')) throw new GitRegistryError('bad-ref', `--against "${ref}" is not a Git ref`);
-  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG] });
-  const { prefix, toplevel, shallow, commit, ambiguous } = await inspectRepository(root, ref);
+  const at: GitAt = { cwd: root, idleMs: options.idleMs ?? GIT_IDLE_SECONDS.default * 1000 };
+  // Only for the messages of a ref that was not found (local reads): a silent git is then no answer, not an error.
+  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG], timeout: { block: at.idleMs } });
+  const { prefix, toplevel, shallow, commit, ambiguous } = await inspectRepository(at, ref);
   const link = linkInsideRepository(namedRoot, toplevel);
   if (link !== undefined) {
     throw new GitRegistryError(
@@ -596,18 +633,19 @@ export async function openGitBase(root: string, ref: string, namedRoot: string =
     );
   }
   if (ambiguous !== undefined) throw await ambiguousRefError(git, ref, ambiguous);
-  if (commit === undefined) throw await refError(git, root, ref, shallow);
+  if (commit === undefined) throw await refError(git, at, ref, shallow);
   return {
     commit,
-    read: (options) => readTree({ root, ref, commit, prefix }, options),
+    read: (limits) => readTree({ at, ref, commit, prefix }, limits),
     tracksCache: async () => {
       let tracked = false;
       try {
-        await streamRecords(root, ['ls-files', '-z', '--', '.capreg'], () => {
+        await streamRecords(at, ['ls-files', '-z', '--', '.capreg'], () => {
           tracked = true;
           return false;
         });
       } catch (error) {
+        if (error instanceof GitRegistryError) throw error;
         throw new GitRegistryError('git-failed', `git ls-files failed: ${gitMessage(error)}`);
       }
       return tracked;
@@ -617,7 +655,7 @@ export async function openGitBase(root: string, ref: string, namedRoot: string =
       const paths = new Set<string>();
       try {
         // --relative: paths relative to the registry root (the working directory), which may be a subfolder.
-        await streamRecords(root, ['diff', '--name-only', '-z', '--no-renames', '--relative', commit, '--', 'capabilities'], (record) => {
+        await streamRecords(at, ['diff', '--name-only', '-z', '--no-renames', '--relative', commit, '--', 'capabilities'], (record) => {
           if (record !== '') paths.add(record);
           return paths.size <= MAX_CHANGED_PATHS;
         });
@@ -645,7 +683,7 @@ export async function openGitBase(root: string, ref: string, namedRoot: string =
  * against the limits: each link it walks as a file of its own, and the folders it walks through them.
  */
 async function followFolderLinks(
-  root: string,
+  at: GitAt,
   ref: string,
   commit: string,
   prefix: string,
@@ -656,7 +694,7 @@ async function followFolderLinks(
   const none = { files: 0, folders: 0 };
   if (links.length === 0) return { entries, unfollowed: [], emptied: [], overLimit: false, counted: none };
   const stored = await readBlobs(
-    root,
+    at,
     links.filter((entry) => entry.size <= MAX_LINK_BYTES).map((entry) => entry.oid),
   );
   const targets = new Map<string, string>();
@@ -673,7 +711,7 @@ async function followFolderLinks(
     else targets.set(link.path, target);
   }
   if (targets.size === 0) return { entries, unfollowed, emptied: [], overLimit: false, counted: none };
-  const below = await entriesAt(root, ref, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
+  const below = await entriesAt(at, ref, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
   if (below.size > maxEntries) return { entries, unfollowed, emptied: [], overLimit: true, counted: none };
   // By path, so that each link finds what is under its target without a pass over all of it.
   const sorted = [...below.keys()].sort();
@@ -734,17 +772,17 @@ async function followFolderLinks(
 }
 
 async function readTree(
-  { root, ref, commit, prefix }: { root: string; ref: string; commit: string; prefix: string },
+  { at, ref, commit, prefix }: { at: GitAt; ref: string; commit: string; prefix: string },
   options: TreeReadOptions,
 ): Promise<RegistryInput> {
   // The same limits as on disk, counted before any blob is read: files from the listing, bytes
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
   const maxFiles = options.maxFiles ?? LIMITS.maxFiles.default;
-  const { entries: own, folders: ownFolders } = await listTree(root, ref, commit, prefix, maxFiles);
+  const { entries: own, folders: ownFolders } = await listTree(at, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);
-  const { entries: listed, unfollowed, emptied, overLimit, counted } = await followFolderLinks(root, ref, commit, prefix, own, maxFiles);
+  const { entries: listed, unfollowed, emptied, overLimit, counted } = await followFolderLinks(at, ref, commit, prefix, own, maxFiles);
   budget.checkFiles(overLimit ? maxFiles + 1 : listed.length + counted.files);
   budget.checkFolders(ownFolders + counted.folders);
   // As on disk (read-registry.ts): nothing in a folder nested deeper than the limit is read, and
@@ -762,7 +800,7 @@ async function readTree(
   const fits = (entry: TreeEntry): boolean => entry.size <= (entry.mode === SYMLINK_MODE ? MAX_LINK_BYTES : options.maxFileBytes);
   for (const entry of textEntries) if (entry.mode !== SYMLINK_MODE && fits(entry)) budget.addText(entry.path, entry.size);
   const firstRead = await readBlobs(
-    root,
+    at,
     textEntries.filter(fits).map((entry) => entry.oid),
   );
   // A symbolic link is stored as a blob holding its target: follow it, as the disk reader does, to a
@@ -775,7 +813,7 @@ async function readTree(
     linkPaths.set(entry.path, stored !== undefined ? linkTarget(entry.source ?? entry.path, stored.toString('utf8')) : undefined);
   }
   const elsewhere = [...new Set([...linkPaths.values()].filter((target): target is string => target !== undefined && !byPath.has(target)))];
-  const outside = elsewhere.length > 0 ? await entriesAt(root, ref, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
+  const outside = elsewhere.length > 0 ? await entriesAt(at, ref, commit, prefix, elsewhere) : new Map<string, TreeEntry>();
   const targets = new Map<string, TreeEntry | undefined>();
   for (const entry of links) {
     const target = linkPaths.get(entry.path);
@@ -787,7 +825,7 @@ async function readTree(
   const extraOids = [...targets.values()]
     .filter((entry): entry is TreeEntry => entry !== undefined && fits(entry) && !firstRead.has(entry.oid))
     .map((entry) => entry.oid);
-  const blobs = extraOids.length > 0 ? new Map([...firstRead, ...(await readBlobs(root, extraOids))]) : firstRead;
+  const blobs = extraOids.length > 0 ? new Map([...firstRead, ...(await readBlobs(at, extraOids))]) : firstRead;
 
   const files: SourceFile[] = [...tooDeep].map((folder) => ({ path: folder, problem: folderTooDeep(folder) }));
   // Refused as the capability it would be on disk, so that the gate cannot miss it as "added".

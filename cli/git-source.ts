@@ -4,7 +4,7 @@
 // is none either, and the build says why instead of writing `"source": null` without a word.
 import { simpleGit } from 'simple-git';
 import type { Manifest } from '../compiler/types.js';
-import { GIT_CONFIG } from './git-config.js';
+import { GIT_CONFIG, GIT_IDLE_SECONDS } from './git-config.js';
 
 export interface GitSource {
   source: Manifest['source'];
@@ -17,7 +17,8 @@ function firstLine(error: unknown): string {
 }
 
 export async function gitSource(root: string): Promise<GitSource> {
-  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG] });
+  // A git that says nothing for that long (waiting for a lock, say) leaves the manifest without a source, as any failure does.
+  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG], timeout: { block: GIT_IDLE_SECONDS.default * 1000 } });
   try {
     if (!(await git.checkIsRepo())) return { source: null };
     let commit: string | null = null;

@@ -24,7 +24,8 @@ import { UsageError, type CliContext, type Command } from '../context.js';
 import { openGitBase } from '../git-registry.js';
 import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
-import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter } from '../options.js';
+import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter, wholeNumber } from '../options.js';
+import { GIT_IDLE_SECONDS } from '../git-config.js';
 import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
 import { findRegistryRoot, namedPath } from '../root.js';
 import { outputLinkProblem } from '../build-outputs.js';
@@ -239,6 +240,8 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const formatter = await pickFormatter(values.format, { gate: true });
   const maxWarnings = parseMaxWarnings(values['max-warnings']);
   const jobs = parseJobs(values.jobs);
+  const gitTimeout =
+    values['git-timeout'] === undefined ? GIT_IDLE_SECONDS.default : wholeNumber('--git-timeout', values['git-timeout'], 1, GIT_IDLE_SECONDS.ceiling);
   const root = findRegistryRoot(context.cwd, values.root);
   const timings = timingsFromEnv(context.env);
   // A summary file inside the registry root is in the pull request's files: a link committed there
@@ -251,7 +254,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   // Git first: a missing ref or a shallow clone is reported before any work is done. The base tree
   // is then read by git while the new tree is compiled.
   const config = await loadConfig(root);
-  const base = await openGitBase(root, values.against, namedPath(context.cwd, context.env, root));
+  const base = await openGitBase(root, values.against, namedPath(context.cwd, context.env, root), { idleMs: gitTimeout * 1000 });
   // A cache is never source: one committed would show the next build (and, for unchanged files,
   // this gate) documents that no file of the change parses to.
   if (await base.tracksCache()) {

@@ -784,6 +784,37 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(fetched.code).toBe(0);
   });
 
+  it('a partial clone whose remote does not answer: the silent git is stopped (--git-timeout), exit 2', async ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    edits.wording(origin);
+    setVersion(origin, '1.2.4');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    // Without the base's blobs: git fetches them from origin as the gate reads them.
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    git(clone, 'config', 'remote.origin.uploadpack', 'sleep 30; git-upload-pack');
+
+    const started = performance.now();
+    const stalled = runBin(['check', '--against', 'base', '--git-timeout', '1'], { cwd: clone });
+    expect(stalled.stderr).toMatch(/^capreg check: git [a-z-]+ gave no output for 1 s and was stopped \(--git-timeout\): git may be waiting for a remote/);
+    expect(stalled.code).toBe(2);
+    expect(performance.now() - started).toBeLessThan(20_000);
+
+    // The same clone with a remote that answers: the lazy fetch is what the gate waited for.
+    git(clone, 'config', '--unset', 'remote.origin.uploadpack');
+    const answered = runBin(['check', '--against', 'base', '--git-timeout', '30'], { cwd: clone });
+    expect(answered.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
+    expect(answered.code).toBe(0);
+
+    for (const value of ['0', '3601', '1.5']) {
+      const refused = await runCli(['check', '--against', 'base', '--git-timeout', value], clone);
+      expect(refused.stderr).toContain(`--git-timeout must be a whole number from 1 to 3600, not "${value}"`);
+      expect(refused.code).toBe(2);
+    }
+  });
+
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
     track(dir);
