@@ -4,7 +4,11 @@
 // remark-frontmatter parse of the same files (read + parse, nothing else).
 //
 //   npm run build:ts && node bench/build.mjs [--count 1000] [--runs 3] [--timeout 300] [--keep DIR] [--json]
-//                                            [--against OTHER-CHECKOUT]
+//                                            [--against OTHER-CHECKOUT] [--registry DIR]
+//
+// --registry measures a copy of an existing registry (its capabilities/ and capreg.config.yaml)
+// instead of a generated one: the shape of a real registry, not the generator's. The copy is what
+// the rounds edit; the registry itself is only read.
 //
 // --against measures the builds of another checkout too (e.g. `git worktree add ../old <commit>`,
 // `npm run build:ts` there), in the same rounds, on its own copy of the registry: before/after.
@@ -19,7 +23,7 @@
 // child's user + system time. The table shows medians; ratios are against the baseline's median.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile, appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -38,6 +42,7 @@ const { values } = parseArgs({
     keep: { type: 'string' },
     against: { type: 'string' },
     json: { type: 'boolean', default: false },
+    registry: { type: 'string' },
   },
 });
 
@@ -61,7 +66,8 @@ async function baselineChild(root) {
   for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     // capabilities/toolsets/ is the split toolsets layout, not a capability.
     if (!entry.isDirectory() || entry.name === 'toolsets') continue;
-    trees.push(processor.parse(readFileSync(path.join(dir, entry.name, 'PROTOCOL.md'), 'utf8')));
+    const file = path.join(dir, entry.name, 'PROTOCOL.md');
+    if (existsSync(file)) trees.push(processor.parse(readFileSync(file, 'utf8')));
   }
   process.stdout.write(`${JSON.stringify({ files: trees.length, inProcessMs: performance.now() - start })}\n`);
 }
@@ -137,13 +143,37 @@ function table(rows, columns) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The registry measured
+
+/**
+ * Copies the registry at `from` (its capabilities/ and capreg.config.yaml, nothing it built) to
+ * `to`, and says what generateRegistry says of its own: the capability ids, sorted, and the bytes
+ * of their PROTOCOL.md files.
+ */
+async function copyRegistry(from, to) {
+  await cp(path.join(from, 'capabilities'), path.join(to, 'capabilities'), { recursive: true });
+  if (existsSync(path.join(from, 'capreg.config.yaml'))) await cp(path.join(from, 'capreg.config.yaml'), path.join(to, 'capreg.config.yaml'));
+  const ids = [];
+  let bytes = 0;
+  for (const entry of await readdir(path.join(to, 'capabilities'), { withFileTypes: true })) {
+    const file = path.join(to, 'capabilities', entry.name, 'PROTOCOL.md');
+    if (!entry.isDirectory() || entry.name === 'toolsets' || !existsSync(file)) continue;
+    ids.push(entry.name);
+    bytes += (await stat(file)).size;
+  }
+  ids.sort((a, b) => (a < b ? -1 : 1));
+  if (ids.length === 0) throw new Error(`--registry: no capabilities/*/PROTOCOL.md under ${from}`);
+  return { ids, bytes };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const count = Number(values.count);
   const runs = Number(values.runs);
   const timeoutMs = Number(values.timeout) * 1000;
-  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(runs) || runs < 1 || !(timeoutMs > 0)) {
-    console.error('usage: node bench/build.mjs [--count N] [--runs N] [--timeout SECONDS] [--keep DIR] [--json]');
+  const requested = Number(values.count);
+  if (!Number.isInteger(requested) || requested < 1 || !Number.isInteger(runs) || runs < 1 || !(timeoutMs > 0)) {
+    console.error('usage: node bench/build.mjs [--count N | --registry DIR] [--runs N] [--timeout SECONDS] [--keep DIR] [--against CHECKOUT] [--json]');
     process.exit(2);
   }
   if (!existsSync(path.join(repo, 'lib', 'cli', 'main.js'))) {
@@ -154,12 +184,16 @@ async function main() {
   const root = values.keep ? path.resolve(values.keep) : await mkdtemp(path.join(os.tmpdir(), 'capreg-bench-'));
   const loadBefore = os.loadavg();
   const started = performance.now();
-  const summary = await generateRegistry(root, { count });
+  const registry = values.registry ? path.resolve(values.registry) : undefined;
+  /** The registry the rounds measure, written at `dir`: a copy of --registry, or a generated one. */
+  const makeRegistry = (dir) => (registry ? copyRegistry(registry, dir) : generateRegistry(dir, { count: requested }));
+  const summary = await makeRegistry(root);
+  const count = summary.ids.length;
   const changedId = summary.ids[Math.floor(count / 2)];
   const changedFile = path.join(root, 'capabilities', changedId, 'PROTOCOL.md');
   const log = (text) => process.stderr.write(`${text}\n`);
   log(
-    `bench: ${count} capabilities, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`,
+    `bench: ${count} capabilities${registry ? ` (a copy of ${registry})` : ''}, ${(summary.bytes / 1024).toFixed(0)} KiB in ${root}; ${runs} round(s); node ${process.version}, ${os.availableParallelism()} cores, load ${loadBefore.map((l) => l.toFixed(1)).join(' ')}`,
   );
 
   /** cold / no change / one file of the checkout whose bin/capreg.js is `binPath`, on the registry at `registryRoot`. */
@@ -206,7 +240,7 @@ async function main() {
   if (values.against) {
     const againstBin = path.join(path.resolve(values.against), 'bin', 'capreg.js');
     if (!existsSync(againstBin)) throw new Error(`--against: no ${againstBin}`);
-    await generateRegistry(againstRoot, { count });
+    await makeRegistry(againstRoot);
     for (const [key, measure] of Object.entries(buildMeasures(againstBin, againstRoot))) measures[`${key}Against`] = measure;
   }
   const results = Object.fromEntries(Object.keys(measures).map((key) => [key, []]));
@@ -278,7 +312,7 @@ async function main() {
   const baselineParse = median(results.baseline.map((r) => r.parseMs));
   const output = [
     '',
-    `capreg build benchmark — ${count} capabilities (${(summary.bytes / 1024).toFixed(0)} KiB), ${runs} round(s), node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'cpu'}), load avg ${loadBefore[0].toFixed(1)} → ${loadAfter[0].toFixed(1)}`,
+    `capreg build benchmark — ${count} capabilities${registry ? ` of ${registry}` : ''} (${(summary.bytes / 1024).toFixed(0)} KiB), ${runs} round(s), node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'cpu'}), load avg ${loadBefore[0].toFixed(1)} → ${loadAfter[0].toFixed(1)}`,
     `baseline in-process (read + parse only, without node start-up and imports): ${baselineParse.toFixed(0)} ms`,
     '',
     table(rows, ['measure', 'wall ms (median)', 'runs (wall ms)', 'vs baseline', 'per round', 'cpu ms (median)', 'cpu vs baseline', 'target', 'ok']),
