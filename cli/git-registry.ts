@@ -62,7 +62,7 @@ interface GitResult {
 }
 
 /** Where the gate runs git, and how long a git process may go without output before it is stopped. */
-export interface GitAt {
+interface GitAt {
   cwd: string;
   idleMs: number;
 }
