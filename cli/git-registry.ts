@@ -80,13 +80,22 @@ function spawnGit(at: GitAt, args: readonly string[], input = '') {
   });
   child.stdin.end(input);
   const ended = new Promise<number | null>((resolve, reject) => {
+    let heard = false;
+    // The timer comes due as well when this thread was busy for that long (compiling the new tree)
+    // while git's output waited in the pipe: that output is read first (an immediate runs after the
+    // loop's I/O), and only a git that still gave none is stopped.
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      child.stdout.destroy();
-      child.stderr.destroy();
-      reject(silentGit(args, at.idleMs));
+      heard = false;
+      setImmediate(() => {
+        if (heard) return;
+        child.kill('SIGKILL');
+        child.stdout.destroy();
+        child.stderr.destroy();
+        reject(silentGit(args, at.idleMs));
+      });
     }, at.idleMs);
     const alive = (): void => {
+      heard = true;
       timer.refresh();
     };
     child.stdout.on('data', alive);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GitRegistryError, readGitRegistry } from '../../cli/git-registry.js';
+import { GitRegistryError, openGitBase, readGitRegistry } from '../../cli/git-registry.js';
 import { UsageError } from '../../cli/context.js';
 import { readRegistry } from '../../cli/read-registry.js';
 import { commitAll, createBaseRepository, git, initRepository, read, REPORTS_FILE, runCli, tempDir, write } from './fixture.js';
@@ -632,6 +632,17 @@ describe('readGitRegistry', () => {
       /^capreg check: git takes a folder at or above .*registry for a Git directory \(cannot use bare repository .*safe\.bareRepository.*remove them from the registry/,
     );
     expect(fs.existsSync(ran)).toBe(false);
+  });
+
+  it('does not call git silent when it was this thread that did not read: output waiting in the pipe counts (--git-timeout)', async () => {
+    const dir = repository();
+    const base = await openGitBase(dir, 'HEAD', dir, { idleMs: 300 });
+    const reading = base.read({ maxFileBytes: 1024 * 1024 });
+    // git has started listing the tree; this thread is then busy (compiling the new tree, in check) for longer than the timeout.
+    const busyUntil = performance.now() + 1000;
+    while (performance.now() < busyUntil);
+    const { files } = await reading;
+    expect(files.map((file) => file.path)).toContain('capabilities/notes/PROTOCOL.md');
   });
 
   it('refuses option-like refs', async () => {
