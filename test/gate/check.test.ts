@@ -3,6 +3,8 @@
 // own (version-bump, version-date, capability-removed); the fixture lints clean (fixture-sanity).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'vitest';
 import type { CapabilityChange } from '../../compiler/gate/index.js';
@@ -812,6 +814,34 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
       const refused = await runCli(['check', '--against', 'base', '--git-timeout', value], clone);
       expect(refused.stderr).toContain(`--git-timeout must be a whole number from 1 to 3600, not "${value}"`);
       expect(refused.code).toBe(2);
+    }
+  });
+
+  it('a partial clone whose remote asks for a password: git does not prompt for one, it fails and says so', async ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    edits.wording(origin);
+    setVersion(origin, '1.2.4');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    // The base's blobs are then fetched from a remote that wants credentials.
+    const server = createServer((request, response) => {
+      response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="capreg"', 'Content-Length': '0' }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      git(clone, 'config', 'remote.origin.url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/registry.git`);
+      const started = performance.now();
+      const asked = await runCli(['check', '--against', 'base', '--git-timeout', '30'], clone);
+      expect(asked.stderr).toMatch(
+        /^capreg check: git ls-tree [0-9a-f]{12} failed: could not read Username for 'http:\/\/127\.0\.0\.1:\d+': terminal prompts disabled/,
+      );
+      expect(asked.code).toBe(2);
+      expect(performance.now() - started).toBeLessThan(20_000);
+    } finally {
+      server.close();
     }
   });
 
