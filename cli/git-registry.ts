@@ -82,15 +82,17 @@ function spawnGit(at: GitAt, args: readonly string[], input = '') {
   const ended = new Promise<number | null>((resolve, reject) => {
     let heard = false;
     // The timer comes due as well when this thread was busy for that long (compiling the new tree)
-    // while git's output waited in the pipe: that output is read first (an immediate runs after the
-    // loop's I/O), and only a git that still gave none is stopped.
+    // while git's output, or its end, waited to be read: that is read first (an immediate runs after
+    // the loop's I/O), and only a git that still gave neither is stopped.
     const timer = setTimeout(() => {
       heard = false;
       setImmediate(() => {
         if (heard) return;
-        child.kill('SIGKILL');
         child.stdout.destroy();
         child.stderr.destroy();
+        // Git ended and all it wrote was read: a process it started holds its pipes (a hook's), and its answer stands.
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGKILL');
         reject(silentGit(args, at.idleMs));
       });
     }, at.idleMs);
@@ -100,6 +102,8 @@ function spawnGit(at: GitAt, args: readonly string[], input = '') {
     };
     child.stdout.on('data', alive);
     child.stderr.on('data', alive);
+    // Its pipes close after this, unless a process it started holds them: they are closed idleMs later.
+    child.once('exit', alive);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(new GitRegistryError('git-failed', `cannot run git in ${at.cwd}: ${error.message}`));

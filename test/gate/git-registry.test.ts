@@ -634,7 +634,7 @@ describe('readGitRegistry', () => {
     expect(fs.existsSync(ran)).toBe(false);
   });
 
-  it('does not call git silent when it was this thread that did not read: output waiting in the pipe counts (--git-timeout)', async () => {
+  it('does not call git silent when it was this thread that did not read: output or an end waiting to be read counts (--git-timeout)', async () => {
     const dir = repository();
     const base = await openGitBase(dir, 'HEAD', dir, { idleMs: 300 });
     const reading = base.read({ maxFileBytes: 1024 * 1024 });
@@ -643,6 +643,21 @@ describe('readGitRegistry', () => {
     while (performance.now() < busyUntil);
     const { files } = await reading;
     expect(files.map((file) => file.path)).toContain('capabilities/notes/PROTOCOL.md');
+    // A git that writes nothing and ends while this thread is busy: its end is news too.
+    const asking = base.tracksCache();
+    const busyAgain = performance.now() + 1000;
+    while (performance.now() < busyAgain);
+    expect(await asking).toBe(false);
+  });
+
+  it('takes the answer of a git that ended while a process it started holds its pipes (an fsmonitor hook here), once they are idle (--git-timeout)', async () => {
+    const dir = repository();
+    // The hook leaves a process behind that holds git's stderr, as a daemon that keeps it would.
+    git(dir, 'config', 'core.fsmonitor', "sh -c 'sleep 4 >&2 &'; true");
+    const base = await openGitBase(dir, 'HEAD', dir, { idleMs: 300 });
+    const started = performance.now();
+    expect(await base.tracksCache()).toBe(false);
+    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it('refuses option-like refs', async () => {
