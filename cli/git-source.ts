@@ -8,23 +8,30 @@ import { GIT_CONFIG, GIT_IDLE_SECONDS } from './git-config.js';
 
 export interface GitSource {
   source: Manifest['source'];
-  /** Why there is no source although Git was asked: git's own first line. */
+  /** Why there is no source although Git was asked (git's own first line, or its silence), and what to do. */
   problem?: string;
 }
+
+/** simple-git's words when its `timeout.block` stopped git. */
+const BLOCK_TIMEOUT = /\bblock timeout reached\b/;
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).trim().split('\n')[0] ?? '';
 }
 
-export async function gitSource(root: string): Promise<GitSource> {
-  // A git that says nothing for that long (waiting for a lock, say) leaves the manifest without a source, as any failure does.
-  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG], timeout: { block: GIT_IDLE_SECONDS.default * 1000 } });
+/**
+ * The manifest's `source`. A git that says nothing for `idleMs` (a lock another git holds, a hook
+ * that hangs) is stopped, and the build goes on without a source, as for any failure, and says why.
+ */
+export async function gitSource(root: string, idleMs: number = GIT_IDLE_SECONDS.default * 1000): Promise<GitSource> {
+  const git = simpleGit({ baseDir: root, config: [...GIT_CONFIG], timeout: { block: idleMs } });
   try {
     if (!(await git.checkIsRepo())) return { source: null };
     let commit: string | null = null;
     try {
       commit = (await git.revparse(['HEAD'])).trim();
-    } catch {
+    } catch (error) {
+      if (BLOCK_TIMEOUT.test(firstLine(error))) throw error;
       commit = null; // a repository without commits yet
     }
     const status = await git.raw(['status', '--porcelain', '--untracked-files=all', '--', 'capabilities', 'capreg.config.yaml']);
@@ -32,11 +39,17 @@ export async function gitSource(root: string): Promise<GitSource> {
   } catch (error) {
     // No git on the machine: a source cannot be asked for, as outside a work tree.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || /\bspawn git ENOENT\b/.test(firstLine(error))) return { source: null };
-    return { source: null, problem: firstLine(error) };
+    if (BLOCK_TIMEOUT.test(firstLine(error))) {
+      return { source: null, problem: `git gave no output for ${idleMs / 1000} s and was stopped: another git process may hold a lock, or a hook hangs` };
+    }
+    return {
+      source: null,
+      problem: `git failed: ${firstLine(error)}; fix the repository (for "dubious ownership", \`git config --global --add safe.directory <path>\` or run as the owner)`,
+    };
   }
 }
 
-/** The warning a build prints when Git was there but refused to say where the registry came from. */
+/** The warning a build prints when Git was there but did not say where the registry came from. */
 export function sourceWarning(command: string, problem: string): string {
-  return `${command}: warning: the manifest has no source (commit): git failed: ${problem}; fix the repository (for "dubious ownership", \`git config --global --add safe.directory <path>\` or run as the owner)\n`;
+  return `${command}: warning: the manifest has no source (commit): ${problem}\n`;
 }

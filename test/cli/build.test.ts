@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseManifest } from '../../compiler/manifest.js';
 import type { Manifest } from '../../compiler/types.js';
+import { gitSource, sourceWarning } from '../../cli/git-source.js';
 import { cleanProtocol, run, tempDir, tempRegistry, writeFiles } from './helpers.js';
 
 const ALPHA = 'capabilities/alpha/PROTOCOL.md';
@@ -347,6 +348,26 @@ describe('capreg build: source from Git', () => {
     const again = await run(['build'], { cwd: root });
     expect(again.stderr).toMatch(/^capreg build: warning: the manifest has no source/);
     expect(again.stderr).toMatch(/is up to date/);
+  });
+
+  it('is null with a warning that says so when git gives no answer within its time (a hook that hangs)', async () => {
+    const root = registry();
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'registry');
+    // `git status` runs the fsmonitor hook first, and waits for it.
+    git(root, 'config', 'core.fsmonitor', 'sleep 30; false');
+    const started = performance.now();
+    const { source, problem } = await gitSource(root, 500);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(source).toBeNull();
+    expect(problem).toBe('git gave no output for 0.5 s and was stopped: another git process may hold a lock, or a hook hangs');
+    expect(sourceWarning('capreg build', problem!)).toBe(
+      'capreg build: warning: the manifest has no source (commit): git gave no output for 0.5 s and was stopped: another git process may hold a lock, or a hook hangs\n',
+    );
+    // The same repository with a hook that answers: a commit.
+    git(root, 'config', 'core.fsmonitor', 'false');
+    expect(await gitSource(root, 5_000)).toEqual({ source: { commit: git(root, 'rev-parse', 'HEAD'), dirty: false } });
   });
 
   it('runs no program of a registry subfolder made to look like a Git directory (its config is not read)', async () => {
