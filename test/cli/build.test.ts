@@ -356,7 +356,7 @@ describe('capreg build: source from Git', () => {
     git(root, 'add', '-A');
     git(root, 'commit', '-q', '-m', 'registry');
     // `git status` runs the fsmonitor hook first, and waits for it.
-    git(root, 'config', 'core.fsmonitor', 'sleep 30; false');
+    git(root, 'config', 'core.fsmonitor', 'sleep 10; false');
     const started = performance.now();
     const { source, problem } = await gitSource(root, 500);
     expect(performance.now() - started).toBeLessThan(10_000);
