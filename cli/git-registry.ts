@@ -120,7 +120,7 @@ function silentGit(args: readonly string[], idleMs: number): GitRegistryError {
   return new GitRegistryError(
     'git-timeout',
     `git ${args[0]} gave no output for ${idleMs / 1000} s and was stopped (--git-timeout): git may be waiting for a remote (a partial clone ` +
-      "fetches the base's files as they are read), for credentials, or for a lock another git process holds; check that the remote answers, " +
+      "fetches the base's files from it), for credentials, or for a lock another git process holds; check that the remote answers, " +
       'clone without --filter, or raise --git-timeout',
   );
 }
@@ -367,10 +367,11 @@ const MAX_CHANGED_PATHS = 100_000;
 const MAX_TREE_RECORD_BYTES = 64 * 1024;
 
 /**
- * Run git and hand each NUL-terminated record of its output to `onRecord` as it comes, until
- * `onRecord` returns false (git is then stopped): a listing of millions of entries is never held whole.
+ * Run git and hand each NUL-terminated record of its output (or `separator`-terminated) to
+ * `onRecord` as it comes, until `onRecord` returns false (git is then stopped): a listing of
+ * millions of entries is never held whole.
  */
-function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => boolean): Promise<void> {
+function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => boolean, separator = 0): Promise<void> {
   return new Promise((resolve, reject) => {
     const { child, ended } = spawnGit(at, args);
     let pending: Buffer = Buffer.alloc(0);
@@ -396,7 +397,7 @@ function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => 
       if (stopped) return;
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
       let start = 0;
-      for (let end = pending.indexOf(0, start); end !== -1; end = pending.indexOf(0, start)) {
+      for (let end = pending.indexOf(separator, start); end !== -1; end = pending.indexOf(separator, start)) {
         if (end - start > MAX_TREE_RECORD_BYTES) return tooLong();
         let more: boolean;
         try {
@@ -784,6 +785,58 @@ async function followFolderLinks(
   };
 }
 
+/**
+ * In a partial clone (`git clone --filter=blob:none`), the base's files that are not here yet are
+ * fetched from its promisor remote in one fetch, as git itself fetches a batch of missing objects.
+ * Without it, `ls-tree -l` (for the sizes) fetches them one at a time: a fetch per changed file, a
+ * round trip each. A fetch that fails changes nothing: git then fetches each file as it is read,
+ * and says what is wrong.
+ */
+async function prefetchMissing(at: GitAt, commit: string, maxFiles: number): Promise<void> {
+  const promisor = await runGit(at, ['config', '--type=bool', '--get-regexp', '^remote\\..*\\.promisor$']);
+  const remote = /^remote\.(.+)\.promisor true$/m.exec(promisor.stdout)?.[1];
+  // A name git would take for an option is no remote to fetch from.
+  if (promisor.code !== 0 || remote === undefined || remote.startsWith('-')) return;
+  const missing: string[] = [];
+  try {
+    // --missing=print lists an object that is not here with a `?`, and fetches nothing.
+    await streamRecords(
+      at,
+      ['rev-list', '--no-walk', '--objects', '--no-object-names', '--missing=print', commit, '--', 'capabilities'],
+      (line) => {
+        if (line.startsWith('?')) missing.push(line.slice(1));
+        return missing.length <= maxFiles;
+      },
+      10,
+    );
+  } catch (error) {
+    if (error instanceof GitRegistryError) throw error;
+    return;
+  }
+  // More than the registry may hold: the listing refuses it without the fetch.
+  if (missing.length === 0 || missing.length > maxFiles) return;
+  const fetch = spawnGit(
+    at,
+    [
+      '-c',
+      'fetch.negotiationAlgorithm=noop',
+      'fetch',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--recurse-submodules=no',
+      '--filter=blob:none',
+      '--progress',
+      '--stdin',
+      remote,
+    ],
+    `${missing.join('\n')}\n`,
+  );
+  // Its progress only keeps the idle timer alive.
+  fetch.child.stdout.resume();
+  fetch.child.stderr.resume();
+  await fetch.ended;
+}
+
 async function readTree(
   { at, ref, commit, prefix }: { at: GitAt; ref: string; commit: string; prefix: string },
   options: TreeReadOptions,
@@ -792,6 +845,7 @@ async function readTree(
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
   const maxFiles = options.maxFiles ?? LIMITS.maxFiles.default;
+  await prefetchMissing(at, commit, maxFiles);
   const { entries: own, folders: ownFolders } = await listTree(at, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);

@@ -845,6 +845,28 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     }
   });
 
+  it("a partial clone: the base's files that are not there yet come in one fetch, not one fetch each", ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    edits.wording(origin);
+    setVersion(origin, '1.2.4');
+    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
+    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    commitAll(origin, 'second commit');
+    const packs = (repository: string): number => Number(/^packs: (\d+)$/m.exec(git(repository, 'count-objects', '-v'))![1]);
+    for (const depth of ['full', 'partial'] as const) {
+      const clone = path.join(tempDir(), 'clone');
+      track(path.dirname(clone));
+      git(path.dirname(clone), 'clone', '-q', ...(depth === 'partial' ? ['--filter=blob:none'] : []), `file://${origin}`, clone);
+      const before = packs(clone);
+      const result = runBin(['check', '--against', 'base'], { cwd: clone });
+      expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
+      expect(result.code).toBe(0);
+      // The base's two protocols that changed: fetched together (a full clone has them already).
+      expect(packs(clone) - before).toBe(depth === 'partial' ? 1 : 0);
+    }
+  });
+
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
     track(dir);
