@@ -792,17 +792,19 @@ async function followFolderLinks(
  * round trip each. A fetch that fails changes nothing: git then fetches each file as it is read,
  * and says what is wrong.
  */
-async function prefetchMissing(at: GitAt, commit: string, maxFiles: number): Promise<void> {
+async function prefetchMissing(at: GitAt, commit: string, prefix: string, maxFiles: number): Promise<void> {
   const promisor = await runGit(at, ['config', '--type=bool', '--get-regexp', '^remote\\..*\\.promisor$']);
   const remote = /^remote\.(.+)\.promisor true$/m.exec(promisor.stdout)?.[1];
   // A name git would take for an option is no remote to fetch from.
   if (promisor.code !== 0 || remote === undefined || remote.startsWith('-')) return;
   const missing: string[] = [];
   try {
-    // --missing=print lists an object that is not here with a `?`, and fetches nothing.
+    // --missing=print lists an object that is not here with a `?`, and fetches nothing. The walk starts
+    // at the folder's tree: a commit and a path would list nothing for a commit that left capabilities/
+    // as its parent had it (rev-list's history simplification), as a base's tip often does.
     await streamRecords(
       at,
-      ['rev-list', '--no-walk', '--objects', '--no-object-names', '--missing=print', commit, '--', 'capabilities'],
+      ['rev-list', '--objects', '--no-object-names', '--missing=print', `${commit}:${prefix}capabilities`],
       (line) => {
         if (line.startsWith('?')) missing.push(line.slice(1));
         return missing.length <= maxFiles;
@@ -845,7 +847,7 @@ async function readTree(
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
   const maxFiles = options.maxFiles ?? LIMITS.maxFiles.default;
-  await prefetchMissing(at, commit, maxFiles);
+  await prefetchMissing(at, commit, prefix, maxFiles);
   const { entries: own, folders: ownFolders } = await listTree(at, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);

@@ -867,6 +867,29 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     }
   });
 
+  it("a partial clone: the base's files come in one fetch as well when the base's tip changed nothing under capabilities/", ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    // The base is a commit that only touched a file outside the registry, as a branch's tip often is.
+    write(origin, 'README.md', 'The registry.\n');
+    commitAll(origin, 'readme');
+    git(origin, 'tag', '-f', 'base');
+    edits.wording(origin);
+    setVersion(origin, '1.2.4');
+    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
+    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const before = packs();
+    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
+    expect(result.code).toBe(0);
+    expect(packs() - before).toBe(1);
+  });
+
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
     track(dir);
