@@ -371,9 +371,9 @@ const MAX_TREE_RECORD_BYTES = 64 * 1024;
  * `onRecord` as it comes, until `onRecord` returns false (git is then stopped): a listing of
  * millions of entries is never held whole.
  */
-function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => boolean, separator = 0): Promise<void> {
+function streamRecords(at: GitAt, args: string[], onRecord: (record: string) => boolean, separator = 0, input = ''): Promise<void> {
   return new Promise((resolve, reject) => {
-    const { child, ended } = spawnGit(at, args);
+    const { child, ended } = spawnGit(at, args, input);
     let pending: Buffer = Buffer.alloc(0);
     let stderr = '';
     let stopped = false;
@@ -725,7 +725,15 @@ async function followFolderLinks(
     else targets.set(link.path, target);
   }
   if (targets.size === 0) return { entries, unfollowed, emptied: [], overLimit: false, counted: none };
-  const below = await entriesAt(at, ref, commit, prefix, [...new Set(targets.values())], { recursive: true, maxEntries });
+  const linked = [...new Set(targets.values())];
+  // Outside capabilities/, which the first fetch took: their files come in one fetch too.
+  await prefetchMissing(
+    at,
+    commit,
+    linked.map((target) => `${prefix}${target}`),
+    maxEntries,
+  );
+  const below = await entriesAt(at, ref, commit, prefix, linked, { recursive: true, maxEntries });
   if (below.size > maxEntries) return { entries, unfollowed, emptied: [], overLimit: true, counted: none };
   // By path, so that each link finds what is under its target without a pass over all of it.
   const sorted = [...below.keys()].sort();
@@ -792,7 +800,7 @@ async function followFolderLinks(
  * round trip each. A fetch that fails changes nothing: git then fetches each file as it is read,
  * and says what is wrong.
  */
-async function prefetchMissing(at: GitAt, commit: string, prefix: string, maxFiles: number): Promise<void> {
+async function prefetchMissing(at: GitAt, commit: string, paths: readonly string[], maxFiles: number): Promise<void> {
   const promisor = await runGit(at, ['config', '--type=bool', '--get-regexp', '^remote\\..*\\.promisor$']);
   const remote = /^remote\.(.+)\.promisor true$/m.exec(promisor.stdout)?.[1];
   // A name git would take for an option is no remote to fetch from.
@@ -800,16 +808,18 @@ async function prefetchMissing(at: GitAt, commit: string, prefix: string, maxFil
   const missing: string[] = [];
   try {
     // --missing=print lists an object that is not here with a `?`, and fetches nothing. The walk starts
-    // at the folder's tree: a commit and a path would list nothing for a commit that left capabilities/
-    // as its parent had it (rev-list's history simplification), as a base's tip often does.
+    // at each path's tree: a commit and a path would list nothing for a commit that left capabilities/
+    // as its parent had it (rev-list's history simplification), as a base's tip often does. A path
+    // the commit does not hold (a link's missing target) is passed over.
     await streamRecords(
       at,
-      ['rev-list', '--objects', '--no-object-names', '--missing=print', `${commit}:${prefix}capabilities`],
+      ['rev-list', '--objects', '--no-object-names', '--missing=print', '--ignore-missing', '--stdin'],
       (line) => {
         if (line.startsWith('?')) missing.push(line.slice(1));
         return missing.length <= maxFiles;
       },
       10,
+      paths.map((path) => `${commit}:${path}\n`).join(''),
     );
   } catch (error) {
     if (error instanceof GitRegistryError) throw error;
@@ -847,7 +857,7 @@ async function readTree(
   // from the sizes it gives.
   const budget = new RegistryBudget(options, `capabilities/ at ${ref}`);
   const maxFiles = options.maxFiles ?? LIMITS.maxFiles.default;
-  await prefetchMissing(at, commit, prefix, maxFiles);
+  await prefetchMissing(at, commit, [`${prefix}capabilities`], maxFiles);
   const { entries: own, folders: ownFolders } = await listTree(at, ref, commit, prefix, maxFiles);
   budget.checkFiles(own.length);
   budget.checkFolders(ownFolders);

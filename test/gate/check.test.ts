@@ -890,6 +890,32 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(packs() - before).toBe(1);
   });
 
+  it("a partial clone: the base's files under a folder link's target outside capabilities/ come in one fetch too", ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    fs.mkdirSync(path.join(origin, 'shared'));
+    fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
+    fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
+    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+    commitAll(origin, 'notes shared');
+    git(origin, 'tag', '-f', 'base');
+    // The clone's checkout has the new files, not the base's.
+    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
+    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const before = packs();
+    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
+    expect(result.code).toBe(0);
+    // One fetch for shared/notes (capabilities/ holds nothing the checkout lacks): not one for each of its five files.
+    expect(packs() - before).toBe(1);
+  });
+
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
     track(dir);
