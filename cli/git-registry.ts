@@ -825,8 +825,9 @@ async function prefetchMissing(at: GitAt, commit: string, paths: readonly string
     if (error instanceof GitRegistryError) throw error;
     return;
   }
-  // More than the registry may hold: the listing refuses it without the fetch.
-  if (missing.length === 0 || missing.length > maxFiles) return;
+  // More than the registry may hold: the listing refuses it past the first of them, which git would
+  // otherwise fetch one at a time (`ls-tree -l`), up to limits.maxFiles round trips.
+  if (missing.length === 0) return;
   const fetch = spawnGit(
     at,
     [

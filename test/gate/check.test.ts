@@ -916,6 +916,33 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(packs() - before).toBe(1);
   });
 
+  it('a partial clone whose base holds more files than limits.maxFiles: refused after one fetch, not one fetch per file', ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    write(origin, 'capreg.config.yaml', 'limits:\n  maxFiles: 200\n');
+    const references = (text: string): void => {
+      for (let index = 0; index < 400; index += 1) write(origin, `capabilities/notes/references/r${index}.md`, `${text} ${index}.\n`);
+    };
+    references('Reference');
+    commitAll(origin, 'many references');
+    git(origin, 'tag', '-f', 'base');
+    references('Revised reference');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    // Each fetch leaves a pack: none is merged into another while they are counted.
+    git(clone, 'config', 'maintenance.auto', 'false');
+    const before = packs();
+    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    expect(result.stderr).toContain('holds more than 200 files, over limits.maxFiles');
+    expect(result.code).toBe(2);
+    // One fetch of the first 201, not one for each (about 200 packs); git ls-tree, which runs a pipe's
+    // worth ahead of the listing until it is stopped, fetches some more on its own (about 90 here).
+    expect(packs() - before).toBeLessThan(150);
+  });
+
   it('a registry outside any Git repository', async ({ expect }) => {
     const dir = tempDir();
     track(dir);
