@@ -819,7 +819,11 @@ async function prefetchMissing(at: GitAt, commit: string, paths: readonly string
         return missing.length <= maxFiles;
       },
       10,
-      paths.map((path) => `${commit}:${path}\n`).join(''),
+      // One a line: a path that holds a line break (a link's crafted target) is not passed as two.
+      paths
+        .filter((path) => !path.includes('\n'))
+        .map((path) => `${commit}:${path}\n`)
+        .join(''),
     );
   } catch (error) {
     if (error instanceof GitRegistryError) throw error;

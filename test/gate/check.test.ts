@@ -916,6 +916,34 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(packs() - before).toBe(1);
   });
 
+  it("a partial clone: a link whose target holds a line break does not keep the other links' files from one fetch", ({ expect }) => {
+    const origin = scenario();
+    git(origin, 'config', 'uploadpack.allowFilter', 'true');
+    fs.mkdirSync(path.join(origin, 'shared'));
+    fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
+    fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
+    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+    // Passed to git on one line each, its target would read as two (the second an option).
+    fs.symlinkSync('../shared/notes\n--all', path.join(origin, 'capabilities/odd'));
+    commitAll(origin, 'notes shared');
+    git(origin, 'tag', '-f', 'base');
+    fs.rmSync(path.join(origin, 'capabilities/odd'));
+    // The clone's checkout has the new files, not the base's.
+    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
+    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    commitAll(origin, 'second commit');
+    const clone = path.join(tempDir(), 'clone');
+    track(path.dirname(clone));
+    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const before = packs();
+    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
+    // One fetch for capabilities/ (the link the checkout lacks), one for shared/notes: not one for each of its five files.
+    expect(packs() - before).toBe(2);
+  });
+
   it('a partial clone whose base holds more files than limits.maxFiles: refused after one fetch, not one fetch per file', ({ expect }) => {
     const origin = scenario();
     git(origin, 'config', 'uploadpack.allowFilter', 'true');
