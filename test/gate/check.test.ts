@@ -42,6 +42,26 @@ function change(json: JsonOutput, id: string): CapabilityChange | undefined {
   return json.gate.changes.find((entry) => entry.id === id);
 }
 
+/** A partial clone (`--filter=blob:none`) of `origin`, or a full one, and how many packs it holds: each fetch adds one. */
+function partialClone(origin: string, { full = false } = {}): { clone: string; packs: () => number } {
+  const clone = path.join(tempDir(), 'clone');
+  track(path.dirname(clone));
+  git(path.dirname(clone), 'clone', '-q', ...(full ? [] : ['--filter=blob:none']), `file://${origin}`, clone);
+  // No pack is merged into another while they are counted.
+  git(clone, 'config', 'maintenance.auto', 'false');
+  return { clone, packs: () => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]) };
+}
+
+const SHARED_REFERENCES = ['one', 'two', 'three', 'four'];
+
+/** Move capabilities/notes to shared/notes, with four references, and link it back. */
+function shareNotes(origin: string): void {
+  fs.mkdirSync(path.join(origin, 'shared'));
+  fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
+  fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
+  for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+}
+
 const edits = {
   requiredToolsetAdded: (root: string) => edit(root, REPORTS_FILE, '[work-logs]', '[work-logs, billing]'),
   toolRemoved: (root: string) => edit(root, REPORTS_FILE, '| `work_log_list` | list entries |\n', ''),
@@ -69,6 +89,11 @@ const edits = {
     ),
   sectionAdded: (root: string) => write(root, REPORTS_FILE, `${read(root, REPORTS_FILE)}\n## Sources\n\nCite the date of every entry you use.\n`),
   wording: (root: string) => edit(root, REPORTS_FILE, 'add an entry', 'add one entry'),
+  /** A wording change of notes, with the patch bump it needs. */
+  notesWording: (root: string) => {
+    edit(root, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
+    setVersion(root, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+  },
 };
 
 const reasonCases: { name: string; apply: (root: string) => void; level: 'major' | 'minor' | 'patch'; reason: string; expected: string }[] = [
@@ -792,10 +817,8 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    // Without the base's blobs: git fetches them from origin as the gate reads them.
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    // Without the base's blobs: the gate fetches them from origin.
+    const { clone } = partialClone(origin);
     git(clone, 'config', 'remote.origin.uploadpack', 'sleep 30; git-upload-pack');
 
     const started = performance.now();
@@ -804,7 +827,7 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     expect(stalled.code).toBe(2);
     expect(performance.now() - started).toBeLessThan(20_000);
 
-    // The same clone with a remote that answers: the lazy fetch is what the gate waited for.
+    // The same clone with a remote that answers: the fetch is what the gate waited for.
     git(clone, 'config', '--unset', 'remote.origin.uploadpack');
     const answered = runBin(['check', '--against', 'base', '--git-timeout', '30'], { cwd: clone });
     expect(answered.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
@@ -823,9 +846,7 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
+    const { clone } = partialClone(origin);
     // The base's blobs are then fetched from a remote that wants credentials.
     const server = createServer((request, response) => {
       response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="capreg"', 'Content-Length': '0' }).end();
@@ -850,20 +871,16 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(origin, 'config', 'uploadpack.allowFilter', 'true');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
-    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
-    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const packs = (repository: string): number => Number(/^packs: (\d+)$/m.exec(git(repository, 'count-objects', '-v'))![1]);
-    for (const depth of ['full', 'partial'] as const) {
-      const clone = path.join(tempDir(), 'clone');
-      track(path.dirname(clone));
-      git(path.dirname(clone), 'clone', '-q', ...(depth === 'partial' ? ['--filter=blob:none'] : []), `file://${origin}`, clone);
-      const before = packs(clone);
+    for (const full of [true, false]) {
+      const { clone, packs } = partialClone(origin, { full });
+      const before = packs();
       const result = runBin(['check', '--against', 'base'], { cwd: clone });
       expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
       expect(result.code).toBe(0);
       // The base's two protocols that changed: fetched together (a full clone has them already).
-      expect(packs(clone) - before).toBe(depth === 'partial' ? 1 : 0);
+      expect(packs() - before).toBe(full ? 0 : 1);
     }
   });
 
@@ -876,13 +893,9 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(origin, 'tag', '-f', 'base');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
-    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
-    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
-    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const { clone, packs } = partialClone(origin);
     const before = packs();
     const result = runBin(['check', '--against', 'base'], { cwd: clone });
     expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
@@ -893,21 +906,14 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
   it("a partial clone: the base's files under a folder link's target outside capabilities/ come in one fetch too", ({ expect }) => {
     const origin = scenario();
     git(origin, 'config', 'uploadpack.allowFilter', 'true');
-    fs.mkdirSync(path.join(origin, 'shared'));
-    fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
-    fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
-    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+    shareNotes(origin);
     commitAll(origin, 'notes shared');
     git(origin, 'tag', '-f', 'base');
     // The clone's checkout has the new files, not the base's.
-    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
-    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
-    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
-    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const { clone, packs } = partialClone(origin);
     const before = packs();
     const result = runBin(['check', '--against', 'base'], { cwd: clone });
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
@@ -919,24 +925,17 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
   it("a partial clone: a link whose target holds a line break does not keep the other links' files from one fetch", ({ expect }) => {
     const origin = scenario();
     git(origin, 'config', 'uploadpack.allowFilter', 'true');
-    fs.mkdirSync(path.join(origin, 'shared'));
-    fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
-    fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
-    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+    shareNotes(origin);
     // Passed to git on one line each, its target would read as two (the second an option).
     fs.symlinkSync('../shared/notes\n--all', path.join(origin, 'capabilities/odd'));
     commitAll(origin, 'notes shared');
     git(origin, 'tag', '-f', 'base');
     fs.rmSync(path.join(origin, 'capabilities/odd'));
     // The clone's checkout has the new files, not the base's.
-    for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
-    edit(origin, 'capabilities/notes/PROTOCOL.md', 'Write down what the user says.', 'Write down what the user says, word for word.');
-    setVersion(origin, '0.3.1', '2026-02-01', 'capabilities/notes/PROTOCOL.md');
+    for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
-    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
+    const { clone, packs } = partialClone(origin);
     const before = packs();
     const result = runBin(['check', '--against', 'base'], { cwd: clone });
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
@@ -956,12 +955,7 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(origin, 'tag', '-f', 'base');
     references('Revised reference');
     commitAll(origin, 'second commit');
-    const clone = path.join(tempDir(), 'clone');
-    track(path.dirname(clone));
-    git(path.dirname(clone), 'clone', '-q', '--filter=blob:none', `file://${origin}`, clone);
-    const packs = (): number => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]);
-    // Each fetch leaves a pack: none is merged into another while they are counted.
-    git(clone, 'config', 'maintenance.auto', 'false');
+    const { clone, packs } = partialClone(origin);
     const before = packs();
     const result = runBin(['check', '--against', 'base'], { cwd: clone });
     expect(result.stderr).toContain('holds more than 200 files, over limits.maxFiles');
