@@ -44,6 +44,7 @@ function change(json: JsonOutput, id: string): CapabilityChange | undefined {
 
 /** A partial clone (`--filter=blob:none`) of `origin`, or a full one, and how many packs it holds: each fetch adds one. */
 function partialClone(origin: string, { full = false } = {}): { clone: string; packs: () => number } {
+  git(origin, 'config', 'uploadpack.allowFilter', 'true');
   const clone = path.join(tempDir(), 'clone');
   track(path.dirname(clone));
   git(path.dirname(clone), 'clone', '-q', ...(full ? [] : ['--filter=blob:none']), `file://${origin}`, clone);
@@ -52,14 +53,24 @@ function partialClone(origin: string, { full = false } = {}): { clone: string; p
   return { clone, packs: () => Number(/^packs: (\d+)$/m.exec(git(clone, 'count-objects', '-v'))![1]) };
 }
 
-const SHARED_REFERENCES = ['one', 'two', 'three', 'four'];
+/** `capreg check --against base` in a partial clone of `origin` (or a full one), and the fetches it made. */
+function checkInClone(origin: string, options: { full?: boolean } = {}): { result: ReturnType<typeof runBin>; fetches: number } {
+  const { clone, packs } = partialClone(origin, options);
+  const before = packs();
+  const result = runBin(['check', '--against', 'base'], { cwd: clone });
+  return { result, fetches: packs() - before };
+}
 
 /** Move capabilities/notes to shared/notes, with four references, and link it back. */
 function shareNotes(origin: string): void {
   fs.mkdirSync(path.join(origin, 'shared'));
   fs.renameSync(path.join(origin, 'capabilities/notes'), path.join(origin, 'shared/notes'));
   fs.symlinkSync('../shared/notes', path.join(origin, 'capabilities/notes'));
-  for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}.\n`);
+  writeSharedReferences(origin, 'Reference');
+}
+
+function writeSharedReferences(origin: string, text: string): void {
+  for (const name of ['one', 'two', 'three', 'four']) write(origin, `shared/notes/references/${name}.md`, `${text} ${name}.\n`);
 }
 
 const edits = {
@@ -813,7 +824,6 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
 
   it('a partial clone whose remote does not answer: the silent git is stopped (--git-timeout), exit 2', async ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
@@ -842,7 +852,6 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
 
   it('a partial clone whose remote asks for a password: git does not prompt for one, it fails and says so', async ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     commitAll(origin, 'second commit');
@@ -868,25 +877,21 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
 
   it("a partial clone: the base's files that are not there yet come in one fetch, not one fetch each", ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     edits.wording(origin);
     setVersion(origin, '1.2.4');
     edits.notesWording(origin);
     commitAll(origin, 'second commit');
     for (const full of [true, false]) {
-      const { clone, packs } = partialClone(origin, { full });
-      const before = packs();
-      const result = runBin(['check', '--against', 'base'], { cwd: clone });
+      const { result, fetches } = checkInClone(origin, { full });
       expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
       expect(result.code).toBe(0);
       // The base's two protocols that changed: fetched together (a full clone has them already).
-      expect(packs() - before).toBe(full ? 0 : 1);
+      expect(fetches).toBe(full ? 0 : 1);
     }
   });
 
   it("a partial clone: the base's files come in one fetch as well when the base's tip changed nothing under capabilities/", ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     // The base is a commit that only touched a file outside the registry, as a branch's tip often is.
     write(origin, 'README.md', 'The registry.\n');
     commitAll(origin, 'readme');
@@ -895,36 +900,30 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     setVersion(origin, '1.2.4');
     edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const { clone, packs } = partialClone(origin);
-    const before = packs();
-    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    const { result, fetches } = checkInClone(origin);
     expect(result.stderr).toContain('2 changed, 0 added, 0 removed, 1 unchanged; every version bump is right');
     expect(result.code).toBe(0);
-    expect(packs() - before).toBe(1);
+    expect(fetches).toBe(1);
   });
 
   it("a partial clone: the base's files under a folder link's target outside capabilities/ come in one fetch too", ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     shareNotes(origin);
     commitAll(origin, 'notes shared');
     git(origin, 'tag', '-f', 'base');
     // The clone's checkout has the new files, not the base's.
-    for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    writeSharedReferences(origin, 'Revised reference');
     edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const { clone, packs } = partialClone(origin);
-    const before = packs();
-    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    const { result, fetches } = checkInClone(origin);
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
     expect(result.code).toBe(0);
     // One fetch for shared/notes (capabilities/ holds nothing the checkout lacks): not one for each of its five files.
-    expect(packs() - before).toBe(1);
+    expect(fetches).toBe(1);
   });
 
   it("a partial clone: a link whose target holds a line break does not keep the other links' files from one fetch", ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     shareNotes(origin);
     // Passed to git on one line each, its target would read as two (the second an option).
     fs.symlinkSync('../shared/notes\n--all', path.join(origin, 'capabilities/odd'));
@@ -932,20 +931,17 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(origin, 'tag', '-f', 'base');
     fs.rmSync(path.join(origin, 'capabilities/odd'));
     // The clone's checkout has the new files, not the base's.
-    for (const name of SHARED_REFERENCES) write(origin, `shared/notes/references/${name}.md`, `Reference ${name}, revised.\n`);
+    writeSharedReferences(origin, 'Revised reference');
     edits.notesWording(origin);
     commitAll(origin, 'second commit');
-    const { clone, packs } = partialClone(origin);
-    const before = packs();
-    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    const { result, fetches } = checkInClone(origin);
     expect(result.stderr).toContain('1 changed, 0 added, 0 removed, 2 unchanged; every version bump is right');
     // One fetch for capabilities/ (the link the checkout lacks), one for shared/notes: not one for each of its five files.
-    expect(packs() - before).toBe(2);
+    expect(fetches).toBe(2);
   });
 
   it('a partial clone whose base holds more files than limits.maxFiles: refused after one fetch, not one fetch per file', ({ expect }) => {
     const origin = scenario();
-    git(origin, 'config', 'uploadpack.allowFilter', 'true');
     write(origin, 'capreg.config.yaml', 'limits:\n  maxFiles: 200\n');
     const references = (text: string): void => {
       for (let index = 0; index < 400; index += 1) write(origin, `capabilities/notes/references/r${index}.md`, `${text} ${index}.\n`);
@@ -955,14 +951,12 @@ describe.concurrent('capreg check: Git problems are exit 2 with a way out', () =
     git(origin, 'tag', '-f', 'base');
     references('Revised reference');
     commitAll(origin, 'second commit');
-    const { clone, packs } = partialClone(origin);
-    const before = packs();
-    const result = runBin(['check', '--against', 'base'], { cwd: clone });
+    const { result, fetches } = checkInClone(origin);
     expect(result.stderr).toContain('holds more than 200 files, over limits.maxFiles');
     expect(result.code).toBe(2);
     // One fetch of the first 201, not one for each (about 200 packs); git ls-tree, which runs a pipe's
     // worth ahead of the listing until it is stopped, fetches some more on its own (about 90 here).
-    expect(packs() - before).toBeLessThan(150);
+    expect(fetches).toBeLessThan(150);
   });
 
   it('a registry outside any Git repository', async ({ expect }) => {
