@@ -84,6 +84,18 @@ const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
 /** A worker started ahead of the parse (or kept from the last one), whether it has said it is ready, and its listeners until then. */
 let spare: { worker: Worker; ready: boolean; detach: () => void } | undefined;
 
+/** How many parses have handed files to workers in this process (see {@link parsesStarted}). */
+let started = 0;
+
+/**
+ * How many parses have handed files to workers so far: a command that runs two parses side by side
+ * (`capreg check`: the new tree, the base's changed files) asks it to know whether a spare worker
+ * started now could still be used by the other one.
+ */
+export function parsesStarted(): number {
+  return started;
+}
+
 /** What a parse worker is started with (its `workerData`). */
 export interface WorkerStart {
   /**
@@ -316,6 +328,7 @@ async function parseUncountedFiles(
     return undefined;
   }
 
+  started += 1;
   const threads = options.threads ?? threadCount(files.length);
   /** Documents taken back from a terminated worker; handed out before the rest. */
   const requeued: number[] = [];

@@ -26,7 +26,7 @@ import { loadConfig } from '../load-config.js';
 import { parseFlags } from '../command-table.js';
 import { exitCodeFor, parseJobs, parseMaxWarnings, pickFormatter, wholeNumber } from '../options.js';
 import { GIT_IDLE_SECONDS } from '../git-config.js';
-import { overBudgetProblem, parseInWorkers, startParseWorker, threadCount } from '../parse-workers.js';
+import { overBudgetProblem, parseInWorkers, parsesStarted, startParseWorker, threadCount } from '../parse-workers.js';
 import { findRegistryRoot, namedPath } from '../root.js';
 import { outputLinkProblem } from '../build-outputs.js';
 import { compareRoutingThreaded } from '../routing-threads.js';
@@ -250,6 +250,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   if (summaryProblem !== undefined) throw new UsageError(`--summary ${values.summary}: ${summaryProblem}`);
   // As lint and build do: a parse worker loads its modules while Git and the disk are read.
   startParseWorker();
+  const parsesBefore = parsesStarted();
 
   // Git first: a missing ref or a shallow clone is reported before any work is done. The base tree
   // is then read by git while the new tree is compiled.
@@ -274,9 +275,15 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
   const early = baseRead
     .then(async (input) => [input, await base.changedPaths()] as const)
     .then(([input, changed]) => {
+      // Whether the new tree's parse has begun: its workers are all started then.
+      const headParsing = parsesStarted() > parsesBefore;
       const parsing = parseEarly(input, changed, config.maxParseMs, jobs, baseOverMemory);
-      // parseEarly took the spare worker (when it had files to parse): load another for the new tree.
-      startParseWorker();
+      // parseEarly took the spare worker (when it had files to parse). Another is loaded only while
+      // the new tree's parse has not begun: that parse, or the one that confirms the new tree's
+      // cached documents (verifyCachedChanges), then uses it. Once it has begun (as it nearly always
+      // has by the time Git answers), a spare loaded now would never be used, and its module load
+      // (~0.3 s of CPU) would be taken from the parse.
+      if (!headParsing) startParseWorker();
       return parsing;
     })
     .catch((): EarlyDocuments => new Map());

@@ -84,3 +84,26 @@ it('gives the same report with --jobs 1 (one thread, routing included) as with t
   const refused = capreg('check', '--against', 'base', '--jobs', '0');
   expect(refused).toEqual({ status: 2, stdout: '', stderr: 'capreg check: --jobs must be a whole number from 1 to 256, not "0"\n' });
 });
+
+it('starts no parse worker it does not use: one for the new tree, one for the base, each parsing', () => {
+  const scenario = createBaseRepository();
+  try {
+    edit(scenario, REPORTS_FILE, 'description: Writes work reports from the work log.', 'description: Writes weekly summaries of the work log.');
+    // --cpu-prof: each thread writes a profile of its own when it ends, named CPU.<date>.<time>.<pid>.<thread>.<n>.
+    const profiles = path.join(scenario, '.profiles');
+    // One thread per parse (--jobs 1), and the routing on the main thread.
+    const result = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profiles, BIN, 'check', '--against', 'base', '--jobs', '1'], {
+      cwd: scenario,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.stderr).toMatch(/1 changed, 0 added, 0 removed, 2 unchanged/);
+    expect(result.status).toBe(1);
+    const workers = fs.readdirSync(profiles).filter((name) => !/^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+    // The new tree's three protocols in one worker, the base's changed one in another. A spare loaded
+    // once both had begun would be a third, never used.
+    expect(workers).toHaveLength(2);
+  } finally {
+    fs.rmSync(scenario, { recursive: true, force: true });
+  }
+});
