@@ -282,7 +282,7 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       // the new tree's parse has not begun: that parse, or the one that confirms the new tree's
       // cached documents (verifyCachedChanges), then uses it. Once it has begun (as it nearly always
       // has by the time Git answers), a spare loaded now would never be used, and its module load
-      // (~0.3 s of CPU) would be taken from the parse.
+      // (0.3–0.5 s of CPU) would be taken from the parse.
       if (!headParsing) startParseWorker();
       return parsing;
     })

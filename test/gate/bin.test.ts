@@ -85,7 +85,7 @@ it('gives the same report with --jobs 1 (one thread, routing included) as with t
   expect(refused).toEqual({ status: 2, stdout: '', stderr: 'capreg check: --jobs must be a whole number from 1 to 256, not "0"\n' });
 });
 
-it('starts no parse worker it does not use: one for the new tree, one for the base, each parsing', () => {
+it("starts no parse worker it does not use: one for the new tree, one for the base's changed file", () => {
   const scenario = createBaseRepository();
   try {
     edit(scenario, REPORTS_FILE, 'description: Writes work reports from the work log.', 'description: Writes weekly summaries of the work log.');
