@@ -33,6 +33,11 @@ export interface CompileRootOptions {
   jobs?: number;
   /** CAPREG_TIMING: the phases start (all before this), read, parse and lint, and the rules, are timed here. */
   timings?: Timings | undefined;
+  /**
+   * Keep the parse worker as the spare for a parse that follows, when this parse needed only one
+   * (parseWithCache's `keepOneWorker`).
+   */
+  keepOneWorker?: boolean;
 }
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {
@@ -69,7 +74,14 @@ async function compileRead(root: string, config: ResolvedConfig, read: RegistryI
   const { timings } = options;
   const fromCache = new Set<string>();
   const overMemory = new Set<string>();
-  const parsing = parseWithCache(root, read, { enabled: options.cache, maxParseMs: config.maxParseMs, jobs: options.jobs, fromCache, overMemory });
+  const parsing = parseWithCache(root, read, {
+    enabled: options.cache,
+    maxParseMs: config.maxParseMs,
+    jobs: options.jobs,
+    fromCache,
+    overMemory,
+    keepOneWorker: options.keepOneWorker,
+  });
   // This thread is idle while the workers parse: it parses the toolsets and evals files meanwhile.
   // (It loads the tokenizer after the parse, for the first body it counts: cli/parse-workers.ts.)
   const [parsed, prepared] = await Promise.all([parsing, prepareWhileParsing(read)]);

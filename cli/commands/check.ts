@@ -265,7 +265,9 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
     );
   }
   const baseRead = base.read(readLimits(config));
-  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs, timings });
+  // A new tree's parse of a few files (its changes, with the base's parse cache) keeps its worker,
+  // code hot, for the base's changed files.
+  const headCompile = compileRoot(root, { cache: !values['no-cache'], jobs, timings, keepOneWorker: true });
   // A failed early parse is only a lost head start: baseDocuments parses those files again (and
   // reports what fails then).
   // Git's diff is asked only once the base is read within the limits: on a tree of millions of
@@ -278,11 +280,13 @@ export const checkCommand: Command = async (argv: string[], context: CliContext)
       // Whether the new tree's parse has begun: its workers are all started then.
       const headParsing = parsesStarted() > parsesBefore;
       const parsing = parseEarly(input, changed, config.maxParseMs, jobs, baseOverMemory);
-      // parseEarly took the spare worker (when it had files to parse). Another is loaded only while
-      // the new tree's parse has not begun: that parse, or the one that confirms the new tree's
-      // cached documents (verifyCachedChanges), then uses it. Once it has begun (as it nearly always
-      // has by the time Git answers), a spare loaded now would never be used, and its module load
-      // (0.3–0.5 s of CPU) would be taken from the parse.
+      // parseEarly took the spare worker, when it had files to parse: the one loaded at the start,
+      // or the one the new tree's parse kept (with the base's parse cache, that parse is of a few
+      // files and over by now). Another is loaded only while the new tree's parse has not begun:
+      // that parse, or the one that confirms the new tree's cached documents (verifyCachedChanges),
+      // then uses it. Once it has begun (as it nearly always has by the time Git answers), a spare
+      // loaded now would never be used, and its module load (0.3–0.5 s of CPU) would be taken from
+      // the parse.
       if (!headParsing) startParseWorker();
       return parsing;
     })

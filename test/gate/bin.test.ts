@@ -5,14 +5,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { commitAll, createBaseRepository, edit, REPORTS_FILE } from './fixture.js';
+import { commitAll, createBaseRepository, edit, git, REPORTS_FILE } from './fixture.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/capreg.js');
 const dir = createBaseRepository();
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function capreg(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' });
+  return capregIn(dir, ...args);
+}
+
+function capregIn(cwd: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -85,24 +89,52 @@ it('gives the same report with --jobs 1 (one thread, routing included) as with t
   expect(refused).toEqual({ status: 2, stdout: '', stderr: 'capreg check: --jobs must be a whole number from 1 to 256, not "0"\n' });
 });
 
+/**
+ * `capreg check --against base --jobs 1` (one thread per parse, the routing on the main thread) in
+ * `dir`, and the parse worker threads it started: with --cpu-prof each thread writes a profile of
+ * its own when it ends, named CPU.<date>.<time>.<pid>.<thread>.<n>, thread 0 the main one.
+ */
+function checkCountingWorkers(dir: string): { result: ReturnType<typeof capreg>; workers: number } {
+  const profiles = path.join(dir, '.profiles');
+  const result = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profiles, BIN, 'check', '--against', 'base', '--jobs', '1'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const workers = fs.readdirSync(profiles).filter((name) => !/^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name)).length;
+  return { result: { status: result.status, stdout: result.stdout, stderr: result.stderr }, workers };
+}
+
+const DESCRIPTION = 'description: Writes work reports from the work log.';
+
 it("starts no parse worker it does not use: one for the new tree, one for the base's changed file", () => {
   const scenario = createBaseRepository();
   try {
-    edit(scenario, REPORTS_FILE, 'description: Writes work reports from the work log.', 'description: Writes weekly summaries of the work log.');
-    // --cpu-prof: each thread writes a profile of its own when it ends, named CPU.<date>.<time>.<pid>.<thread>.<n>.
-    const profiles = path.join(scenario, '.profiles');
-    // One thread per parse (--jobs 1), and the routing on the main thread.
-    const result = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profiles, BIN, 'check', '--against', 'base', '--jobs', '1'], {
-      cwd: scenario,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    edit(scenario, REPORTS_FILE, DESCRIPTION, 'description: Writes weekly summaries of the work log.');
+    const { result, workers } = checkCountingWorkers(scenario);
     expect(result.stderr).toMatch(/1 changed, 0 added, 0 removed, 2 unchanged/);
     expect(result.status).toBe(1);
-    const workers = fs.readdirSync(profiles).filter((name) => !/^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
     // The new tree's three protocols in one worker, the base's changed one in another. A spare loaded
     // once both had begun would be a third, never used.
-    expect(workers).toHaveLength(2);
+    expect(workers).toBe(2);
+  } finally {
+    fs.rmSync(scenario, { recursive: true, force: true });
+  }
+});
+
+it("parses the base's changed file in the worker the new tree's parse kept, with the base's parse cache", () => {
+  const scenario = createBaseRepository();
+  try {
+    expect(capregIn(scenario, 'lint').status).toBe(0);
+    edit(scenario, REPORTS_FILE, DESCRIPTION, 'description: Writes weekly summaries of the work log.');
+    // Git's diff of the working tree against the base waits on the hook, as a large base tree keeps
+    // the check waiting on Git: the new tree's parse of its one changed file is over by then.
+    git(scenario, 'config', 'core.fsmonitor', 'sleep 3; false');
+    const { result, workers } = checkCountingWorkers(scenario);
+    expect(result.stderr).toMatch(/1 changed, 0 added, 0 removed, 2 unchanged/);
+    expect(result.status).toBe(1);
+    // One worker parsed both versions of the changed file: the code before loaded a second.
+    expect(workers).toBe(1);
   } finally {
     fs.rmSync(scenario, { recursive: true, force: true });
   }
