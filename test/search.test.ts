@@ -186,6 +186,21 @@ describe('CapabilityIndex.search', () => {
     expect(registry.search({ query: 'atuomation remnider', limit: 3 })[0]?.id).toBe('personal-automation');
   });
 
+  it('answers a typo it has looked up before as the first time, also past the lookups a segment keeps (1,024)', () => {
+    const sources = ['deployment', 'automation', 'reminder', 'invoices', 'calendar'].map((word) =>
+      source(`c-${word}`, { name: word, whenToUse: [`${word} help`] }),
+    );
+    const kept = index(sources);
+    const typo = (i: number): string => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + (Math.floor(i / 26) % 26))}x`;
+    const first = kept.search({ query: 'atuomation remnider', limit: 3 });
+    expect(first.map((hit) => hit.id).sort()).toEqual(['c-automation', 'c-reminder']);
+    expect(kept.search({ query: 'atuomation remnider', limit: 3 })).toEqual(first);
+    // 1,100 other typos push the first ones out; they are looked up again, with the same answer.
+    for (let i = 0; i < 1_100; i += 1) kept.search({ query: typo(i), limit: 3 });
+    expect(kept.search({ query: 'atuomation remnider', limit: 3 })).toEqual(first);
+    expect(index(sources).search({ query: 'remnider atuomation', limit: 3 })).toEqual(kept.search({ query: 'remnider atuomation', limit: 3 }));
+  });
+
   it('narrows by lifecyclePhase and tags; without a query answers in id order with score 0', () => {
     expect(registry.search({ tags: ['productivity'], limit: 10 })).toEqual([
       { id: 'personal-automation', score: 0, matched: ['tags'] },

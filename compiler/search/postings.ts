@@ -6,6 +6,7 @@
 // posting. The vocabulary is also a MiniSearch SearchableMap (a radix tree), for typo-tolerant
 // lookups. Visibility is not here: a segment is shared by every caller, and each caller's view says
 // which of its capabilities count (ranker.ts). Pure.
+import { LRUCache } from 'lru-cache';
 import SearchableMap from 'minisearch/SearchableMap';
 import { byKey } from '../order.js';
 import { SEARCH_FIELDS, splitTerms, type AnalyzedCapability } from './fields.js';
@@ -14,6 +15,17 @@ export const FIELD_COUNT = SEARCH_FIELDS.length;
 
 /** Documents (or, ×16, vocabulary terms) between two yields of Segment.build. */
 const BUILD_STEP = 64;
+
+/**
+ * Typo lookups a segment keeps (a term and its edits → the vocabulary's terms within them), and the
+ * longest term kept: requests repeat their words (the gate's routing looked up 3 distinct typos
+ * 6,000 times for 4,000 eval requests), and a lookup walks the radix tree.
+ */
+const MAX_KEPT_TYPOS = 1024;
+const MAX_KEPT_TYPO_LENGTH = 64;
+
+/** A vocabulary term within a typo's edits, and how many edits away. */
+export type NearTerm = readonly [term: string, distance: number];
 
 interface SegmentData {
   documents: readonly AnalyzedCapability[];
@@ -35,8 +47,8 @@ export class Segment {
   readonly #terms: ReadonlyMap<string, number>;
   /** Capability id → document number. */
   readonly #documentNumbers: ReadonlyMap<string, number>;
-  /** The vocabulary as a radix tree (value: term number), for fuzzy lookups. */
-  readonly vocabulary: SearchableMap<number>;
+  /** The vocabulary as a radix tree (value: term number), for typo lookups (nearTerms). */
+  readonly #vocabulary: SearchableMap<number>;
   /** Postings of term t in field f: postingDocs/postingFreqs[fieldStart[t * F + f] .. fieldStart[t * F + f + 1]). */
   readonly fieldStart: Int32Array;
   readonly postingDocs: Int32Array;
@@ -46,6 +58,8 @@ export class Segment {
   readonly anyDocs: Int32Array;
   /** Distinct terms of document d in field f, at d * F + f. */
   readonly fieldLength: Int32Array;
+  /** The last MAX_KEPT_TYPOS typo lookups (nearTerms), by edits and term. */
+  readonly #typos = new LRUCache<string, readonly NearTerm[]>({ max: MAX_KEPT_TYPOS });
 
   /** A segment over `capabilities`, built in one step. */
   static of(capabilities: readonly AnalyzedCapability[]): Segment {
@@ -142,7 +156,7 @@ export class Segment {
     this.documents = data.documents;
     this.#documentNumbers = data.documentNumbers;
     this.#terms = data.terms;
-    this.vocabulary = data.vocabulary;
+    this.#vocabulary = data.vocabulary;
     this.fieldStart = data.fieldStart;
     this.postingDocs = data.postingDocs;
     this.postingFreqs = data.postingFreqs;
@@ -163,6 +177,25 @@ export class Segment {
   /** The term's number, or undefined when no capability of the segment has it. */
   term(term: string): number | undefined {
     return this.#terms.get(term);
+  }
+
+  /**
+   * The vocabulary's terms within `edits` of `term` (the term itself included, at 0), in the order
+   * of MiniSearch's fuzzy lookup, which ranker.ts sums scores in.
+   */
+  nearTerms(term: string, edits: number): readonly NearTerm[] {
+    if (term.length > MAX_KEPT_TYPO_LENGTH) return this.#lookUpNear(term, edits);
+    const key = `${edits}\0${term}`;
+    let near = this.#typos.get(key);
+    if (near === undefined) {
+      near = this.#lookUpNear(term, edits);
+      this.#typos.set(key, near);
+    }
+    return near;
+  }
+
+  #lookUpNear(term: string, edits: number): NearTerm[] {
+    return Array.from(this.#vocabulary.fuzzyGet(term, edits), ([near, [, distance]]): NearTerm => [near, distance]);
   }
 }
 

@@ -334,7 +334,7 @@ export class CapabilityIndex {
 
   /** One query term's scores, from the cache when the view has one and the term is matched exactly. */
   #termScores(planned: PlannedTerm): TermScores {
-    // A typo's expansions are not kept: typos are rare and their vocabulary lookup dominates anyway.
+    // A typo's scores are not kept here (its vocabulary terms are, by the segment: Segment.nearTerms).
     const key = this.#cache !== undefined && planned.fuzzy === false ? `${this.#cache.key}\u0000${planned.boost}\u0000${planned.term}` : undefined;
     if (key !== undefined) {
       const cached = this.#cache?.cache.get(key);
@@ -355,7 +355,7 @@ export class CapabilityIndex {
     if (planned.fuzzy !== false) {
       const seen = new Set<string>([planned.term]);
       for (const { segment } of this.#parts) {
-        for (const [term, [, distance]] of segment.vocabulary.fuzzyGet(planned.term, planned.fuzzy)) {
+        for (const [term, distance] of segment.nearTerms(planned.term, planned.fuzzy)) {
           if (distance === 0 || seen.has(term)) continue;
           seen.add(term);
           derived.push({ term, weight: (FUZZY_WEIGHT * term.length) / (term.length + distance) });
