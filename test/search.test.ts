@@ -186,7 +186,7 @@ describe('CapabilityIndex.search', () => {
     expect(registry.search({ query: 'atuomation remnider', limit: 3 })[0]?.id).toBe('personal-automation');
   });
 
-  it('answers a typo it has looked up before as the first time, also past the lookups a segment keeps (1,024)', () => {
+  it('answers a typo it has looked up before as the first time, also once the lookups a segment keeps (1,024) were emptied', () => {
     const sources = ['deployment', 'automation', 'reminder', 'invoices', 'calendar'].map((word) =>
       source(`c-${word}`, { name: word, whenToUse: [`${word} help`] }),
     );
@@ -195,7 +195,7 @@ describe('CapabilityIndex.search', () => {
     const first = kept.search({ query: 'atuomation remnider', limit: 3 });
     expect(first.map((hit) => hit.id).sort()).toEqual(['c-automation', 'c-reminder']);
     expect(kept.search({ query: 'atuomation remnider', limit: 3 })).toEqual(first);
-    // 1,100 other typos push the first ones out; they are looked up again, with the same answer.
+    // 1,100 other typos fill the segment's lookups, which are emptied: the first are looked up again.
     for (let i = 0; i < 1_100; i += 1) kept.search({ query: typo(i), limit: 3 });
     expect(kept.search({ query: 'atuomation remnider', limit: 3 })).toEqual(first);
     expect(index(sources).search({ query: 'remnider atuomation', limit: 3 })).toEqual(kept.search({ query: 'remnider atuomation', limit: 3 }));

@@ -6,7 +6,6 @@
 // posting. The vocabulary is also a MiniSearch SearchableMap (a radix tree), for typo-tolerant
 // lookups. Visibility is not here: a segment is shared by every caller, and each caller's view says
 // which of its capabilities count (ranker.ts). Pure.
-import { LRUCache } from 'lru-cache';
 import SearchableMap from 'minisearch/SearchableMap';
 import { byKey } from '../order.js';
 import { SEARCH_FIELDS, splitTerms, type AnalyzedCapability } from './fields.js';
@@ -58,8 +57,11 @@ export class Segment {
   readonly anyDocs: Int32Array;
   /** Distinct terms of document d in field f, at d * F + f. */
   readonly fieldLength: Int32Array;
-  /** The last MAX_KEPT_TYPOS typo lookups (nearTerms), by edits and term. */
-  readonly #typos = new LRUCache<string, readonly NearTerm[]>({ max: MAX_KEPT_TYPOS });
+  /**
+   * Typo lookups (nearTerms), by edits and term: up to MAX_KEPT_TYPOS, emptied when full. Made on
+   * the first typo: a server holds a segment per owner's user capabilities, most never asked one.
+   */
+  #typos: Map<string, readonly NearTerm[]> | undefined;
 
   /** A segment over `capabilities`, built in one step. */
   static of(capabilities: readonly AnalyzedCapability[]): Segment {
@@ -186,9 +188,11 @@ export class Segment {
   nearTerms(term: string, edits: number): readonly NearTerm[] {
     if (term.length > MAX_KEPT_TYPO_LENGTH) return this.#lookUpNear(term, edits);
     const key = `${edits}\0${term}`;
+    this.#typos ??= new Map();
     let near = this.#typos.get(key);
     if (near === undefined) {
       near = this.#lookUpNear(term, edits);
+      if (this.#typos.size >= MAX_KEPT_TYPOS) this.#typos.clear();
       this.#typos.set(key, near);
     }
     return near;
