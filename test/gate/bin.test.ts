@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { commitAll, createBaseRepository, edit, git, REPORTS_FILE } from './fixture.js';
+import { INLINE_LIMIT } from '../../cli/parse-workers.js';
+import { commitAll, createBaseRepository, edit, git, NOTES, REPORTS_FILE, write } from './fixture.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/capreg.js');
 const dir = createBaseRepository();
@@ -110,12 +111,20 @@ const DESCRIPTION = 'description: Writes work reports from the work log.';
 it("starts no parse worker it does not use: one for the new tree, one for the base's changed file", () => {
   const scenario = createBaseRepository();
   try {
+    // More protocols than one worker's share (INLINE_LIMIT): the new tree's parse keeps no worker, so
+    // the count is the same whichever of Git's diff and that parse ends first (of three protocols,
+    // a parse over before Git answers would hand its kept worker to the base's changed file: one).
+    for (let i = 0; i <= INLINE_LIMIT; i += 1) {
+      write(scenario, `capabilities/extra-${i}/PROTOCOL.md`, NOTES.replace('id: notes', `id: extra-${i}`).replace('name: Notes', `name: Extra ${i}`));
+    }
+    commitAll(scenario, 'more protocols');
+    git(scenario, 'tag', '-f', 'base');
     edit(scenario, REPORTS_FILE, DESCRIPTION, 'description: Writes weekly summaries of the work log.');
     const { result, workers } = checkCountingWorkers(scenario);
-    expect(result.stderr).toMatch(/1 changed, 0 added, 0 removed, 2 unchanged/);
+    expect(result.stderr).toMatch(new RegExp(`1 changed, 0 added, 0 removed, ${INLINE_LIMIT + 3} unchanged`));
     expect(result.status).toBe(1);
-    // The new tree's three protocols in one worker, the base's changed one in another. A spare loaded
-    // once both had begun would be a third, never used.
+    // The new tree's protocols in one worker, the base's changed one in another. A spare loaded once
+    // both had begun would be a third, never used.
     expect(workers).toBe(2);
   } finally {
     fs.rmSync(scenario, { recursive: true, force: true });
