@@ -35,9 +35,9 @@ export interface CompileRootOptions {
   timings?: Timings | undefined;
   /**
    * Keep the parse worker as the spare for a parse that follows, when this parse needed only one
-   * (parseWithCache's `keepOneWorker`).
+   * (parseWithCache's `keepOneWorker`; a function is asked when the parse is over).
    */
-  keepOneWorker?: boolean;
+  keepOneWorker?: boolean | (() => boolean);
 }
 
 export async function compileRoot(root: string, options: CompileRootOptions): Promise<RootCompilation> {

@@ -319,13 +319,13 @@ export async function parseWithCache(
      * changed files in it. A worker that parsed more would hold their garbage until the command
      * ends (+45 MiB for a check of 1,000 without a cache).
      */
-    keepOneWorker?: boolean | undefined;
+    keepOneWorker?: boolean | (() => boolean) | undefined;
   },
 ): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
   if (!options.enabled || !cacheFolderUsable(root)) {
-    const keepWorker = options.keepOneWorker === true && files.length <= INLINE_LIMIT;
+    const keepWorker = files.length <= INLINE_LIMIT ? options.keepOneWorker : false;
     return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads, overMemory: options.overMemory, keepWorker });
   }
   const directory = cacheDirectory(root);
@@ -390,7 +390,7 @@ export async function parseWithCache(
           maxParseMs: options.maxParseMs,
           threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs),
           overMemory: options.overMemory,
-          keepWorker: options.keepOneWorker === true && missing.length <= INLINE_LIMIT,
+          keepWorker: missing.length <= INLINE_LIMIT ? options.keepOneWorker : false,
         },
         // A document over the parse budget is never cached: the next run tries again.
         (k, bytes) => (places[k] = writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes)),

@@ -171,9 +171,10 @@ export interface ParseOptions {
   threads?: number | undefined;
   /**
    * Keep one worker, its code hot, as the spare for the next parse instead of ending them all
-   * (`--watch`: every edit is a parse of one file).
+   * (`--watch`: every edit is a parse of one file). A function is asked when the parse is over
+   * (`capreg check`: only while another parse may still take the worker).
    */
-  keepWorker?: boolean;
+  keepWorker?: boolean | (() => boolean) | undefined;
   /**
    * Filled with the path of each file refused for needing more than PARSE_WORKER_HEAP_MB (a file
    * refused and not in it ran over `maxParseMs`).
@@ -231,7 +232,12 @@ async function parseFiles(files: readonly ParseInput[], options: ParseOptions & 
   for (const file of files) characters += file.content.length;
   const inTwo = characters >= (options.countInTwoMinChars ?? COUNT_IN_TWO_MIN_CHARS);
   const helper = await parseUncountedFiles(files, { ...options, holdWorker: inTwo }, documents);
-  return countBodies(documents, { helper, keepWorker: options.keepWorker === true, countedInWorker: options.countedInWorker });
+  return countBodies(documents, { helper, keepWorker: wantsWorkerKept(options), countedInWorker: options.countedInWorker });
+}
+
+/** Whether the parse is to keep a worker as the spare (ParseOptions.keepWorker), asked when it is over. */
+function wantsWorkerKept(options: ParseOptions): boolean {
+  return typeof options.keepWorker === 'function' ? options.keepWorker() : options.keepWorker === true;
 }
 
 /** A worker the parse held back (holdWorker): idle, its listeners gone, keeping the process alive until it is ended. */
@@ -480,7 +486,7 @@ async function parseUncountedFiles(
     const members = [...pool];
     // A live worker that answered everything it was sent (none is left over after a failure), one
     // that has said it is ready first: a spare may still be warming up when the others have parsed everything.
-    const keeping = !failure && (options.holdWorker === true || (options.keepWorker === true && spare === undefined));
+    const keeping = !failure && (options.holdWorker === true || (spare === undefined && wantsWorkerKept(options)));
     const idle = keeping ? members.filter((member) => member.queue.length === 0 && !member.exited) : [];
     kept = idle.find((member) => member.ready) ?? idle[0];
     for (const member of members) {

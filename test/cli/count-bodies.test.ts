@@ -2,7 +2,7 @@
 // half by the main thread (cli/parse-workers.ts, countBodies). Through the compiled workers, with
 // the size from which that happens lowered so that a few protocols reach it.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -87,6 +87,37 @@ describe('parse workers: the bodies of a large parse counted on two threads', ()
     expect(documents).toEqual([expected[0], undefined, ...expected.slice(1)]);
     expect(1 in documents).toBe(false);
     expect(countedInWorker.size).toBe(Math.floor(files.length / 2));
+  });
+
+  it('asks a keepWorker function when the parse is over, not when it starts (capreg check: the new tree keeps none once the base parses)', () => {
+    // Two parses of one worker each, the first told only once it has begun whether to keep its
+    // worker for the second; with --cpu-prof every worker thread writes a profile when it ends.
+    const script = (keepAtEnd: boolean): string =>
+      [
+        `const { parseInWorkers } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'lib/cli/parse-workers.js')).href)});`,
+        `const files = ${JSON.stringify(files.slice(0, 2))};`,
+        `let keep = ${!keepAtEnd};`,
+        'const first = parseInWorkers(files, { maxParseMs: 10000, threads: 1, keepWorker: () => keep });',
+        `keep = ${keepAtEnd};`,
+        'await first;',
+        'await parseInWorkers(files, { maxParseMs: 10000, threads: 1 });',
+      ].join('\n');
+    const folder = mkdtempSync(path.join(tmpdir(), 'capreg-count-'));
+    try {
+      const workers = (keepAtEnd: boolean): number => {
+        const file = path.join(folder, `keep-${keepAtEnd}.mjs`);
+        const profiles = path.join(folder, `profiles-${keepAtEnd}`);
+        writeFileSync(file, script(keepAtEnd));
+        const result = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profiles, file], { encoding: 'utf8', timeout: 30_000 });
+        expect(result.stderr).toBe('');
+        expect(result.status).toBe(0);
+        return readdirSync(profiles).filter((name) => !/^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name)).length;
+      };
+      expect(workers(true)).toBe(1);
+      expect(workers(false)).toBe(2);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('ends the counting worker when something fails on this thread, so that the process still exits', () => {
