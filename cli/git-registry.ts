@@ -793,6 +793,23 @@ async function followFolderLinks(
   };
 }
 
+/** The promisor remote of each place git runs in, asked once (the tree and then its folder links' targets are prefetched). */
+const promisors = new WeakMap<GitAt, Promise<string | undefined>>();
+
+/** The remote a partial clone fetches its missing objects from (the first `remote.<name>.promisor`); undefined in a full clone. */
+function promisorRemote(at: GitAt): Promise<string | undefined> {
+  let remote = promisors.get(at);
+  if (remote === undefined) {
+    remote = runGit(at, ['config', '--type=bool', '--get-regexp', '^remote\\..*\\.promisor$']).then((promisor) => {
+      const name = /^remote\.(.+)\.promisor true$/m.exec(promisor.stdout)?.[1];
+      // A name git would take for an option is no remote to fetch from.
+      return promisor.code !== 0 || name === undefined || name.startsWith('-') ? undefined : name;
+    });
+    promisors.set(at, remote);
+  }
+  return remote;
+}
+
 /**
  * In a partial clone (`git clone --filter=blob:none`), the base's files that are not here yet are
  * fetched from its promisor remote in one fetch, as git itself fetches a batch of missing objects.
@@ -801,10 +818,8 @@ async function followFolderLinks(
  * and says what is wrong.
  */
 async function prefetchMissing(at: GitAt, commit: string, paths: readonly string[], maxFiles: number): Promise<void> {
-  const promisor = await runGit(at, ['config', '--type=bool', '--get-regexp', '^remote\\..*\\.promisor$']);
-  const remote = /^remote\.(.+)\.promisor true$/m.exec(promisor.stdout)?.[1];
-  // A name git would take for an option is no remote to fetch from.
-  if (promisor.code !== 0 || remote === undefined || remote.startsWith('-')) return;
+  const remote = await promisorRemote(at);
+  if (remote === undefined) return;
   const missing: string[] = [];
   try {
     // --missing=print lists an object that is not here with a `?`, and fetches nothing. The walk starts
@@ -816,6 +831,8 @@ async function prefetchMissing(at: GitAt, commit: string, paths: readonly string
       ['rev-list', '--objects', '--no-object-names', '--missing=print', '--ignore-missing', '--stdin'],
       (line) => {
         if (line.startsWith('?')) missing.push(line.slice(1));
+        // More than the registry may hold: the listing refuses it past the first of them, which git
+        // would otherwise fetch one at a time (`ls-tree -l`), up to limits.maxFiles round trips.
         return missing.length <= maxFiles;
       },
       10,
@@ -829,8 +846,6 @@ async function prefetchMissing(at: GitAt, commit: string, paths: readonly string
     if (error instanceof GitRegistryError) throw error;
     return;
   }
-  // More than the registry may hold: the listing refuses it past the first of them, which git would
-  // otherwise fetch one at a time (`ls-tree -l`), up to limits.maxFiles round trips.
   if (missing.length === 0) return;
   const fetch = spawnGit(
     at,

@@ -31,7 +31,7 @@ import { removeStaleTemporaries, temporaryPath } from '../server/atomic-write.js
 import { cacheFolderUsable, readRegularFile } from './build-cache.js';
 import { cacheDirectory, cacheFolder } from './cache-folder.js';
 import { pipelineFingerprint } from './code-fingerprint.js';
-import { INLINE_LIMIT, parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments } from './parse-workers.js';
+import { INLINE_LIMIT, parseAndSerialize, parseInWorkers, threadCount, type ParsedDocuments, type ParseOptions } from './parse-workers.js';
 
 const SHARDS = 16;
 const HEADER = `capreg parse cache 4; capreg ${pipelineFingerprint()}\n`;
@@ -324,9 +324,10 @@ export async function parseWithCache(
 ): Promise<ParsedDocuments> {
   const files = protocolFiles(input);
   const threads = options.jobs === undefined ? undefined : threadCount(files.length, options.jobs);
+  /** ParseOptions.keepWorker for a parse of `count` files. */
+  const keepWorker = (count: number): ParseOptions['keepWorker'] => (count <= INLINE_LIMIT ? options.keepOneWorker : false);
   if (!options.enabled || !cacheFolderUsable(root)) {
-    const keepWorker = files.length <= INLINE_LIMIT ? options.keepOneWorker : false;
-    return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads, overMemory: options.overMemory, keepWorker });
+    return parseInWorkers(files, { maxParseMs: options.maxParseMs, threads, overMemory: options.overMemory, keepWorker: keepWorker(files.length) });
   }
   const directory = cacheDirectory(root);
   const shards = Array.from({ length: SHARDS }, (_, index) => readShard(path.join(directory, `${index}.bin`)));
@@ -390,7 +391,7 @@ export async function parseWithCache(
           maxParseMs: options.maxParseMs,
           threads: options.jobs === undefined ? undefined : threadCount(missing.length, options.jobs),
           overMemory: options.overMemory,
-          keepWorker: missing.length <= INLINE_LIMIT ? options.keepOneWorker : false,
+          keepWorker: keepWorker(missing.length),
         },
         // A document over the parse budget is never cached: the next run tries again.
         (k, bytes) => (places[k] = writers.get(shardIndex[missing[k]!]!)?.add(keys[missing[k]!]!, bytes)),
